@@ -1,0 +1,320 @@
+// commands.cpp — one function per command. Each opens the database, makes
+// the one or two library calls the command stands for, and prints the
+// result; everything about events and hashes is the library's business.
+#include "commands.hpp"
+
+#include "format.hpp"
+#include "json.hpp"
+
+#include <ctxdb/ctxdb.hpp>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+namespace cli {
+namespace {
+
+// How a command uses the file. Inspections open it read-only, so looking
+// never writes; commands that need existing data refuse a missing file
+// rather than leave an empty database behind a mistyped path.
+enum class Access { create, existing, read_only };
+
+std::string db_path(const Args &args) {
+  if (args.db) return *args.db;
+  const char *env = std::getenv("CTXDB_DB");
+  if (env && *env) return env;
+  throw UsageError("no database: pass --db PATH or set CTXDB_DB");
+}
+
+ctxdb::Database open_db(const Args &args, Access access) {
+  std::string path = db_path(args);
+  if (access != Access::create && !std::filesystem::exists(path))
+    throw ctxdb::Error(CTXDB_IO, "no database at '" + path +
+                                     "' (create one with 'ctxdb init')");
+  if (access == Access::read_only)
+    return ctxdb::Database::open(path, R"({"read_only":true})");
+  return ctxdb::Database::open(path);
+}
+
+// Reads a whole stream; NDJSON goes to the library in one call.
+std::string read_all(std::FILE *f, const std::string &name) {
+  std::string data;
+  char buf[1 << 16];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
+  if (std::ferror(f))
+    throw ctxdb::Error(CTXDB_IO,
+                       "cannot read " + name + ": " + std::strerror(errno));
+  return data;
+}
+
+std::string read_input(const std::string &file) {
+  if (file == "-") return read_all(stdin, "stdin");
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(
+      std::fopen(file.c_str(), "rb"), std::fclose);
+  if (!f)
+    throw ctxdb::Error(CTXDB_IO,
+                       "cannot open '" + file + "': " + std::strerror(errno));
+  return read_all(f.get(), "'" + file + "'");
+}
+
+void print_row(std::string_view row) {
+  std::fwrite(row.data(), 1, row.size(), stdout);
+  std::fputc('\n', stdout);
+}
+
+// ---- init ----------------------------------------------------------------
+
+int cmd_init(const Args &args) {
+  auto db = open_db(args, Access::create);
+  db.close(); // closing explicitly reports a failure the destructor would hide
+  std::error_code ec;
+  auto shown = std::filesystem::weakly_canonical(db_path(args), ec);
+  std::printf("%s\n", ec ? db_path(args).c_str() : shown.c_str());
+  return 0;
+}
+
+// ---- session new ---------------------------------------------------------
+
+// The SessionStarted payload: the --meta object's fields plus agent_id,
+// where an explicit --agent wins over an agent_id inside --meta.
+std::string session_payload(const Args &args) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object meta;
+  std::string meta_text = args.value("--meta").value_or("{}");
+  element root;
+  if (parser.parse(meta_text).get(root) != simdjson::SUCCESS ||
+      root.get_object().get(meta) != simdjson::SUCCESS)
+    throw UsageError("--meta must be a JSON object");
+  std::string agent = args.value("--agent").value_or(
+      std::string(get_string(root, "agent_id", "cli")));
+  std::string out = "{\"agent_id\":" + json_quote(agent);
+  for (auto field : meta) {
+    if (field.key == "agent_id") continue;
+    out += "," + json_quote(field.key) + ":" + to_json(field.value);
+  }
+  return out + "}";
+}
+
+int cmd_session_new(const Args &args) {
+  std::string request = "{";
+  if (auto id = args.value("--id"))
+    request += "\"id\":" + json_quote(*id) + ",";
+  request += "\"payload\":" + session_payload(args) + "}";
+  auto db = open_db(args, Access::create);
+  JsonDoc session(db.session_create(request));
+  std::printf("%s\n", std::string(get_string(session.root(), "id")).c_str());
+  return 0;
+}
+
+// ---- sessions ------------------------------------------------------------
+
+int cmd_sessions(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  JsonDoc list(db.session_list());
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "AGENT", "EVENTS", "FIRST", "LAST"}};
+  simdjson::dom::array sessions;
+  if (list.root().get_array().get(sessions) != simdjson::SUCCESS)
+    throw ctxdb::Error(CTXDB_INTERNAL, "session_list did not return an array");
+  for (element s : sessions) {
+    rows.push_back({std::string(get_string(s, "id")),
+                    one_line(get_string(s, "agent_id")), // host text
+                    std::to_string(get_int(s, "event_count")),
+                    iso_utc(get_int(s, "created_ts")),
+                    iso_utc(get_int(s, "last_ts"))});
+  }
+  if (rows.size() == 1)
+    std::printf("no sessions\n");
+  else
+    print_table(rows);
+  return 0;
+}
+
+// ---- append --------------------------------------------------------------
+
+int cmd_append(const Args &args) {
+  const std::string &session = args.positional.at(0);
+  std::string ndjson = read_all(stdin, "stdin");
+  auto db = open_db(args, Access::existing);
+  JsonDoc result(db.append_batch(session, ndjson));
+  int64_t count = get_int(result.root(), "count");
+  std::printf("appended %lld event%s", static_cast<long long>(count),
+              count == 1 ? "" : "s");
+  if (count > 0)
+    std::printf("; last seq %lld",
+                static_cast<long long>(get_int(result.root(), "last_seq")));
+  std::printf("\n");
+  return 0;
+}
+
+// ---- log -----------------------------------------------------------------
+
+int64_t parse_from_seq(const Args &args) {
+  auto text = args.value("--from");
+  if (!text) return 1;
+  int64_t seq = 0;
+  auto [end, ec] =
+      std::from_chars(text->data(), text->data() + text->size(), seq);
+  if (ec != std::errc() || end != text->data() + text->size() || seq < 0)
+    throw UsageError("--from needs a sequence number, got '" + *text + "'");
+  return seq;
+}
+
+// One event per line, at most kLogWidth characters. The date is printed as
+// a separator line when it changes, which keeps each row narrow enough to
+// leave room for the payload summary.
+constexpr std::size_t kLogWidth = 100;
+
+void print_event_line(std::string_view row, std::string &last_date) {
+  JsonDoc event(row);
+  element e = event.root();
+  std::string when = iso_utc(get_int(e, "ts"));
+  std::string date = when.substr(0, 10), time = when.substr(11, 12);
+  if (date != last_date) std::printf("-- %s (UTC)\n", date.c_str());
+  last_date = date;
+  element payload;
+  std::string summary = e["payload"].get(payload) == simdjson::SUCCESS
+                            ? summarize_payload(payload)
+                            : "";
+  // Type and actor are host text too, hence one_line. The widths fit the
+  // longest core type (AssistantMessageCreated) and actor (assistant).
+  std::string line =
+      pad_left(std::to_string(get_int(e, "seq")), 4) + "  " + time + "  " +
+      pad_right(one_line(get_string(e, "type")), 23) + " " +
+      pad_right(one_line(get_string(e, "actor")), 9) + " " + summary;
+  std::printf("%s\n", truncate_cols(line, kLogWidth).c_str());
+}
+
+int cmd_log(const Args &args) {
+  const std::string &session = args.positional.at(0);
+  int64_t from = parse_from_seq(args);
+  auto db = open_db(args, Access::read_only);
+  db.session_get(session); // an unknown session is an error, not an empty log
+  auto it = db.events(session, from);
+  std::string_view row;
+  std::string last_date;
+  while (it.next(row)) {
+    if (args.has("--json"))
+      print_row(row);
+    else
+      print_event_line(row, last_date);
+  }
+  return 0;
+}
+
+// ---- verify --------------------------------------------------------------
+
+int cmd_verify(const Args &args) {
+  std::optional<std::string_view> session;
+  if (!args.positional.empty()) session = args.positional[0];
+  auto db = open_db(args, Access::read_only);
+  JsonDoc report(db.verify(session));
+  element r = report.root();
+  if (get_bool(r, "ok")) {
+    std::printf("ok: %lld sessions, %lld events\n",
+                static_cast<long long>(get_int(r, "sessions")),
+                static_cast<long long>(get_int(r, "events")));
+    return 0;
+  }
+  element broken;
+  if (r["first_broken"].get(broken) != simdjson::SUCCESS) {
+    std::printf("broken: %s\n", to_json(r).c_str());
+    return 1;
+  }
+  std::printf("broken: session %s seq %lld event %s: %s\n",
+              std::string(get_string(broken, "session_id")).c_str(),
+              static_cast<long long>(get_int(broken, "seq")),
+              std::string(get_string(broken, "event_id")).c_str(),
+              std::string(get_string(broken, "problem")).c_str());
+  return 1;
+}
+
+// ---- export / import -----------------------------------------------------
+
+int cmd_export(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  std::optional<ctxdb::Iter> it;
+  if (args.positional.empty()) {
+    it.emplace(db.all_events());
+  } else {
+    db.session_get(args.positional[0]); // an unknown session is an error
+    it.emplace(db.events(args.positional[0]));
+  }
+  std::string_view row;
+  while (it->next(row)) print_row(row);
+  return 0;
+}
+
+int cmd_import(const Args &args) {
+  std::string ndjson = read_input(args.positional.at(0));
+  auto db = open_db(args, Access::create);
+  JsonDoc result(db.import_ndjson(ndjson));
+  std::printf("imported %lld, skipped %lld\n",
+              static_cast<long long>(get_int(result.root(), "imported")),
+              static_cast<long long>(get_int(result.root(), "skipped")));
+  return 0;
+}
+
+// ---- the table -----------------------------------------------------------
+
+// The table reads best laid out by hand.
+// clang-format off
+const CommandSpec kCommands[] = {
+    {"init", "", "create or open the database file and print its path",
+     "Creates the database file when it does not exist (an existing one is\n"
+     "opened and left as it is) and prints its absolute path.\n",
+     {}, {}, 0, 0, cmd_init},
+    {"session new", "[--id ID] [--agent AGENT] [--meta JSON]",
+     "start a session and print its id",
+     "Appends a SessionStarted event whose payload is {\"agent_id\": AGENT,\n"
+     "...the fields of the --meta object} and prints the new session's id.\n"
+     "\n"
+     "  --id ID        use this session id instead of a generated one\n"
+     "  --agent AGENT  the agent_id (default: --meta's, else \"cli\")\n"
+     "  --meta JSON    a JSON object merged into the payload (model, cwd...)\n",
+     {"--id", "--agent", "--meta"}, {}, 0, 0, cmd_session_new},
+    {"sessions", "", "list sessions: id, agent, events, first and last time",
+     "Prints one row per session, oldest first; times are UTC.\n",
+     {}, {}, 0, 0, cmd_sessions},
+    {"append", "SESSION", "append NDJSON events from stdin to a session",
+     "Reads events from stdin, one JSON object per line, each like\n"
+     "  {\"type\": TYPE, \"actor\": ACTOR, \"payload\": {...}}\n"
+     "and appends them in one transaction: all of them or, on any error,\n"
+     "none (the error names the line). Prints the count and the last seq.\n",
+     {}, {}, 1, 1, cmd_append},
+    {"log", "SESSION [--from SEQ] [--json]", "show a session's events",
+     "Lists the session's events in seq order: seq, time (UTC), type, actor\n"
+     "and a one-line summary of the payload.\n"
+     "\n"
+     "  --from SEQ  start at this sequence number (default 1)\n"
+     "  --json      print the stored events as NDJSON instead\n",
+     {"--from"}, {"--json"}, 1, 1, cmd_log},
+    {"verify", "[SESSION]", "check the hash chain",
+     "Recomputes the hash chain of one session, or of every session. Prints\n"
+     "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"
+     "event and exits 1.\n",
+     {}, {}, 0, 1, cmd_verify},
+    {"export", "[SESSION]", "print stored events as NDJSON",
+     "Prints every stored event, one JSON object per line: the whole\n"
+     "database in append order, or one session in seq order. The output is\n"
+     "what 'ctxdb import' takes; ids, seqs and hashes are kept.\n",
+     {}, {}, 0, 1, cmd_export},
+    {"import", "FILE", "import an export (FILE, or - for stdin)",
+     "Imports NDJSON written by 'ctxdb export' in one transaction. Events\n"
+     "already present with identical content are skipped; a hash or seq that\n"
+     "does not match is an error naming the line.\n",
+     {}, {}, 1, 1, cmd_import},
+};
+// clang-format on
+
+} // namespace
+
+std::span<const CommandSpec> commands() { return kCommands; }
+
+} // namespace cli

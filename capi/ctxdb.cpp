@@ -1,0 +1,394 @@
+// capi/ctxdb.cpp — the C ABI of include/ctxdb/ctxdb.h over the C++ engine.
+//
+// Every entry point validates its arguments, runs the engine under the
+// handle's mutex, and turns any exception into a status code and message:
+// nothing C++ crosses the ABI. Live handles and iterators are kept in a
+// registry, so a NULL, closed or foreign pointer is CTXDB_MISUSE instead of
+// a crash.
+#include <ctxdb/ctxdb.h>
+
+#include "engine.hpp"
+#include "error.hpp"
+#include "json/parse.hpp"
+#include "store/store.hpp"
+
+#include <simdjson.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+using ctxdb::Code;
+using ctxdb::Error;
+
+static_assert(CTXDB_MISUSE == int(Code::kMisuse));
+static_assert(CTXDB_INVALID_ARG == int(Code::kInvalidArg));
+static_assert(CTXDB_INVALID_UTF8 == int(Code::kInvalidUtf8));
+static_assert(CTXDB_INVALID_JSON == int(Code::kInvalidJson));
+static_assert(CTXDB_NOT_FOUND == int(Code::kNotFound));
+static_assert(CTXDB_CONFLICT == int(Code::kConflict));
+static_assert(CTXDB_BUSY == int(Code::kBusy));
+static_assert(CTXDB_BUDGET == int(Code::kBudget));
+static_assert(CTXDB_CHECK_FAILED == int(Code::kCheckFailed));
+static_assert(CTXDB_CORRUPT == int(Code::kCorrupt));
+static_assert(CTXDB_IO == int(Code::kIo));
+static_assert(CTXDB_NOMEM == int(Code::kNoMem));
+static_assert(CTXDB_SCHEMA == int(Code::kSchema));
+static_assert(CTXDB_READONLY == int(Code::kReadOnly));
+static_assert(CTXDB_INTERNAL == int(Code::kInternal));
+static_assert(CTXDB_NOTADB == int(Code::kNotADb));
+
+struct ctxdb_db {
+  std::mutex mu; // serializes calls on the handle
+  std::unique_ptr<ctxdb::Engine> engine; // null once closed
+  std::mutex messages_mu;
+  std::unordered_map<std::thread::id, std::string> messages;
+};
+
+struct ctxdb_iter {
+  std::shared_ptr<ctxdb_db> db; // keeps the struct alive; engine may close
+  std::optional<std::string> session_id;
+  int64_t cursor = 0; // last seq (one session) or pos (all) returned
+  int64_t to_seq = -1;
+  std::vector<std::string> rows;
+  size_t next = 0;
+  bool exhausted = false;
+};
+
+namespace {
+
+constexpr int64_t kIterPage = 256;
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<const ctxdb_db *, std::shared_ptr<ctxdb_db>> handles;
+  std::unordered_set<const ctxdb_iter *> iters;
+};
+
+Registry &registry() {
+  static Registry *r = new Registry; // never destroyed: safe in atexit paths
+  return *r;
+}
+
+std::shared_ptr<ctxdb_db> live_handle(const ctxdb_db *db) {
+  if (!db) return nullptr;
+  Registry &r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.handles.find(db);
+  return it == r.handles.end() ? nullptr : it->second;
+}
+
+bool live_iter(const ctxdb_iter *it) {
+  Registry &r = registry();
+  std::lock_guard lock(r.mu);
+  return r.iters.count(it) != 0;
+}
+
+thread_local std::string t_last_error;
+
+int fail(ctxdb_db *h, Code code, const std::string &message) {
+  t_last_error = message;
+  if (h) {
+    std::lock_guard lock(h->messages_mu);
+    h->messages[std::this_thread::get_id()] = message;
+  }
+  return int(code);
+}
+
+// Maps the exception in flight to a status code (the Lippincott idiom).
+int fail_current(ctxdb_db *h) {
+  try {
+    throw;
+  } catch (const Error &e) {
+    return fail(h, e.code(), e.what());
+  } catch (const SQLite::Exception &e) {
+    Error err = ctxdb::store::to_error(e);
+    return fail(h, err.code(), err.what());
+  } catch (const std::bad_alloc &) {
+    return fail(h, Code::kNoMem, "out of memory");
+  } catch (const simdjson::simdjson_error &e) {
+    return fail(h, Code::kInternal, std::string("simdjson: ") + e.what());
+  } catch (const std::exception &e) {
+    return fail(h, Code::kInternal, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(h, Code::kInternal, "internal error: unknown exception");
+  }
+}
+
+// A (pointer, length) argument as a string_view; NULL is only allowed
+// with length 0.
+std::string_view arg(const char *p, size_t n, const char *name) {
+  if (!p && n)
+    throw Error(Code::kMisuse, std::string(name) + " is NULL but its length is " +
+                                   std::to_string(n));
+  return p ? std::string_view(p, n) : std::string_view();
+}
+
+// An id argument: non-empty UTF-8.
+std::string_view id_arg(const char *p, size_t n, const char *name) {
+  std::string_view s = arg(p, n, name);
+  if (s.empty()) throw Error(Code::kInvalidArg, std::string(name) + " is empty");
+  ctxdb::json::require_utf8(s, name);
+  return s;
+}
+
+void put_out(const std::string &s, char **out, size_t *out_len) {
+  char *buf = static_cast<char *>(std::malloc(s.size() + 1));
+  if (!buf) throw std::bad_alloc();
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  *out = buf;
+  if (out_len) *out_len = s.size();
+}
+
+// Runs fn(engine) for a live handle under its lock, mapping failures.
+template <class Fn> int with_engine(ctxdb_db *db, Fn &&fn) {
+  std::shared_ptr<ctxdb_db> h = live_handle(db);
+  if (!h)
+    return fail(nullptr, Code::kMisuse,
+                db ? "the ctxdb handle is not open (closed, or not a handle)"
+                   : "the ctxdb handle is NULL");
+  std::lock_guard lock(h->mu);
+  if (!h->engine) return fail(nullptr, Code::kMisuse, "the ctxdb handle is closed");
+  try {
+    fn(*h->engine);
+    return CTXDB_OK;
+  } catch (...) {
+    return fail_current(h.get());
+  }
+}
+
+// For calls that return a buffer: clears the out-parameters first, so they
+// are NULL/0 on every failure.
+template <class Fn>
+int with_output(ctxdb_db *db, char **out, size_t *out_len, Fn &&fn) {
+  if (out_len) *out_len = 0;
+  if (!out) return fail(live_handle(db).get(), Code::kMisuse, "out is NULL");
+  *out = nullptr;
+  return with_engine(db, [&](ctxdb::Engine &e) { put_out(fn(e), out, out_len); });
+}
+
+} // namespace
+
+extern "C" {
+
+CTXDB_API const char *ctxdb_version(void) { return CTXDB_VERSION_STRING; }
+CTXDB_API int ctxdb_version_number(void) { return CTXDB_VERSION_NUMBER; }
+CTXDB_API int ctxdb_abi_version(void) { return CTXDB_ABI_VERSION; }
+
+CTXDB_API const char *ctxdb_errstr(int code) {
+  switch (code) {
+  case CTXDB_OK: return "CTXDB_OK";
+  case CTXDB_MISUSE: return "CTXDB_MISUSE";
+  case CTXDB_INVALID_ARG: return "CTXDB_INVALID_ARG";
+  case CTXDB_INVALID_UTF8: return "CTXDB_INVALID_UTF8";
+  case CTXDB_INVALID_JSON: return "CTXDB_INVALID_JSON";
+  case CTXDB_NOT_FOUND: return "CTXDB_NOT_FOUND";
+  case CTXDB_CONFLICT: return "CTXDB_CONFLICT";
+  case CTXDB_BUSY: return "CTXDB_BUSY";
+  case CTXDB_BUDGET: return "CTXDB_BUDGET";
+  case CTXDB_CHECK_FAILED: return "CTXDB_CHECK_FAILED";
+  case CTXDB_CORRUPT: return "CTXDB_CORRUPT";
+  case CTXDB_IO: return "CTXDB_IO";
+  case CTXDB_NOMEM: return "CTXDB_NOMEM";
+  case CTXDB_SCHEMA: return "CTXDB_SCHEMA";
+  case CTXDB_READONLY: return "CTXDB_READONLY";
+  case CTXDB_INTERNAL: return "CTXDB_INTERNAL";
+  case CTXDB_NOTADB: return "CTXDB_NOTADB";
+  case CTXDB_ROW: return "CTXDB_ROW";
+  case CTXDB_DONE: return "CTXDB_DONE";
+  default: return "CTXDB_UNKNOWN";
+  }
+}
+
+CTXDB_API const char *ctxdb_errmsg(const ctxdb_db *db) {
+  if (std::shared_ptr<ctxdb_db> h = live_handle(db)) {
+    std::lock_guard lock(h->messages_mu);
+    auto it = h->messages.find(std::this_thread::get_id());
+    return it == h->messages.end() ? "not an error" : it->second.c_str();
+  }
+  return t_last_error.empty() ? "not an error" : t_last_error.c_str();
+}
+
+CTXDB_API void ctxdb_free(void *p) { std::free(p); }
+
+CTXDB_API int ctxdb_open(const char *path, const char *config_json,
+                         size_t config_len, ctxdb_db **out_db) {
+  if (!out_db) return fail(nullptr, Code::kMisuse, "out_db is NULL");
+  *out_db = nullptr;
+  try {
+    if (!path) throw Error(Code::kMisuse, "path is NULL");
+    std::string_view p(path);
+    if (p.empty()) throw Error(Code::kInvalidArg, "path is empty");
+    ctxdb::json::require_utf8(p, "path");
+    std::string_view config = arg(config_json, config_len, "config_json");
+    auto h = std::make_shared<ctxdb_db>();
+    h->engine = std::make_unique<ctxdb::Engine>(std::string(p), config);
+    Registry &r = registry();
+    std::lock_guard lock(r.mu);
+    r.handles.emplace(h.get(), h);
+    *out_db = h.get();
+    return CTXDB_OK;
+  } catch (...) {
+    return fail_current(nullptr);
+  }
+}
+
+CTXDB_API int ctxdb_close(ctxdb_db *db) {
+  if (!db) return CTXDB_OK;
+  std::shared_ptr<ctxdb_db> h;
+  {
+    Registry &r = registry();
+    std::lock_guard lock(r.mu);
+    auto it = r.handles.find(db);
+    if (it == r.handles.end())
+      return fail(nullptr, Code::kMisuse,
+                  "ctxdb_close: the handle is not open (closed twice?)");
+    h = std::move(it->second);
+    r.handles.erase(it);
+  }
+  std::lock_guard lock(h->mu); // waits for a call in flight on another thread
+  try {
+    h->engine.reset();
+    return CTXDB_OK;
+  } catch (...) {
+    return fail_current(nullptr);
+  }
+}
+
+CTXDB_API int ctxdb_session_create(ctxdb_db *db, const char *session_json,
+                                   size_t len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.session_create(arg(session_json, len, "session_json"));
+  });
+}
+
+CTXDB_API int ctxdb_session_get(ctxdb_db *db, const char *session_id,
+                                size_t id_len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.session_get(id_arg(session_id, id_len, "session_id"));
+  });
+}
+
+CTXDB_API int ctxdb_session_list(ctxdb_db *db, char **out, size_t *out_len) {
+  return with_output(db, out, out_len,
+                     [&](ctxdb::Engine &e) { return e.session_list(); });
+}
+
+CTXDB_API int ctxdb_append(ctxdb_db *db, const char *session_id, size_t id_len,
+                           const char *event_json, size_t len, char **out,
+                           size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.append(id_arg(session_id, id_len, "session_id"),
+                    arg(event_json, len, "event_json"));
+  });
+}
+
+CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id,
+                                 size_t id_len, const char *ndjson, size_t len,
+                                 char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.append_batch(id_arg(session_id, id_len, "session_id"),
+                          arg(ndjson, len, "ndjson"));
+  });
+}
+
+CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
+                              char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.event_get(id_arg(event_id, id_len, "event_id"));
+  });
+}
+
+CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len,
+                           char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::optional<std::string_view> sid;
+    if (session_id) sid = id_arg(session_id, id_len, "session_id");
+    return e.verify(sid);
+  });
+}
+
+CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len,
+                           char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.import(arg(ndjson, len, "ndjson"));
+  });
+}
+
+CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id,
+                                size_t id_len, int64_t from_seq,
+                                int64_t to_seq, ctxdb_iter **out_iter) {
+  if (!out_iter)
+    return fail(live_handle(db).get(), Code::kMisuse, "out_iter is NULL");
+  *out_iter = nullptr;
+  return with_engine(db, [&](ctxdb::Engine &e) {
+    auto it = std::make_unique<ctxdb_iter>();
+    it->db = live_handle(db);
+    if (session_id) {
+      std::string_view sid = id_arg(session_id, id_len, "session_id");
+      if (!e.session_exists(sid))
+        throw Error(Code::kNotFound, "session '" + std::string(sid) + "' not found");
+      it->session_id = std::string(sid);
+      it->cursor = from_seq > 1 ? from_seq - 1 : 0;
+      it->to_seq = to_seq;
+    }
+    Registry &r = registry();
+    std::lock_guard lock(r.mu);
+    r.iters.insert(it.get());
+    *out_iter = it.release();
+  });
+}
+
+CTXDB_API int ctxdb_iter_next(ctxdb_iter *it, const char **row,
+                              size_t *row_len) {
+  if (row) *row = nullptr;
+  if (row_len) *row_len = 0;
+  if (!it) return fail(nullptr, Code::kMisuse, "the iterator is NULL");
+  if (!live_iter(it))
+    return fail(nullptr, Code::kMisuse, "the iterator is not live (freed?)");
+  if (!row) return fail(it->db.get(), Code::kMisuse, "row is NULL");
+  ctxdb_db *h = it->db.get();
+  std::lock_guard lock(h->mu);
+  if (!h->engine)
+    return fail(nullptr, Code::kMisuse, "the iterator's database was closed");
+  try {
+    if (it->next == it->rows.size() && !it->exhausted) {
+      it->rows.clear(); // ends the life of the previous page's borrowed rows
+      it->next = 0;
+      std::optional<std::string_view> sid;
+      if (it->session_id) sid = *it->session_id;
+      it->rows = h->engine->events_page(sid, it->cursor, it->to_seq, kIterPage);
+      it->exhausted = int64_t(it->rows.size()) < kIterPage;
+    }
+    if (it->next == it->rows.size()) return CTXDB_DONE;
+    const std::string &r = it->rows[it->next++];
+    *row = r.c_str();
+    if (row_len) *row_len = r.size();
+    return CTXDB_ROW;
+  } catch (...) {
+    return fail_current(h);
+  }
+}
+
+CTXDB_API void ctxdb_iter_free(ctxdb_iter *it) {
+  if (!it) return;
+  {
+    Registry &r = registry();
+    std::lock_guard lock(r.mu);
+    if (!r.iters.erase(it)) return; // not ours, or freed already
+  }
+  std::shared_ptr<ctxdb_db> db = it->db;
+  std::lock_guard lock(db->mu); // no iter_next of this handle is mid-page
+  delete it;
+}
+
+} // extern "C"

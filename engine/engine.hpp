@@ -1,0 +1,47 @@
+// engine.hpp — one open database: the store, the event log and the
+// projections it feeds, behind calls that take and return JSON text.
+//
+// This is what capi/ wraps. It is not thread-safe; the C handle serializes
+// calls on it.
+#pragma once
+
+#include "log/event_log.hpp"
+#include "project/sessions.hpp"
+#include "store/store.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ctxdb {
+
+class Engine {
+public:
+  Engine(const std::string &path, std::string_view config_json);
+
+  std::string session_create(std::string_view json);
+  std::string session_get(std::string_view id);
+  std::string session_list();
+  bool session_exists(std::string_view id);
+
+  std::string append(std::string_view session_id, std::string_view json);
+  std::string append_batch(std::string_view session_id, std::string_view ndjson);
+  std::string import(std::string_view ndjson);
+  std::string event_get(std::string_view id);
+  std::string verify(std::optional<std::string_view> session_id);
+
+  // One page of stored-event JSON rows for a streaming iterator. `cursor`
+  // is the seq (one session) or pos (all events) of the last row returned,
+  // and is advanced past this page.
+  std::vector<std::string> events_page(std::optional<std::string_view> session_id,
+                                       int64_t &cursor, int64_t to_seq,
+                                       int64_t limit);
+
+private:
+  store::Store store_;
+  log::EventLog log_;
+  project::Sessions sessions_;
+};
+
+} // namespace ctxdb

@@ -1,0 +1,28 @@
+// parse.hpp — parsing JSON input with simdjson, with errors that name what
+// was being parsed.
+#pragma once
+
+#include <simdjson.h>
+
+#include <string>
+#include <string_view>
+
+namespace ctxdb::json {
+
+// Parses `text` (validating UTF-8); throws kInvalidUtf8 or kInvalidJson
+// with a message starting with `what`. The element lives as long as the
+// parser's next parse.
+simdjson::dom::element parse(simdjson::dom::parser &parser,
+                             std::string_view text, std::string_view what);
+
+// Throws kInvalidUtf8 naming `what` when s is not valid UTF-8.
+void require_utf8(std::string_view s, std::string_view what);
+
+// The compact, canonical serialization of a parsed value: the form in which
+// payloads are stored and hashed. Serializing a parse of it gives it back.
+std::string canonical(simdjson::dom::element e);
+
+// A short name for an element's JSON type ("string", "object", …).
+const char *type_name(simdjson::dom::element e);
+
+} // namespace ctxdb::json

@@ -1,0 +1,57 @@
+#include "log/event.hpp"
+
+#include "json/json_writer.hpp"
+
+namespace ctxdb::log {
+
+namespace {
+void optional_fields(json::JsonWriter &w, const Event &e) {
+  if (e.parent_id) w.field("parent_id", *e.parent_id);
+  if (e.run_id) w.field("run_id", *e.run_id);
+  if (e.causality) w.raw_field("causality", *e.causality);
+  if (e.visibility) w.raw_field("visibility", *e.visibility);
+}
+} // namespace
+
+std::string to_json(const Event &e) {
+  json::JsonWriter w;
+  w.begin_object()
+      .field("id", e.id)
+      .field("session_id", e.session_id)
+      .field("seq", e.seq)
+      .field("ts", e.ts)
+      .field("type", e.type)
+      .field("actor", e.actor);
+  optional_fields(w, e);
+  w.raw_field("payload", e.payload)
+      .field("payload_hash", util::to_hex(e.payload_hash))
+      .field("prev_hash", util::to_hex(e.prev_hash))
+      .field("hash", util::to_hex(e.hash))
+      .end_object();
+  return w.take();
+}
+
+std::string canonical_header(const Event &e) {
+  json::JsonWriter w;
+  w.begin_object()
+      .field("v", int64_t{1})
+      .field("id", e.id)
+      .field("session_id", e.session_id)
+      .field("seq", e.seq)
+      .field("ts", e.ts)
+      .field("type", e.type)
+      .field("actor", e.actor);
+  optional_fields(w, e);
+  w.end_object();
+  return w.take();
+}
+
+util::Digest chain_hash(const Event &e) {
+  thread_local util::Sha256 hasher;
+  return hasher.update(e.prev_hash)
+      .update(canonical_header(e))
+      .update(e.payload_hash)
+      .finish();
+}
+
+} // namespace ctxdb::log

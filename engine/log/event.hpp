@@ -1,0 +1,49 @@
+// event.hpp — an event as the log stores it, and its JSON form.
+#pragma once
+
+#include "util/sha256.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ctxdb::log {
+
+struct Event {
+  int64_t pos = 0; // global append order (0 until stored)
+  std::string id;
+  std::string session_id;
+  int64_t seq = 0;
+  int64_t ts = 0; // ms since the Unix epoch
+  std::string type;
+  std::string actor;
+  std::optional<std::string> parent_id;
+  std::optional<std::string> run_id;
+  std::optional<std::string> causality;  // compact JSON
+  std::optional<std::string> visibility; // compact JSON
+  std::string payload;                   // compact canonical JSON
+  util::Digest payload_hash{};
+  util::Digest prev_hash{};
+  util::Digest hash{};
+};
+
+// A host's event before the log gives it a place: which of id and ts the
+// host chose itself.
+struct EventDraft {
+  Event event;
+  bool has_id = false;
+  bool has_ts = false;
+};
+
+// The stored-event JSON of schema/json/stored_event.schema.json: what
+// reads, iterators and export return, and what import takes.
+std::string to_json(const Event &e);
+
+// The bytes the chain hashes besides prev_hash and payload_hash: every
+// header field in a fixed order, as compact JSON with a format version.
+std::string canonical_header(const Event &e);
+
+// SHA-256(prev_hash ‖ canonical_header ‖ payload_hash).
+util::Digest chain_hash(const Event &e);
+
+} // namespace ctxdb::log

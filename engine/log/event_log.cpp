@@ -1,0 +1,434 @@
+#include "log/event_log.hpp"
+
+#include "util/ids.hpp"
+
+#include <cstring>
+#include <map>
+
+namespace ctxdb::log {
+
+namespace {
+
+#define CTXDB_EVENT_COLUMNS                                                    \
+  "pos,id,session_id,seq,ts,type,actor,parent_id,run_id,causality,"           \
+  "visibility,payload,payload_hash,prev_hash,hash"
+
+constexpr char kSelectById[] =
+    "SELECT " CTXDB_EVENT_COLUMNS " FROM events WHERE id=?";
+constexpr char kSelectSession[] =
+    "SELECT " CTXDB_EVENT_COLUMNS " FROM events WHERE session_id=? AND seq>=? "
+    "AND seq<=? ORDER BY seq LIMIT ?";
+constexpr char kSelectAll[] = "SELECT " CTXDB_EVENT_COLUMNS
+                              " FROM events WHERE pos>? ORDER BY pos LIMIT ?";
+constexpr char kVerifyAll[] =
+    "SELECT " CTXDB_EVENT_COLUMNS " FROM events ORDER BY session_id, seq";
+constexpr char kVerifySession[] = "SELECT " CTXDB_EVENT_COLUMNS
+                                  " FROM events WHERE session_id=? ORDER BY seq";
+constexpr char kInsert[] =
+    "INSERT INTO events(id,session_id,seq,ts,type,actor,parent_id,run_id,"
+    "causality,visibility,payload,payload_hash,prev_hash,hash) "
+    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+constexpr char kSelectHead[] =
+    "SELECT last_seq,last_hash,last_ts FROM session_heads WHERE session_id=?";
+constexpr char kUpsertHead[] =
+    "INSERT INTO session_heads(session_id,last_seq,last_hash,last_ts) "
+    "VALUES(?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "
+    "last_seq=excluded.last_seq,last_hash=excluded.last_hash,"
+    "last_ts=excluded.last_ts";
+constexpr char kAllHeads[] =
+    "SELECT session_id,last_seq,last_hash FROM session_heads";
+constexpr char kOneHead[] =
+    "SELECT session_id,last_seq,last_hash FROM session_heads WHERE session_id=?";
+
+util::Digest read_digest(const SQLite::Column &c) {
+  util::Digest d{};
+  if (c.getBytes() != int(d.size()))
+    throw Error(Code::kCorrupt, "a stored hash is not 32 bytes");
+  std::memcpy(d.data(), c.getBlob(), d.size());
+  return d;
+}
+
+std::optional<std::string> read_optional(const SQLite::Column &c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getString();
+}
+
+Event read_event(SQLite::Statement &q) {
+  Event e;
+  e.pos = q.getColumn(0).getInt64();
+  e.id = q.getColumn(1).getString();
+  e.session_id = q.getColumn(2).getString();
+  e.seq = q.getColumn(3).getInt64();
+  e.ts = q.getColumn(4).getInt64();
+  e.type = q.getColumn(5).getString();
+  e.actor = q.getColumn(6).getString();
+  e.parent_id = read_optional(q.getColumn(7));
+  e.run_id = read_optional(q.getColumn(8));
+  e.causality = read_optional(q.getColumn(9));
+  e.visibility = read_optional(q.getColumn(10));
+  e.payload = q.getColumn(11).isNull() ? "null" : q.getColumn(11).getString();
+  e.payload_hash = read_digest(q.getColumn(12));
+  e.prev_hash = read_digest(q.getColumn(13));
+  e.hash = read_digest(q.getColumn(14));
+  return e;
+}
+
+void bind_optional(SQLite::Statement &q, int i,
+                   const std::optional<std::string> &v) {
+  if (v) q.bindNoCopy(i, *v);
+}
+
+// An identical retry: everything the host chose matches the stored event.
+bool same_content(const Event &stored, const EventDraft &d) {
+  const Event &e = d.event;
+  return stored.session_id == e.session_id && stored.type == e.type &&
+         stored.actor == e.actor && stored.payload_hash == e.payload_hash &&
+         stored.parent_id == e.parent_id && stored.run_id == e.run_id &&
+         stored.causality == e.causality && stored.visibility == e.visibility &&
+         (!d.has_ts || stored.ts == e.ts);
+}
+
+// SessionStarted opens a session and only it does.
+void check_first(const Event &e, bool session_exists) {
+  if (!session_exists && e.type != "SessionStarted")
+    throw Error(Code::kNotFound,
+                "session '" + e.session_id +
+                    "' does not exist (a session begins with its "
+                    "SessionStarted event; create it first)");
+  if (session_exists && e.type == "SessionStarted")
+    throw Error(Code::kConflict, "session '" + e.session_id +
+                                     "' already exists; SessionStarted can "
+                                     "only be its first event");
+}
+
+} // namespace
+
+template <class Fn>
+void EventLog::for_each_line(std::string_view ndjson, Fn &&fn) {
+  int64_t line_no = 0;
+  while (!ndjson.empty()) {
+    size_t nl = ndjson.find('\n');
+    std::string_view line = ndjson.substr(0, nl);
+    ndjson = nl == std::string_view::npos ? std::string_view{}
+                                          : ndjson.substr(nl + 1);
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    try {
+      fn(line);
+    } catch (const Error &e) {
+      throw Error(e.code(), "line " + std::to_string(line_no) + ": " + e.what());
+    } catch (const SQLite::Exception &e) {
+      Error err = store::to_error(e);
+      throw Error(err.code(),
+                  "line " + std::to_string(line_no) + ": " + err.what());
+    }
+  }
+}
+
+EventLog::Head *EventLog::head(Heads &heads, const std::string &session_id) {
+  if (auto it = heads.find(session_id); it != heads.end()) return &it->second;
+  auto q = store_.statement(kSelectHead);
+  q->bindNoCopy(1, session_id);
+  if (!q->executeStep()) return nullptr;
+  Head h;
+  h.seq = q->getColumn(0).getInt64();
+  h.hash = read_digest(q->getColumn(1));
+  h.ts = q->getColumn(2).getInt64();
+  return &heads.emplace(session_id, h).first->second;
+}
+
+void EventLog::save_heads(Heads &heads) {
+  for (auto &[session_id, h] : heads) {
+    if (!h.dirty) continue;
+    auto q = store_.statement(kUpsertHead);
+    q->bindNoCopy(1, session_id);
+    q->bind(2, h.seq);
+    q->bindNoCopy(3, h.hash.data(), int(h.hash.size()));
+    q->bind(4, h.ts);
+    q->exec();
+    h.dirty = false;
+  }
+}
+
+void EventLog::insert(Event &e, Heads &heads) {
+  {
+    auto q = store_.statement(kInsert);
+    q->bindNoCopy(1, e.id);
+    q->bindNoCopy(2, e.session_id);
+    q->bind(3, e.seq);
+    q->bind(4, e.ts);
+    q->bindNoCopy(5, e.type);
+    q->bindNoCopy(6, e.actor);
+    bind_optional(*q, 7, e.parent_id);
+    bind_optional(*q, 8, e.run_id);
+    bind_optional(*q, 9, e.causality);
+    bind_optional(*q, 10, e.visibility);
+    q->bindNoCopy(11, e.payload);
+    q->bindNoCopy(12, e.payload_hash.data(), int(e.payload_hash.size()));
+    q->bindNoCopy(13, e.prev_hash.data(), int(e.prev_hash.size()));
+    q->bindNoCopy(14, e.hash.data(), int(e.hash.size()));
+    q->exec();
+  }
+  e.pos = store_.db().getLastInsertRowid();
+  heads[e.session_id] = Head{e.seq, e.hash, e.ts, true};
+  for (EventObserver *o : observers_) o->on_append(e);
+}
+
+// A parent must be an event already in the same session.
+void EventLog::check_parent(const Event &e) {
+  if (!e.parent_id) return;
+  auto parent = find(*e.parent_id);
+  if (!parent || parent->session_id != e.session_id)
+    throw Error(Code::kNotFound, "parent_id '" + *e.parent_id +
+                                     "' names no event of session '" +
+                                     e.session_id + "'");
+}
+
+Event EventLog::place(EventDraft &d, Heads &heads) {
+  Event &e = d.event;
+  if (d.has_id) {
+    if (auto stored = find(e.id)) {
+      if (same_content(*stored, d)) return *stored;
+      throw Error(Code::kConflict, "event id '" + e.id +
+                                       "' already exists with different content");
+    }
+  }
+  const Head *h = head(heads, e.session_id);
+  check_first(e, h != nullptr);
+  check_parent(e);
+  e.seq = h ? h->seq + 1 : 1;
+  e.prev_hash = h ? h->hash : util::Digest{};
+  if (!d.has_ts) e.ts = util::now_ms();
+  if (!d.has_id) e.id = util::new_id("evt_");
+  e.hash = chain_hash(e);
+  insert(e, heads);
+  return e;
+}
+
+bool EventLog::place_imported(const Event &imported, Heads &heads) {
+  if (auto stored = find(imported.id)) {
+    if (to_json(*stored) == to_json(imported)) return false;
+    throw Error(Code::kConflict, "event id '" + imported.id +
+                                     "' already exists with different content");
+  }
+  const Head *h = head(heads, imported.session_id);
+  check_first(imported, h != nullptr);
+  check_parent(imported);
+  int64_t expected = h ? h->seq + 1 : 1;
+  if (imported.seq != expected)
+    throw Error(Code::kCorrupt,
+                "event '" + imported.id + "' has seq " +
+                    std::to_string(imported.seq) + " but session '" +
+                    imported.session_id + "' expects seq " +
+                    std::to_string(expected) + " next");
+  if (imported.prev_hash != (h ? h->hash : util::Digest{}))
+    throw Error(Code::kCorrupt, "event '" + imported.id +
+                                    "': prev_hash does not match the hash of "
+                                    "the event before it");
+  if (chain_hash(imported) != imported.hash)
+    throw Error(Code::kCorrupt,
+                "event '" + imported.id + "': hash does not match its content");
+  Event e = imported;
+  insert(e, heads);
+  return true;
+}
+
+Event EventLog::create_session(std::string_view json) {
+  EventDraft d = parser_.parse_session_create(json);
+  store::Store::WriteTransaction tx(store_);
+  Heads heads;
+  Event e = place(d, heads);
+  save_heads(heads);
+  tx.commit();
+  return e;
+}
+
+Event EventLog::append(std::string_view session_id, std::string_view json) {
+  EventDraft d = parser_.parse_append(json, session_id);
+  store::Store::WriteTransaction tx(store_);
+  Heads heads;
+  Event e = place(d, heads);
+  save_heads(heads);
+  tx.commit();
+  return e;
+}
+
+BatchResult EventLog::append_batch(std::string_view session_id,
+                                   std::string_view ndjson) {
+  store::Store::WriteTransaction tx(store_);
+  Heads heads;
+  BatchResult r;
+  for_each_line(ndjson, [&](std::string_view line) {
+    EventDraft d = parser_.parse_append(line, session_id);
+    Event e = place(d, heads);
+    if (r.count++ == 0) r.first_seq = e.seq;
+    r.last_seq = e.seq;
+    r.last_id = std::move(e.id);
+  });
+  save_heads(heads);
+  tx.commit();
+  return r;
+}
+
+ImportResult EventLog::import(std::string_view ndjson) {
+  store::Store::WriteTransaction tx(store_);
+  Heads heads;
+  ImportResult r;
+  for_each_line(ndjson, [&](std::string_view line) {
+    Event e = parser_.parse_stored(line);
+    if (place_imported(e, heads))
+      ++r.imported;
+    else
+      ++r.skipped;
+  });
+  save_heads(heads);
+  tx.commit();
+  return r;
+}
+
+std::optional<Event> EventLog::find(std::string_view id) {
+  auto q = store_.statement(kSelectById);
+  store::bind_text(*q, 1, id);
+  if (!q->executeStep()) return std::nullopt;
+  return read_event(*q);
+}
+
+bool EventLog::session_exists(std::string_view session_id) {
+  auto q = store_.statement(kSelectHead);
+  store::bind_text(*q, 1, session_id);
+  return q->executeStep();
+}
+
+std::vector<Event> EventLog::read_session(std::string_view session_id,
+                                          int64_t from_seq, int64_t to_seq,
+                                          int64_t limit) {
+  auto q = store_.statement(kSelectSession);
+  store::bind_text(*q, 1, session_id);
+  q->bind(2, from_seq);
+  q->bind(3, to_seq < 0 ? INT64_MAX : to_seq);
+  q->bind(4, limit);
+  std::vector<Event> out;
+  while (q->executeStep()) out.push_back(read_event(*q));
+  return out;
+}
+
+std::vector<Event> EventLog::read_all(int64_t after_pos, int64_t limit) {
+  auto q = store_.statement(kSelectAll);
+  q->bind(1, after_pos);
+  q->bind(2, limit);
+  std::vector<Event> out;
+  while (q->executeStep()) out.push_back(read_event(*q));
+  return out;
+}
+
+namespace {
+
+// Walks events in (session, seq) order and compares each chain with the
+// head recorded for it; stops at the first broken event.
+class ChainChecker {
+public:
+  ChainChecker(VerifyReport &r, std::map<std::string, std::pair<int64_t, util::Digest>> heads)
+      : r_(r), heads_(std::move(heads)) {}
+
+  bool check(const Event &e) {
+    if (e.session_id != session_) {
+      if (!finish_session()) return false;
+      session_ = e.session_id;
+      expected_ = 1;
+      prev_ = util::Digest{};
+      ++r_.sessions;
+    }
+    ++r_.events;
+    const char *problem = nullptr;
+    if (e.seq > expected_)
+      problem = "seq gap: events before it are missing";
+    else if (e.seq < expected_)
+      problem = "seq out of order";
+    else if (e.prev_hash != prev_)
+      problem = "prev_hash does not link to the event before it (an event "
+                "was deleted, inserted or reordered)";
+    else if (util::sha256(e.payload) != e.payload_hash)
+      problem = "payload was modified (payload_hash mismatch)";
+    else if (chain_hash(e) != e.hash)
+      problem = "event was modified (hash mismatch)";
+    if (problem) return fail(e.session_id, e.seq, e.id, problem);
+    prev_ = e.hash;
+    ++expected_;
+    return true;
+  }
+
+  // Called after the last event: every head must match its chain's end,
+  // and a head without events means the events were deleted.
+  bool finish() {
+    if (!finish_session()) return false;
+    if (heads_.empty()) return true;
+    const auto &[session_id, head] = *heads_.begin();
+    return fail(session_id, head.first, "",
+                "the session's events are missing (its chain head records seq " +
+                    std::to_string(head.first) + ")");
+  }
+
+private:
+  bool finish_session() {
+    if (session_.empty()) return true;
+    auto it = heads_.find(session_);
+    int64_t last = expected_ - 1;
+    if (it == heads_.end())
+      return fail(session_, last, "", "the session has no chain head");
+    auto [head_seq, head_hash] = it->second;
+    heads_.erase(it);
+    if (head_seq > last)
+      return fail(session_, last + 1, "",
+                  "events after seq " + std::to_string(last) +
+                      " are missing (the chain head records seq " +
+                      std::to_string(head_seq) + ")");
+    if (head_seq != last || head_hash != prev_)
+      return fail(session_, last, "",
+                  "the chain head does not match the last event");
+    return true;
+  }
+
+  bool fail(const std::string &session_id, int64_t seq, const std::string &id,
+            const std::string &problem) {
+    r_.ok = false;
+    r_.session_id = session_id;
+    r_.seq = seq;
+    r_.event_id = id;
+    r_.problem = problem;
+    return false;
+  }
+
+  VerifyReport &r_;
+  std::map<std::string, std::pair<int64_t, util::Digest>> heads_;
+  std::string session_;
+  int64_t expected_ = 1;
+  util::Digest prev_{};
+};
+
+} // namespace
+
+VerifyReport EventLog::verify(std::optional<std::string_view> session_id) {
+  store::Store::ReadTransaction snapshot(store_);
+  std::map<std::string, std::pair<int64_t, util::Digest>> heads;
+  {
+    auto q = store_.statement(session_id ? kOneHead : kAllHeads);
+    if (session_id) store::bind_text(*q, 1, *session_id);
+    while (q->executeStep())
+      heads[q->getColumn(0).getString()] = {q->getColumn(1).getInt64(),
+                                            read_digest(q->getColumn(2))};
+  }
+  VerifyReport r;
+  ChainChecker checker(r, std::move(heads));
+  auto q = store_.statement(session_id ? kVerifySession : kVerifyAll);
+  if (session_id) store::bind_text(*q, 1, *session_id);
+  bool ok = true;
+  while (ok && q->executeStep()) ok = checker.check(read_event(*q));
+  if (ok) checker.finish();
+  if (session_id && r.ok && r.sessions == 0)
+    throw Error(Code::kNotFound,
+                "session '" + std::string(*session_id) + "' does not exist");
+  return r;
+}
+
+} // namespace ctxdb::log

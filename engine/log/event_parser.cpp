@@ -1,0 +1,168 @@
+#include "log/event_parser.hpp"
+
+#include "error.hpp"
+#include "json/json_schema.hpp"
+#include "json/parse.hpp"
+#include "store/embedded_files.hpp"
+#include "util/ids.hpp"
+
+#include <map>
+#include <string>
+
+namespace ctxdb::log {
+
+namespace {
+
+json::Schema load_schema(std::string_view path) {
+  const store::EmbeddedFile *f = store::find_embedded(path);
+  if (!f) throw Error(Code::kInternal, "missing embedded schema " + std::string(path));
+  return json::Schema::parse(f->content, path);
+}
+
+// Payload schemas of the core types, by type name. Built once, read-only.
+const std::map<std::string, json::Schema, std::less<>> &payload_schemas() {
+  static const auto schemas = [] {
+    std::map<std::string, json::Schema, std::less<>> m;
+    const std::string_view prefix = "json/events/", suffix = ".schema.json";
+    for (const auto &f : store::embedded_files()) {
+      if (!f.path.starts_with(prefix) || !f.path.ends_with(suffix)) continue;
+      std::string_view type = f.path.substr(
+          prefix.size(), f.path.size() - prefix.size() - suffix.size());
+      m.emplace(std::string(type), json::Schema::parse(f.content, f.path));
+    }
+    return m;
+  }();
+  return schemas;
+}
+
+// The envelope schemas, parsed once on first use.
+struct EnvelopeSchemas {
+  json::Schema event, session_create, stored_event;
+};
+const EnvelopeSchemas &envelopes() {
+  static const EnvelopeSchemas s{load_schema("json/event.schema.json"),
+                                 load_schema("json/session_create.schema.json"),
+                                 load_schema("json/stored_event.schema.json")};
+  return s;
+}
+
+std::optional<std::string> optional_string(simdjson::dom::object o,
+                                           std::string_view key) {
+  std::string_view v;
+  if (o[key].get(v)) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<std::string> optional_json(simdjson::dom::object o,
+                                         std::string_view key) {
+  simdjson::dom::element e;
+  if (o[key].get(e)) return std::nullopt;
+  return json::canonical(e);
+}
+
+std::string required_string(simdjson::dom::object o, std::string_view key) {
+  return std::string(o[key].get_string().value());
+}
+
+// Fields common to every envelope: validated already, so only read here.
+void read_header(simdjson::dom::object o, Event &e) {
+  e.type = required_string(o, "type");
+  e.actor = required_string(o, "actor");
+  e.parent_id = optional_string(o, "parent_id");
+  e.run_id = optional_string(o, "run_id");
+  e.causality = optional_json(o, "causality");
+  e.visibility = optional_json(o, "visibility");
+}
+
+void read_payload(simdjson::dom::object o, Event &e) {
+  simdjson::dom::element payload = o["payload"].value();
+  validate_payload(e.type, payload);
+  e.payload = json::canonical(payload);
+  e.payload_hash = util::sha256(e.payload);
+}
+
+void read_digest(simdjson::dom::object o, std::string_view key,
+                 util::Digest &out) {
+  // The schema's pattern already guarantees 64 lowercase hex digits.
+  util::from_hex(o[key].get_string().value(), out);
+}
+
+} // namespace
+
+void validate_payload(std::string_view type, simdjson::dom::element payload) {
+  const auto &schemas = payload_schemas();
+  auto it = schemas.find(type);
+  if (it == schemas.end()) return;
+  try {
+    it->second.validate(payload, "payload");
+  } catch (const Error &e) {
+    throw Error(e.code(), std::string(type) + ": " + e.what());
+  }
+}
+
+EventDraft EventParser::parse_append(std::string_view text,
+                                     std::string_view session_id) {
+  simdjson::dom::element doc = json::parse(parser_, text, "event");
+  envelopes().event.validate(doc, "");
+  simdjson::dom::object o = doc.get_object().value();
+  EventDraft d;
+  Event &e = d.event;
+  e.session_id = std::string(session_id);
+  if (auto sid = optional_string(o, "session_id"); sid && *sid != session_id)
+    throw Error(Code::kInvalidArg, "event names session '" + *sid +
+                                       "' but is appended to '" +
+                                       std::string(session_id) + "'");
+  read_header(o, e);
+  if (auto id = optional_string(o, "id")) {
+    e.id = *id;
+    d.has_id = true;
+  }
+  int64_t ts = 0;
+  if (!o["ts"].get(ts)) {
+    e.ts = ts;
+    d.has_ts = true;
+  }
+  read_payload(o, e);
+  return d;
+}
+
+EventDraft EventParser::parse_session_create(std::string_view text) {
+  simdjson::dom::element doc = json::parse(parser_, text, "session");
+  envelopes().session_create.validate(doc, "");
+  simdjson::dom::object o = doc.get_object().value();
+  EventDraft d;
+  Event &e = d.event;
+  e.type = "SessionStarted";
+  e.actor = optional_string(o, "actor").value_or("host");
+  e.session_id = optional_string(o, "id").value_or(util::new_id("ses_"));
+  int64_t ts = 0;
+  if (!o["ts"].get(ts)) {
+    e.ts = ts;
+    d.has_ts = true;
+  }
+  read_payload(o, e);
+  return d;
+}
+
+Event EventParser::parse_stored(std::string_view text) {
+  simdjson::dom::element doc = json::parse(parser_, text, "event");
+  envelopes().stored_event.validate(doc, "");
+  simdjson::dom::object o = doc.get_object().value();
+  Event e;
+  e.id = required_string(o, "id");
+  e.session_id = required_string(o, "session_id");
+  e.seq = o["seq"].get_int64().value();
+  e.ts = o["ts"].get_int64().value();
+  read_header(o, e);
+  read_payload(o, e);
+  util::Digest claimed{};
+  read_digest(o, "payload_hash", claimed);
+  if (claimed != e.payload_hash)
+    throw Error(Code::kCorrupt, "event '" + e.id +
+                                    "': payload does not match its payload_hash");
+  read_digest(o, "prev_hash", e.prev_hash);
+  read_digest(o, "hash", e.hash);
+  return e;
+}
+
+} // namespace ctxdb::log

@@ -1,0 +1,34 @@
+// sessions.hpp — the sessions projection: one row per SessionStarted event,
+// joined at read time with the chain head for counts and times, so appends
+// to an existing session cost this projection nothing.
+#pragma once
+
+#include "log/event_log.hpp"
+#include "store/store.hpp"
+
+#include <simdjson.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ctxdb::project {
+
+class Sessions : public log::EventObserver {
+public:
+  explicit Sessions(store::Store &store) : store_(store) {}
+
+  void on_append(const log::Event &e) override;
+
+  // The session object of schema/json (id, agent_id, started_event_id,
+  // created_ts, last_ts, event_count, last_seq, meta), or nullopt.
+  std::optional<std::string> get_json(std::string_view id);
+  // A JSON array of every session object, oldest first.
+  std::string list_json();
+
+private:
+  store::Store &store_;
+  simdjson::dom::parser parser_;
+};
+
+} // namespace ctxdb::project

@@ -1,0 +1,253 @@
+#include "store/store.hpp"
+
+#include "json/json_schema.hpp"
+#include "json/parse.hpp"
+#include "store/embedded_files.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace ctxdb::store {
+
+const EmbeddedFile *find_embedded(std::string_view path) {
+  auto files = embedded_files();
+  auto it = std::lower_bound(
+      files.begin(), files.end(), path,
+      [](const EmbeddedFile &f, std::string_view p) { return f.path < p; });
+  return it != files.end() && it->path == path ? &*it : nullptr;
+}
+
+namespace {
+
+struct Migration {
+  int number;
+  std::string_view sql;
+};
+
+// The embedded sql/NNN_name.sql files, in number order.
+const std::vector<Migration> &migrations() {
+  static const std::vector<Migration> list = [] {
+    std::vector<Migration> out;
+    for (const auto &f : embedded_files()) {
+      if (!f.path.starts_with("sql/")) continue;
+      std::string_view name = f.path.substr(4);
+      int n = 0;
+      auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+      if (ec != std::errc() || end == name.data() || *end != '_')
+        throw Error(Code::kInternal, "migration file name without a number: " +
+                                         std::string(f.path));
+      out.push_back({n, f.content});
+    }
+    std::sort(out.begin(), out.end(),
+              [](auto &a, auto &b) { return a.number < b.number; });
+    return out;
+  }();
+  return list;
+}
+
+SQLite::Database open_database(const std::string &path, const Config &config) {
+  int flags = config.read_only ? SQLite::OPEN_READONLY
+                               : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE;
+  try {
+    return SQLite::Database(path, flags, config.busy_timeout_ms);
+  } catch (const SQLite::Exception &e) {
+    Error err = to_error(e);
+    throw Error(err.code(), "cannot open '" + path + "': " + e.what());
+  }
+}
+
+int pragma_int(SQLite::Database &db, const char *sql) {
+  return db.execAndGet(sql).getInt();
+}
+
+} // namespace
+
+int schema_version() { return migrations().empty() ? 0 : migrations().back().number; }
+
+Config parse_config(std::string_view text) {
+  Config config;
+  if (text.empty()) return config;
+  static const json::Schema schema = json::Schema::parse(
+      find_embedded("json/config.schema.json")->content, "config");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = json::parse(parser, text, "config");
+  try {
+    schema.validate(doc, "");
+  } catch (const Error &e) {
+    throw Error(e.code(), std::string("config: ") + e.what());
+  }
+  std::string_view durability;
+  if (!doc["durability"].get(durability))
+    config.durability = durability == "full" ? Durability::kFull : Durability::kNormal;
+  int64_t timeout = 0;
+  if (!doc["busy_timeout_ms"].get(timeout)) config.busy_timeout_ms = int(timeout);
+  bool read_only = false;
+  if (!doc["read_only"].get(read_only)) config.read_only = read_only;
+  return config;
+}
+
+void bind_text(SQLite::Statement &q, int index, std::string_view text) {
+  q.bind(index, std::string(text)); // copied: SQLiteCpp has no view overload
+}
+
+Error to_error(const SQLite::Exception &e) {
+  Code code = Code::kInternal;
+  switch (e.getErrorCode()) {
+  case SQLITE_BUSY:
+  case SQLITE_LOCKED: code = Code::kBusy; break;
+  case SQLITE_READONLY: code = Code::kReadOnly; break;
+  case SQLITE_CORRUPT: code = Code::kCorrupt; break;
+  case SQLITE_NOTADB: code = Code::kNotADb; break;
+  case SQLITE_NOMEM: code = Code::kNoMem; break;
+  case SQLITE_IOERR:
+  case SQLITE_CANTOPEN:
+  case SQLITE_FULL:
+  case SQLITE_PERM:
+  case SQLITE_AUTH: code = Code::kIo; break;
+  case SQLITE_CONSTRAINT: code = Code::kConflict; break;
+  default: break;
+  }
+  return Error(code, std::string("sqlite: ") + e.what());
+}
+
+Store::Store(const std::string &path, const Config &config)
+    : path_(path), config_(config), db_(open_database(path, config)) {
+  // Several processes may open (and create) the same file at once. Some of
+  // SQLite's lock conflicts here return SQLITE_BUSY without waiting (a
+  // reader upgrading to writer, a journal-mode change), so the whole
+  // sequence is retried until the busy timeout runs out.
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(config_.busy_timeout_ms);
+  for (;;) {
+    try {
+      prepare_file();
+      return;
+    } catch (const SQLite::Exception &e) {
+      Error err = to_error(e);
+      if (err.code() != Code::kBusy || std::chrono::steady_clock::now() >= deadline)
+        throw err;
+    } catch (const Error &e) {
+      if (e.code() != Code::kBusy || std::chrono::steady_clock::now() >= deadline)
+        throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Store::prepare_file() {
+  check_identity();
+  if (!config_.read_only) {
+    db_.execAndGet("PRAGMA journal_mode=WAL");
+    db_.exec(config_.durability == Durability::kFull ? "PRAGMA synchronous=FULL"
+                                                     : "PRAGMA synchronous=NORMAL");
+  }
+  migrate();
+}
+
+// Reads the header without writing, so that a file that is not ours is
+// left exactly as it was.
+void Store::check_identity() {
+  int app = 0, version = 0, objects = 0;
+  try {
+    // One statement, so one snapshot: another process may be creating the
+    // schema right now, and three reads could see half of its work.
+    SQLite::Statement q(db_, "SELECT (SELECT application_id FROM pragma_application_id),"
+                             "(SELECT user_version FROM pragma_user_version),"
+                             "(SELECT count(*) FROM sqlite_master)");
+    q.executeStep();
+    app = q.getColumn(0).getInt();
+    version = q.getColumn(1).getInt();
+    objects = q.getColumn(2).getInt();
+  } catch (const SQLite::Exception &e) {
+    if (e.getErrorCode() == SQLITE_NOTADB)
+      throw Error(Code::kNotADb,
+                  "'" + path_ + "' is not a ctxdb database (not an SQLite file)");
+    throw;
+  }
+  if (app == kApplicationId) {
+    if (version > schema_version())
+      throw Error(Code::kSchema,
+                  "'" + path_ + "' has schema version " + std::to_string(version) +
+                      ", newer than this ctxdb supports (" +
+                      std::to_string(schema_version()) + "); upgrade ctxdb");
+    return;
+  }
+  if (app != 0 || objects != 0 || version != 0)
+    throw Error(Code::kNotADb, "'" + path_ +
+                                   "' is an SQLite database but not a ctxdb "
+                                   "one (application_id " +
+                                   std::to_string(app) + ")");
+}
+
+void Store::migrate() {
+  int target = schema_version();
+  if (pragma_int(db_, "PRAGMA user_version") >= target) return;
+  if (config_.read_only)
+    throw Error(Code::kReadOnly, "'" + path_ + "' needs its schema created or "
+                                               "upgraded; open it writable once");
+  WriteTransaction tx(*this);
+  // Another process may have migrated between our check and our lock.
+  int version = pragma_int(db_, "PRAGMA user_version");
+  for (const auto &m : migrations()) {
+    if (m.number <= version) continue;
+    db_.exec(std::string(m.sql));
+  }
+  db_.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+  db_.exec("PRAGMA user_version = " + std::to_string(target));
+  tx.commit();
+}
+
+Store::Stmt Store::statement(const char *sql) {
+  auto &slot = cache_[sql];
+  if (!slot) {
+    slot = std::make_unique<SQLite::Statement>(db_, sql);
+  } else {
+    slot->tryReset();
+    slot->clearBindings();
+  }
+  return Stmt(*slot);
+}
+
+void Store::require_writable() const {
+  if (config_.read_only)
+    throw Error(Code::kReadOnly,
+                "the database '" + path_ + "' was opened read-only");
+}
+
+Store::WriteTransaction::WriteTransaction(Store &store) : store_(store) {
+  store_.require_writable();
+  store_.db_.exec("BEGIN IMMEDIATE");
+}
+
+Store::WriteTransaction::~WriteTransaction() {
+  if (done_) return;
+  try {
+    store_.db_.exec("ROLLBACK");
+  } catch (...) {
+    // The transaction is already gone (SQLite rolled it back itself).
+  }
+}
+
+void Store::WriteTransaction::commit() {
+  store_.db_.exec("COMMIT");
+  done_ = true;
+}
+
+Store::ReadTransaction::ReadTransaction(Store &store) : store_(store) {
+  store_.db_.exec("BEGIN");
+}
+
+Store::ReadTransaction::~ReadTransaction() {
+  try {
+    store_.db_.exec("COMMIT");
+  } catch (...) {
+    // Nothing was written; a failing COMMIT of a read leaves nothing behind.
+  }
+}
+
+} // namespace ctxdb::store

@@ -1,0 +1,109 @@
+// store.hpp — the database file: opening, configuration, migrations,
+// transactions and the per-connection cache of prepared statements.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Exception.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "error.hpp"
+
+namespace ctxdb::store {
+
+enum class Durability { kNormal, kFull };
+
+struct Config {
+  Durability durability = Durability::kNormal;
+  int busy_timeout_ms = 5000;
+  bool read_only = false;
+};
+
+// Parses and validates ctxdb_open's config JSON (schema/json/config.schema.json).
+Config parse_config(std::string_view json);
+
+// The schema version this library writes: the highest migration number.
+int schema_version();
+
+// ctxdb files carry this SQLite application_id ("ctxd").
+inline constexpr int32_t kApplicationId = 0x63747864;
+
+// Binds a string view as TEXT. (SQLiteCpp binds a (pointer, length) pair
+// only as a BLOB, and a BLOB never equals a TEXT key.)
+void bind_text(SQLite::Statement &q, int index, std::string_view text);
+
+// Maps an SQLite failure to the engine's error.
+Error to_error(const SQLite::Exception &e);
+
+class Store {
+public:
+  Store(const std::string &path, const Config &config);
+
+  SQLite::Database &db() { return db_; }
+  const Config &config() const { return config_; }
+  const std::string &path() const { return path_; }
+
+  // A cached prepared statement for `sql` with its bindings cleared; it is
+  // reset when the returned Stmt goes out of scope, so no statement keeps a
+  // read snapshot open between calls. `sql` must have static storage: its
+  // address is the cache key.
+  class Stmt {
+  public:
+    explicit Stmt(SQLite::Statement &s) : s_(&s) {}
+    ~Stmt() { s_->tryReset(); }
+    Stmt(const Stmt &) = delete;
+    Stmt &operator=(const Stmt &) = delete;
+    SQLite::Statement *operator->() { return s_; }
+    SQLite::Statement &operator*() { return *s_; }
+
+  private:
+    SQLite::Statement *s_;
+  };
+  Stmt statement(const char *sql);
+
+  // Throws kReadOnly when the handle was opened read-only.
+  void require_writable() const;
+
+  // BEGIN IMMEDIATE … COMMIT; rolls back unless commit() is reached, so a
+  // failed call leaves the file as it was.
+  class WriteTransaction {
+  public:
+    explicit WriteTransaction(Store &store);
+    ~WriteTransaction();
+    void commit();
+    WriteTransaction(const WriteTransaction &) = delete;
+    WriteTransaction &operator=(const WriteTransaction &) = delete;
+
+  private:
+    Store &store_;
+    bool done_ = false;
+  };
+
+  // BEGIN (deferred) … COMMIT for reads that need one consistent snapshot.
+  class ReadTransaction {
+  public:
+    explicit ReadTransaction(Store &store);
+    ~ReadTransaction();
+    ReadTransaction(const ReadTransaction &) = delete;
+    ReadTransaction &operator=(const ReadTransaction &) = delete;
+
+  private:
+    Store &store_;
+  };
+
+private:
+  void prepare_file();
+  void check_identity();
+  void migrate();
+
+  std::string path_;
+  Config config_;
+  SQLite::Database db_;
+  std::unordered_map<const char *, std::unique_ptr<SQLite::Statement>> cache_;
+};
+
+} // namespace ctxdb::store

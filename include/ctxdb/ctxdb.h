@@ -1,0 +1,223 @@
+/*
+ * ctxdb.h -- the one public C interface of ctxdb, an embedded, single-file
+ * context database for AI agents.
+ *
+ * A host appends what happened (events) to an append-only, hash-chained log
+ * kept in one SQLite file; ctxdb derives state from it and answers reads.
+ * Rich inputs and outputs are UTF-8 JSON whose shapes are described by the
+ * JSON Schemas in schema/json/; no struct is part of the ABI.
+ *
+ * Conventions (after sqlite3.h, lmdb.h, libgit2 and LevelDB's c.h):
+ *  - Every function returns an int status code (CTXDB_OK on success).
+ *    Results go through out-parameters, which come last and are set to
+ *    NULL/0 on failure. Callers test codes, never messages.
+ *  - ctxdb_errmsg(db) is the message of the last failed call on that handle
+ *    made by the calling thread; ctxdb_errmsg(NULL) is the message of the
+ *    last failed call of any kind on this thread (a failed open, a NULL or
+ *    closed handle, an iterator).
+ *  - Strings are UTF-8 with an explicit length (const char*, size_t); only
+ *    file paths are NUL-terminated. Invalid UTF-8 is CTXDB_INVALID_UTF8.
+ *    A NULL pointer with length 0 is the empty string (so an empty JSON
+ *    input is CTXDB_INVALID_JSON); NULL with a length is CTXDB_MISUSE.
+ *  - Buffers returned through `char** out` are allocated by ctxdb, are
+ *    NUL-terminated, their length (without the NUL) goes to `size_t* out_len`
+ *    when that is non-NULL, and they are released with ctxdb_free().
+ *    Borrowed pointers (an iterator's current row) stay valid until the next
+ *    call on that iterator.
+ *  - Destructors (ctxdb_close, ctxdb_iter_free, ctxdb_free) accept NULL.
+ *
+ * Threads and processes:
+ *  - A handle may be shared between threads; calls on one handle are
+ *    serialized. An iterator belongs to its handle and must not be used by
+ *    two threads at once.
+ *  - Several handles and several processes may open the same file (SQLite
+ *    WAL). A writer waits up to busy_timeout_ms for the write lock, then the
+ *    call fails with CTXDB_BUSY and changes nothing.
+ *  - Host callbacks run on the calling thread and must not re-enter the
+ *    handle that called them.
+ *  - Do not use a handle across fork(); open a new one in the child.
+ *  - A failed call leaves the database exactly as it was before the call.
+ */
+#ifndef CTXDB_H
+#define CTXDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(CTXDB_BUILDING)
+#  define CTXDB_API __declspec(dllexport)
+#elif defined(_WIN32)
+#  define CTXDB_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#  define CTXDB_API __attribute__((visibility("default")))
+#else
+#  define CTXDB_API
+#endif
+
+/* ---- versions ---------------------------------------------------------- */
+
+#define CTXDB_VERSION_MAJOR 0
+#define CTXDB_VERSION_MINOR 1
+#define CTXDB_VERSION_PATCH 0
+/* MAJOR * 1000000 + MINOR * 1000 + PATCH */
+#define CTXDB_VERSION_NUMBER 1000
+#define CTXDB_VERSION_STRING "0.1.0"
+
+/* Changes only when the ABI breaks; it is also the shared library's SONAME
+ * (libctxdb.so.<ABI>). Bindings refuse a library whose ABI differs. */
+#define CTXDB_ABI_VERSION 1
+
+/* The library's version string, e.g. "0.1.0". Static; never freed. */
+CTXDB_API const char *ctxdb_version(void);
+/* The library's CTXDB_VERSION_NUMBER. */
+CTXDB_API int ctxdb_version_number(void);
+/* The library's CTXDB_ABI_VERSION. */
+CTXDB_API int ctxdb_abi_version(void);
+
+/* ---- status codes (explicitly numbered, append-only) ------------------- */
+
+enum {
+  CTXDB_OK = 0,
+  CTXDB_MISUSE = 1,        /* NULL handle or pointer, closed handle, API misuse */
+  CTXDB_INVALID_ARG = 2,   /* a value is missing, of the wrong type or out of range */
+  CTXDB_INVALID_UTF8 = 3,  /* a string is not valid UTF-8 */
+  CTXDB_INVALID_JSON = 4,  /* a JSON input does not parse */
+  CTXDB_NOT_FOUND = 5,     /* an id names nothing */
+  CTXDB_CONFLICT = 6,      /* the id exists with different content, or a rule forbids it */
+  CTXDB_BUSY = 7,          /* the database stayed locked past busy_timeout_ms */
+  CTXDB_BUDGET = 8,        /* a token budget cannot be met */
+  CTXDB_CHECK_FAILED = 9,  /* a structured result failed its checks */
+  CTXDB_CORRUPT = 10,      /* stored data fails its hash or is malformed */
+  CTXDB_IO = 11,           /* the file cannot be read or written */
+  CTXDB_NOMEM = 12,        /* out of memory */
+  CTXDB_SCHEMA = 13,       /* the file's schema is newer than this library */
+  CTXDB_READONLY = 14,     /* a write on a read-only handle */
+  CTXDB_INTERNAL = 15,     /* a bug in ctxdb; the message says where */
+  CTXDB_NOTADB = 16,       /* the file is not a ctxdb database */
+
+  /* Not errors: what ctxdb_iter_next returns. */
+  CTXDB_ROW = 100,
+  CTXDB_DONE = 101
+};
+
+/* A static name for a status code ("CTXDB_NOT_FOUND"); never NULL. */
+CTXDB_API const char *ctxdb_errstr(int code);
+
+/* ---- handles ----------------------------------------------------------- */
+
+/* The connection handle is ctxdb_db, not `ctxdb`: a C struct named ctxdb
+ * would collide with the C++ namespace ctxdb in any C++ host. */
+typedef struct ctxdb_db ctxdb_db;     /* a connection to one database file */
+typedef struct ctxdb_iter ctxdb_iter; /* a streaming cursor over rows */
+
+/* The message of the last failed call (see the conventions above). Valid
+ * until the next failing call on the same handle from the same thread. */
+CTXDB_API const char *ctxdb_errmsg(const ctxdb_db *db);
+
+/* Releases a buffer returned by ctxdb. NULL is a no-op. */
+CTXDB_API void ctxdb_free(void *p);
+
+/* ---- opening ----------------------------------------------------------- */
+
+/* Opens (creating if needed) the database file at `path`.
+ * config_json (may be NULL/0 for defaults) is an object:
+ *   "durability":      "normal" (default; every acknowledged write survives
+ *                      a crash of the process) or "full" (also survives
+ *                      power loss; an fsync per commit),
+ *   "busy_timeout_ms": how long a write waits for the lock (default 5000),
+ *   "read_only":       true to open an existing file without writing.
+ * Fails with CTXDB_NOTADB (file untouched) when the file is not a ctxdb
+ * database and CTXDB_SCHEMA when it was written by a newer ctxdb. */
+CTXDB_API int ctxdb_open(const char *path, const char *config_json,
+                         size_t config_len, ctxdb_db **out_db);
+
+/* Closes the handle. NULL is a no-op; closing twice is CTXDB_MISUSE.
+ * Iterators opened on the handle must still be freed with ctxdb_iter_free;
+ * ctxdb_iter_next on them returns CTXDB_MISUSE after the close. */
+CTXDB_API int ctxdb_close(ctxdb_db *db);
+
+/* ---- sessions ---------------------------------------------------------- */
+
+/* Creates a session by appending its SessionStarted event.
+ * session_json: {"id"?: "ses_...", "actor"?: "host", "payload": {"agent_id":
+ * ..., ...}}; the id is generated when absent. *out is the session object
+ * (as ctxdb_session_get). An existing id is CTXDB_CONFLICT. */
+CTXDB_API int ctxdb_session_create(ctxdb_db *db, const char *session_json,
+                                   size_t len, char **out, size_t *out_len);
+
+/* The session object: {"id", "agent_id", "started_event_id", "created_ts",
+ * "last_ts", "event_count", "last_seq", "meta"}. Unknown id: NOT_FOUND. */
+CTXDB_API int ctxdb_session_get(ctxdb_db *db, const char *session_id,
+                                size_t id_len, char **out, size_t *out_len);
+
+/* A JSON array of every session object, oldest first. */
+CTXDB_API int ctxdb_session_list(ctxdb_db *db, char **out, size_t *out_len);
+
+/* ---- the event log ----------------------------------------------------- */
+
+/* Appends one event to a session.
+ * event_json: {"type", "actor", "payload": {...}, "id"?, "parent_id"?,
+ * "run_id"?, "ts"? (integer ms since the Unix epoch), "causality"?,
+ * "visibility"?}. The engine assigns seq, id (when absent), ts (when
+ * absent) and the hash. A host-given id that already exists with identical
+ * content returns the stored event (a safe retry); with different content
+ * it is CTXDB_CONFLICT. *out is the stored event (as ctxdb_event_get). */
+CTXDB_API int ctxdb_append(ctxdb_db *db, const char *session_id, size_t id_len,
+                           const char *event_json, size_t len, char **out,
+                           size_t *out_len);
+
+/* Appends NDJSON events (one per line; blank lines skipped) to a session in
+ * one transaction: all or nothing. An error names the line number.
+ * *out: {"count", "first_seq", "last_seq", "last_id"}. */
+CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id,
+                                 size_t id_len, const char *ndjson, size_t len,
+                                 char **out, size_t *out_len);
+
+/* A stored event: {"id", "session_id", "seq", "ts", "type", "actor",
+ * "parent_id"?, "run_id"?, "causality"?, "visibility"?, "payload",
+ * "payload_hash", "prev_hash", "hash"}. Unknown id: CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
+                              char **out, size_t *out_len);
+
+/* Opens a streaming iterator over stored events (each row as
+ * ctxdb_event_get). With a session id: that session's events with
+ * from_seq <= seq <= to_seq (to_seq < 0: no upper bound), in seq order.
+ * With session_id NULL: every event of every session in append order
+ * (from_seq/to_seq ignored) -- the export stream, which ctxdb_import takes. */
+CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id,
+                                size_t id_len, int64_t from_seq,
+                                int64_t to_seq, ctxdb_iter **out_iter);
+
+/* Advances the iterator: CTXDB_ROW with *row and *row_len set to a borrowed
+ * row (valid until the next call on the iterator), CTXDB_DONE at the end,
+ * or an error code. */
+CTXDB_API int ctxdb_iter_next(ctxdb_iter *iter, const char **row,
+                              size_t *row_len);
+
+/* Frees an iterator. NULL is a no-op. */
+CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
+
+/* Checks the hash chain of one session (session_id) or of all (NULL).
+ * Returns CTXDB_OK when the check ran; *out reports what it found:
+ * {"ok": true, "sessions": N, "events": M} or {"ok": false, ...,
+ * "first_broken": {"session_id", "seq", "event_id", "problem"}}. */
+CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len,
+                           char **out, size_t *out_len);
+
+/* Imports NDJSON of stored events (the export stream) in one transaction.
+ * Every event keeps its id, seq, ts and hash; an event already present
+ * with identical content is skipped; a hash or seq that does not match
+ * what this database computes is CTXDB_CORRUPT naming the line.
+ * *out: {"imported": N, "skipped": M}. */
+CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len,
+                           char **out, size_t *out_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXDB_H */

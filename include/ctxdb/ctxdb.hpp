@@ -1,0 +1,199 @@
+// ctxdb.hpp -- a header-only C++ RAII wrapper over the C ABI in ctxdb.h.
+//
+// It adds ownership and exceptions, never logic: every method is one C call.
+// Failures throw ctxdb::Error carrying the status code and the message.
+// JSON goes in and out as strings; parse it with the JSON library you use.
+#ifndef CTXDB_HPP
+#define CTXDB_HPP
+
+#include <ctxdb/ctxdb.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace ctxdb {
+// An inline namespace keeps these names distinct from the engine's own
+// (they are ctxdb::client::...) while hosts write ctxdb::Database.
+inline namespace client {
+
+class Error : public std::runtime_error {
+public:
+  Error(int code, const std::string &message)
+      : std::runtime_error(message), code_(code) {}
+  int code() const noexcept { return code_; }
+  const char *name() const noexcept { return ctxdb_errstr(code_); }
+
+private:
+  int code_;
+};
+
+namespace detail {
+inline void check(int rc, const ctxdb_db *db) {
+  if (rc != CTXDB_OK) throw Error(rc, ctxdb_errmsg(db));
+}
+
+// Takes ownership of a buffer returned by ctxdb and copies it out.
+inline std::string take(char *buf, size_t len) {
+  std::string s(buf, len);
+  ctxdb_free(buf);
+  return s;
+}
+} // namespace detail
+
+// A streaming cursor; rows are borrowed until the next call to next().
+class Iter {
+public:
+  explicit Iter(ctxdb_iter *it) noexcept : it_(it) {}
+  Iter(Iter &&o) noexcept : it_(std::exchange(o.it_, nullptr)) {}
+  Iter &operator=(Iter &&o) noexcept {
+    if (this != &o) {
+      ctxdb_iter_free(it_);
+      it_ = std::exchange(o.it_, nullptr);
+    }
+    return *this;
+  }
+  Iter(const Iter &) = delete;
+  Iter &operator=(const Iter &) = delete;
+  ~Iter() { ctxdb_iter_free(it_); }
+
+  // Sets row and returns true, or returns false at the end.
+  bool next(std::string_view &row) {
+    const char *p = nullptr;
+    size_t n = 0;
+    int rc = ctxdb_iter_next(it_, &p, &n);
+    if (rc == CTXDB_ROW) {
+      row = std::string_view(p, n);
+      return true;
+    }
+    if (rc == CTXDB_DONE) return false;
+    throw Error(rc, ctxdb_errmsg(nullptr));
+  }
+
+private:
+  ctxdb_iter *it_;
+};
+
+class Database {
+public:
+  static Database open(const std::string &path, std::string_view config = {}) {
+    ctxdb_db *db = nullptr;
+    detail::check(ctxdb_open(path.c_str(), config.data(), config.size(), &db),
+                  nullptr);
+    return Database(db);
+  }
+
+  Database(Database &&o) noexcept : db_(std::exchange(o.db_, nullptr)) {}
+  Database &operator=(Database &&o) noexcept {
+    if (this != &o) {
+      ctxdb_close(db_);
+      db_ = std::exchange(o.db_, nullptr);
+    }
+    return *this;
+  }
+  Database(const Database &) = delete;
+  Database &operator=(const Database &) = delete;
+  ~Database() { ctxdb_close(db_); }
+
+  void close() {
+    ctxdb_db *db = std::exchange(db_, nullptr);
+    if (db) detail::check(ctxdb_close(db), nullptr);
+  }
+
+  ctxdb_db *handle() const noexcept { return db_; }
+
+  std::string session_create(std::string_view json) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(
+        ctxdb_session_create(db_, json.data(), json.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  std::string session_get(std::string_view id) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_session_get(db_, id.data(), id.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  std::string session_list() {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_session_list(db_, &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  std::string append(std::string_view session_id, std::string_view event) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_append(db_, session_id.data(), session_id.size(),
+                               event.data(), event.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  std::string append_batch(std::string_view session_id,
+                           std::string_view ndjson) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_append_batch(db_, session_id.data(), session_id.size(),
+                                     ndjson.data(), ndjson.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  std::string event_get(std::string_view id) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_event_get(db_, id.data(), id.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // One session's events with from_seq <= seq <= to_seq (to_seq < 0: all).
+  Iter events(std::string_view session_id, int64_t from_seq = 1,
+              int64_t to_seq = -1) {
+    ctxdb_iter *it = nullptr;
+    // A non-NULL pointer even for "": NULL would mean every session.
+    detail::check(ctxdb_events_iter(db_, session_id.empty() ? "" : session_id.data(),
+                                    session_id.size(), from_seq, to_seq, &it),
+                  db_);
+    return Iter(it);
+  }
+
+  // Every event of every session in append order: the export stream.
+  Iter all_events() {
+    ctxdb_iter *it = nullptr;
+    detail::check(ctxdb_events_iter(db_, nullptr, 0, 0, -1, &it), db_);
+    return Iter(it);
+  }
+
+  std::string verify(std::optional<std::string_view> session_id = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    const char *id = session_id ? session_id->data() : nullptr;
+    size_t id_len = session_id ? session_id->size() : 0;
+    detail::check(ctxdb_verify(db_, id, id_len, &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  std::string import_ndjson(std::string_view ndjson) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_import(db_, ndjson.data(), ndjson.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+private:
+  explicit Database(ctxdb_db *db) noexcept : db_(db) {}
+  ctxdb_db *db_;
+};
+
+} // namespace client
+} // namespace ctxdb
+
+#endif // CTXDB_HPP

@@ -1,0 +1,89 @@
+// header_hpp.cpp — ctxdb.hpp compiles alone as strict C++20 with every
+// warning an error, and its wrapper works: RAII, exceptions carrying the
+// status code, iteration, moves.
+#include <ctxdb/ctxdb.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, int line, const char *what) {
+  if (!ok) {
+    ++failures;
+    std::fprintf(stderr, "%s:%d: CHECK failed: %s\n    ctxdb_errmsg(NULL): %s\n",
+                 __FILE__, line, what, ctxdb_errmsg(nullptr));
+  }
+}
+#define CHECK(e) check((e), __LINE__, #e)
+
+template <class F> int code_of(F &&f) {
+  try {
+    f();
+  } catch (const ctxdb::Error &e) {
+    CHECK(e.what()[0] != '\0');
+    CHECK(std::string(e.name()) == ctxdb_errstr(e.code()));
+    return e.code();
+  }
+  return CTXDB_OK;
+}
+
+} // namespace
+
+int main() {
+  char dir[] = "/tmp/ctxdb-capi-hpp-XXXXXX";
+  if (!mkdtemp(dir)) return 2;
+  const std::string path = std::string(dir) + "/w.ctxdb";
+  {
+    auto db = ctxdb::Database::open(path, R"({"durability":"normal"})");
+    std::string s = db.session_create(R"({"id":"ses_x","payload":{"agent_id":"a"}})");
+    CHECK(s.find(R"("id":"ses_x")") != std::string::npos);
+    std::string e = db.append("ses_x", R"({"type":"Note","actor":"a","payload":{}})");
+    CHECK(e.find(R"("seq":2)") != std::string::npos);
+    std::string b = db.append_batch(
+        "ses_x", "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{}}\n"
+                 "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{}}\n");
+    CHECK(b.find(R"("count":2)") != std::string::npos);
+
+    int rows = 0;
+    std::string_view row;
+    for (auto it = db.events("ses_x", 2); it.next(row);) ++rows;
+    CHECK(rows == 3);
+    rows = 0;
+    for (auto it = db.all_events(); it.next(row);) ++rows;
+    CHECK(rows == 4);
+    CHECK(db.verify().find(R"("ok":true)") != std::string::npos);
+    CHECK(db.verify("ses_x").find(R"("ok":true)") != std::string::npos);
+    CHECK(db.session_list().front() == '[');
+    CHECK(db.session_get("ses_x").find(R"("event_count":4)") != std::string::npos);
+
+    CHECK(code_of([&] { db.session_get("ses_nope"); }) == CTXDB_NOT_FOUND);
+    CHECK(code_of([&] { db.append("ses_x", "{"); }) == CTXDB_INVALID_JSON);
+    CHECK(code_of([&] { db.append("ses_x", R"({"actor":"a","payload":{}})"); }) ==
+          CTXDB_INVALID_ARG);
+    CHECK(code_of([&] { db.event_get("evt_nope"); }) == CTXDB_NOT_FOUND);
+    CHECK(code_of([&] { ctxdb::Database::open(path, R"({"bogus":1})"); }) ==
+          CTXDB_INVALID_ARG);
+
+    // Moves hand the handle over; close() is explicit and final.
+    ctxdb::Database moved = std::move(db);
+    CHECK(moved.handle() != nullptr && db.handle() == nullptr);
+    CHECK(moved.session_list().find("ses_x") != std::string::npos);
+    moved.close();
+    CHECK(moved.handle() == nullptr);
+  }
+  {
+    auto ro = ctxdb::Database::open(path, R"({"read_only":true})");
+    CHECK(code_of([&] { ro.append("ses_x", R"({"type":"Note","actor":"a","payload":{}})"); }) ==
+          CTXDB_READONLY);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::fprintf(stderr, "header_hpp: %d failed\n", failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,1820 @@
+/*
+ * test_api.c — every entry point of ctxdb.h, through the C ABI only.
+ *
+ * The happy path builds a small database (two sessions, single appends,
+ * batches, retries), reads it back every way the header offers, verifies it
+ * and copies it into a second file through export/import. Then every entry
+ * point gets bad input: NULL handles and pointers, invalid UTF-8, malformed
+ * or mistyped JSON, missing fields, unknown ids, closed handles, read-only
+ * handles, files that are not ctxdb databases and a newer schema. Each
+ * failure must return the documented code, clear the out-parameters, leave
+ * a message, and leave the database exactly as it was.
+ */
+#include "check.h"
+#include "util.h"
+
+#include <ctxdb/ctxdb.h>
+
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F __FILE__, __LINE__
+#define ANY_ERROR (-1) /* a `want` that accepts any error code */
+/* A `want` that accepts either of two codes (where the header allows both). */
+#define OR_CODE(a, b) ((((b) + 1) << 8) | (a))
+
+/* Out-parameters start as this garbage so a failing call must clear them. */
+static char sentinel_;
+#define SENT ((char *)&sentinel_)
+#define SENT_DB ((ctxdb_db *)(void *)&sentinel_)
+#define SENT_IT ((ctxdb_iter *)(void *)&sentinel_)
+#define SENT_LEN ((size_t)0xdeadbeefu)
+
+static size_t slen(const char *s) { return s ? strlen(s) : 0; }
+
+/* The handle that was closed, which snapshots must never touch. */
+static const ctxdb_db *g_closed = NULL;
+
+/* ---- ids appended to the main database, in append order ------------------ */
+
+static ctxdb_db *g_db1 = NULL;
+static char *g_order[512];
+static int g_norder = 0;
+
+static void record_id(const ctxdb_db *db, const char *event_json) {
+  char *id;
+  if (db != g_db1 || g_norder >= 512) return;
+  id = jstr(event_json, "id");
+  if (id) g_order[g_norder++] = id;
+}
+
+/* ---- state snapshots ------------------------------------------------------ */
+
+/* The export stream plus the session list: what "unchanged" compares. */
+static char *snapshot(ctxdb_db *db) {
+  int rows;
+  char *exp, *list = NULL, *s;
+  size_t n = 0;
+  if (!db || db == g_closed) return NULL;
+  exp = export_all(db, &rows);
+  if (ctxdb_session_list(db, &list, &n) != CTXDB_OK) list = NULL;
+  s = (char *)malloc(slen(exp) + slen(list) + 16);
+  sprintf(s, "%s\n--\n%s", exp ? exp : "(export failed)",
+          list ? list : "(list failed)");
+  free(exp);
+  ctxdb_free(list);
+  return s;
+}
+
+static void unchanged_at(const char *file, int line, const char *what,
+                         ctxdb_db *db, char *before) {
+  char *after;
+  char desc[300];
+  if (!before) return;
+  after = snapshot(db);
+  snprintf(desc, sizeof desc, "%s leaves the database unchanged", what);
+  check_at(after && strcmp(before, after) == 0, file, line, desc);
+  free(after);
+  free(before);
+}
+
+/* ---- failure checks -------------------------------------------------------- */
+
+/* rc is the wanted error (any error for ANY_ERROR); messages are set on the
+ * thread and on the handle, equal, and name `mention` when given. */
+static void failed_at(const char *file, int line, const char *what,
+                      const ctxdb_db *db, int rc, int want,
+                      const char *mention) {
+  const char *g, *m;
+  char desc[600];
+  if (want == ANY_ERROR) {
+    snprintf(desc, sizeof desc, "%s fails (got %s)", what, ctxdb_errstr(rc));
+    check_at(rc != CTXDB_OK, file, line, desc);
+  } else if (want > 0xff) {
+    int a = want & 0xff, b = (want >> 8) - 1;
+    snprintf(desc, sizeof desc, "%s fails with %s or %s (got %s)", what,
+             ctxdb_errstr(a), ctxdb_errstr(b), ctxdb_errstr(rc));
+    check_at(rc == a || rc == b, file, line, desc);
+  } else {
+    check_rc_at(rc, want, file, line, what);
+  }
+  if (rc == CTXDB_OK) return;
+  g = ctxdb_errmsg(NULL);
+  snprintf(desc, sizeof desc, "%s: ctxdb_errmsg(NULL) is a non-empty message",
+           what);
+  check_at(g != NULL && g[0] != '\0', file, line, desc);
+  m = g;
+  if (db && db != g_closed) {
+    m = ctxdb_errmsg(db);
+    snprintf(desc, sizeof desc, "%s: ctxdb_errmsg(db) is a non-empty message",
+             what);
+    check_at(m != NULL && m[0] != '\0', file, line, desc);
+    snprintf(desc, sizeof desc,
+             "%s: ctxdb_errmsg(db) equals ctxdb_errmsg(NULL) ('%s' vs '%s')",
+             what, check_msg_(m), check_msg_(g));
+    check_at(m && g && strcmp(m, g) == 0, file, line, desc);
+  }
+  if (mention) {
+    snprintf(desc, sizeof desc, "%s: the message names '%s' (message: %s)",
+             what, mention, check_msg_(m));
+    check_at(m && strstr(m, mention) != NULL, file, line, desc);
+  }
+}
+
+static void cleared_at(const char *file, int line, const char *what,
+                       const void *out, size_t out_len) {
+  char desc[300];
+  snprintf(desc, sizeof desc, "%s sets its out-parameters to NULL/0", what);
+  check_at(out == NULL && out_len == 0, file, line, desc);
+}
+
+/* The name "line N" as a whole token (not "line 30" for N = 3). */
+static int names_line(const char *msg, int n) {
+  char pat[32];
+  const char *p;
+  size_t k;
+  if (!msg) return 0;
+  snprintf(pat, sizeof pat, "line %d", n);
+  k = strlen(pat);
+  for (p = strstr(msg, pat); p; p = strstr(p + 1, pat))
+    if (!(p[k] >= '0' && p[k] <= '9')) return 1;
+  return 0;
+}
+
+static void names_line_at(const char *file, int line, const char *what,
+                          const ctxdb_db *db, int n) {
+  const char *m = ctxdb_errmsg(db);
+  char desc[600];
+  snprintf(desc, sizeof desc, "%s: the message names line %d (message: %s)",
+           what, n, check_msg_(m));
+  check_at(names_line(m, n), file, line, desc);
+}
+
+/* ---- successful calls ------------------------------------------------------ */
+
+/* Checks a call that must succeed and returns its buffer (NULL on failure). */
+static char *ok_buf_at(const char *file, int line, const char *what, int rc,
+                       char *out, size_t n) {
+  char desc[300];
+  if (!check_rc_at(rc, CTXDB_OK, file, line, what)) return NULL;
+  snprintf(desc, sizeof desc, "%s returns a NUL-terminated buffer of out_len",
+           what);
+  if (!check_at(out != NULL && out != SENT && strlen(out) == n, file, line,
+                desc))
+    return NULL;
+  return out;
+}
+
+static char *ok_create_at(const char *file, int line, ctxdb_db *db,
+                          const char *json) {
+  char *out = SENT, *ev;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_session_create(db, json, slen(json), &out, &n);
+  out = ok_buf_at(file, line, "ctxdb_session_create", rc, out, n);
+  if (out && db == g_db1 && g_norder < 512) {
+    ev = jstr(out, "started_event_id");
+    if (ev) g_order[g_norder++] = ev;
+  }
+  return out;
+}
+#define OK_CREATE(db, json) ok_create_at(F, db, json)
+
+static char *ok_append_at(const char *file, int line, ctxdb_db *db,
+                          const char *sid, const char *json) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_append(db, sid, slen(sid), json, slen(json), &out, &n);
+  out = ok_buf_at(file, line, "ctxdb_append", rc, out, n);
+  if (out) record_id(db, out);
+  return out;
+}
+#define OK_APPEND(db, sid, json) ok_append_at(F, db, sid, json)
+
+static char *ok_get_at(const char *file, int line, ctxdb_db *db,
+                       const char *sid) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_session_get(db, sid, slen(sid), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_session_get", rc, out, n);
+}
+#define OK_GET(db, sid) ok_get_at(F, db, sid)
+
+static char *ok_event_at(const char *file, int line, ctxdb_db *db,
+                         const char *eid) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_event_get(db, eid, slen(eid), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_event_get", rc, out, n);
+}
+#define OK_EVENT(db, eid) ok_event_at(F, db, eid)
+
+static char *ok_list_at(const char *file, int line, ctxdb_db *db) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_session_list(db, &out, &n);
+  return ok_buf_at(file, line, "ctxdb_session_list", rc, out, n);
+}
+#define OK_LIST(db) ok_list_at(F, db)
+
+static char *ok_verify_at(const char *file, int line, ctxdb_db *db,
+                          const char *sid) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_verify(db, sid, slen(sid), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_verify", rc, out, n);
+}
+#define OK_VERIFY(db, sid) ok_verify_at(F, db, sid)
+
+/* Appends a batch and records the ids it stored (read back by seq). */
+static char *ok_batch_at(const char *file, int line, ctxdb_db *db,
+                         const char *sid, const char *ndjson) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_append_batch(db, sid, slen(sid), ndjson, slen(ndjson), &out,
+                              &n);
+  out = ok_buf_at(file, line, "ctxdb_append_batch", rc, out, n);
+  if (out && db == g_db1) {
+    int rows, i;
+    char **lines;
+    char *text = rows_of(db, sid, jnum(out, "first_seq"),
+                         jnum(out, "last_seq"), &rows);
+    int nl = split_lines(text, &lines);
+    for (i = 0; i < nl; ++i) {
+      record_id(db, lines[i]);
+      free(lines[i]);
+    }
+    free(lines);
+    free(text);
+  }
+  return out;
+}
+#define OK_BATCH(db, sid, ndjson) ok_batch_at(F, db, sid, ndjson)
+
+static ctxdb_db *ok_open_at(const char *file, int line, const char *path,
+                            const char *config) {
+  ctxdb_db *db = SENT_DB;
+  int rc = ctxdb_open(path, config, slen(config), &db);
+  if (!check_rc_at(rc, CTXDB_OK, file, line, "ctxdb_open")) return NULL;
+  check_at(db != NULL && db != SENT_DB, file, line, "ctxdb_open sets *out_db");
+  return db == SENT_DB ? NULL : db;
+}
+#define OK_OPEN(path, config) ok_open_at(F, path, config)
+
+/* ---- failing calls --------------------------------------------------------- */
+/* Each runs one call that must fail with `want`, checks the message and the
+ * cleared out-parameters, and (for a live handle) that nothing changed. */
+
+static void create_fails_at(const char *file, int line, ctxdb_db *db,
+                            const char *json, size_t len, int null_out,
+                            int want, const char *mention) {
+  char *before = snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_session_create(db, json, len, null_out ? NULL : &out,
+                                null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_session_create", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_session_create", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  unchanged_at(file, line, "a failed ctxdb_session_create", db, before);
+}
+#define CREATE_FAILS(db, json, want, mention) \
+  create_fails_at(F, db, json, slen(json), 0, want, mention)
+
+static void append_fails_at(const char *file, int line, ctxdb_db *db,
+                            const char *sid, size_t sid_len, const char *json,
+                            size_t len, int null_out, int want,
+                            const char *mention) {
+  char *before = snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_append(db, sid, sid_len, json, len, null_out ? NULL : &out,
+                        null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_append", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_append", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  unchanged_at(file, line, "a failed ctxdb_append", db, before);
+}
+#define APPEND_FAILS(db, sid, json, want, mention) \
+  append_fails_at(F, db, sid, slen(sid), json, slen(json), 0, want, mention)
+
+static void batch_fails_at(const char *file, int line, ctxdb_db *db,
+                           const char *sid, size_t sid_len, const char *nd,
+                           size_t len, int null_out, int want,
+                           const char *mention, int line_no) {
+  char *before = snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_append_batch(db, sid, sid_len, nd, len,
+                              null_out ? NULL : &out, null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_append_batch", db, rc, want, mention);
+  if (rc != CTXDB_OK && line_no > 0)
+    names_line_at(file, line, "ctxdb_append_batch", db, line_no);
+  if (!null_out) cleared_at(file, line, "ctxdb_append_batch", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  unchanged_at(file, line, "a failed ctxdb_append_batch", db, before);
+}
+#define BATCH_FAILS(db, sid, nd, want, mention, line_no) \
+  batch_fails_at(F, db, sid, slen(sid), nd, slen(nd), 0, want, mention, line_no)
+
+static void import_fails_at(const char *file, int line, ctxdb_db *db,
+                            const char *nd, size_t len, int null_out, int want,
+                            const char *mention, int line_no) {
+  char *before = snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_import(db, nd, len, null_out ? NULL : &out,
+                        null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_import", db, rc, want, mention);
+  if (rc != CTXDB_OK && line_no > 0)
+    names_line_at(file, line, "ctxdb_import", db, line_no);
+  if (!null_out) cleared_at(file, line, "ctxdb_import", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  unchanged_at(file, line, "a failed ctxdb_import", db, before);
+}
+#define IMPORT_FAILS(db, nd, want, mention, line_no) \
+  import_fails_at(F, db, nd, slen(nd), 0, want, mention, line_no)
+
+/* Read calls: session_get, event_get, verify (an id, then a buffer). */
+typedef int (*id_read_fn)(ctxdb_db *, const char *, size_t, char **,
+                          size_t *);
+
+static void read_fails_at(const char *file, int line, const char *what,
+                          id_read_fn fn, ctxdb_db *db, const char *id,
+                          size_t id_len, int null_out, int want,
+                          const char *mention) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = fn(db, id, id_len, null_out ? NULL : &out, null_out ? NULL : &n);
+  failed_at(file, line, what, db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, what, out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+}
+
+static void list_fails_at(const char *file, int line, ctxdb_db *db,
+                          int null_out, int want) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_session_list(db, null_out ? NULL : &out, null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_session_list", db, rc, want, NULL);
+  if (!null_out) cleared_at(file, line, "ctxdb_session_list", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+}
+
+static void iter_fails_at(const char *file, int line, ctxdb_db *db,
+                          const char *sid, size_t sid_len, int null_out,
+                          int want) {
+  ctxdb_iter *it = SENT_IT;
+  int rc = ctxdb_events_iter(db, sid, sid_len, 1, -1, null_out ? NULL : &it);
+  failed_at(file, line, "ctxdb_events_iter", db, rc, want, NULL);
+  if (!null_out) {
+    check_at(it == NULL, file, line, "a failed ctxdb_events_iter sets *out_iter = NULL");
+    if (rc == CTXDB_OK && it != SENT_IT) ctxdb_iter_free(it);
+  }
+}
+
+static void open_fails_at(const char *file, int line, const char *path,
+                          const char *config, size_t len, int want,
+                          const char *mention) {
+  ctxdb_db *db = SENT_DB;
+  int rc = ctxdb_open(path, config, len, &db);
+  failed_at(file, line, "ctxdb_open", NULL, rc, want, mention);
+  check_at(db == NULL, file, line, "a failed ctxdb_open sets *out_db = NULL");
+  if (rc == CTXDB_OK && db != SENT_DB) ctxdb_close(db);
+}
+#define OPEN_FAILS(path, config, want, mention) \
+  open_fails_at(F, path, config, slen(config), want, mention)
+
+/* ===========================================================================
+ * versions and status names
+ * ======================================================================== */
+
+static void test_versions_and_errstr(void) {
+  static const struct {
+    int code;
+    const char *name;
+  } names[] = {
+      {CTXDB_OK, "CTXDB_OK"},
+      {CTXDB_MISUSE, "CTXDB_MISUSE"},
+      {CTXDB_INVALID_ARG, "CTXDB_INVALID_ARG"},
+      {CTXDB_INVALID_UTF8, "CTXDB_INVALID_UTF8"},
+      {CTXDB_INVALID_JSON, "CTXDB_INVALID_JSON"},
+      {CTXDB_NOT_FOUND, "CTXDB_NOT_FOUND"},
+      {CTXDB_CONFLICT, "CTXDB_CONFLICT"},
+      {CTXDB_BUSY, "CTXDB_BUSY"},
+      {CTXDB_BUDGET, "CTXDB_BUDGET"},
+      {CTXDB_CHECK_FAILED, "CTXDB_CHECK_FAILED"},
+      {CTXDB_CORRUPT, "CTXDB_CORRUPT"},
+      {CTXDB_IO, "CTXDB_IO"},
+      {CTXDB_NOMEM, "CTXDB_NOMEM"},
+      {CTXDB_SCHEMA, "CTXDB_SCHEMA"},
+      {CTXDB_READONLY, "CTXDB_READONLY"},
+      {CTXDB_INTERNAL, "CTXDB_INTERNAL"},
+      {CTXDB_NOTADB, "CTXDB_NOTADB"},
+      {CTXDB_ROW, "CTXDB_ROW"},
+      {CTXDB_DONE, "CTXDB_DONE"},
+  };
+  static const int unknown[] = {-1, 17, 18, 99, 102, 1000, INT_MAX, INT_MIN};
+  size_t i, j;
+  char vbuf[64];
+
+  /* The numbering is part of the ABI. */
+  CHECK(CTXDB_OK == 0 && CTXDB_MISUSE == 1 && CTXDB_INVALID_ARG == 2);
+  CHECK(CTXDB_INVALID_UTF8 == 3 && CTXDB_INVALID_JSON == 4);
+  CHECK(CTXDB_NOT_FOUND == 5 && CTXDB_CONFLICT == 6 && CTXDB_BUSY == 7);
+  CHECK(CTXDB_BUDGET == 8 && CTXDB_CHECK_FAILED == 9 && CTXDB_CORRUPT == 10);
+  CHECK(CTXDB_IO == 11 && CTXDB_NOMEM == 12 && CTXDB_SCHEMA == 13);
+  CHECK(CTXDB_READONLY == 14 && CTXDB_INTERNAL == 15 && CTXDB_NOTADB == 16);
+  CHECK(CTXDB_ROW == 100 && CTXDB_DONE == 101);
+
+  for (i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    const char *s = ctxdb_errstr(names[i].code);
+    if (!CHECK(s != NULL)) continue;
+    if (!CHECK(strcmp(s, names[i].name) == 0))
+      fprintf(stderr, "    ctxdb_errstr(%d) = '%s', want '%s'\n",
+              names[i].code, s, names[i].name);
+  }
+  for (i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
+    const char *s = ctxdb_errstr(unknown[i]);
+    if (!CHECK(s != NULL && s[0] != '\0')) continue;
+    for (j = 0; j < sizeof names / sizeof names[0]; ++j)
+      if (!CHECK(strcmp(s, names[j].name) != 0))
+        fprintf(stderr, "    ctxdb_errstr(%d) = '%s', a known code's name\n",
+                unknown[i], s);
+  }
+
+  CHECK(ctxdb_version() != NULL);
+  CHECK(ctxdb_version() && strcmp(ctxdb_version(), CTXDB_VERSION_STRING) == 0);
+  snprintf(vbuf, sizeof vbuf, "%d.%d.%d", CTXDB_VERSION_MAJOR,
+           CTXDB_VERSION_MINOR, CTXDB_VERSION_PATCH);
+  CHECK(strcmp(vbuf, CTXDB_VERSION_STRING) == 0);
+  CHECK(ctxdb_version_number() == CTXDB_VERSION_NUMBER);
+  CHECK(CTXDB_VERSION_NUMBER == CTXDB_VERSION_MAJOR * 1000000 +
+                                    CTXDB_VERSION_MINOR * 1000 +
+                                    CTXDB_VERSION_PATCH);
+  CHECK(ctxdb_abi_version() == CTXDB_ABI_VERSION);
+
+  /* Destructors accept NULL. */
+  ctxdb_free(NULL);
+  ctxdb_iter_free(NULL);
+  CHECK_RC(ctxdb_close(NULL), CTXDB_OK);
+}
+
+/* ===========================================================================
+ * the happy path
+ * ======================================================================== */
+
+static char *g_s1 = NULL;       /* generated session id */
+static char *g_s2 = NULL;       /* host-given session id */
+static char *g_started1 = NULL; /* s1's SessionStarted event */
+
+static void test_happy_path(const char *path) {
+  char *s1obj, *s2obj, *got, *list, *ev, *started, *payload, *b, *v;
+  char *prev_hash, *prev_id, *last_id, *text, *meta;
+  char **items, **lines;
+  int64_t t0, t1;
+  int n, i, rows, nl;
+  const char *row;
+  size_t rlen;
+  ctxdb_iter *it;
+
+  CHECK(!file_exists(path));
+  t0 = now_ms();
+  g_db1 = OK_OPEN(path, NULL);
+  if (!g_db1) exit(check_finish("test_api (cannot open)"));
+  CHECK(file_exists(path));
+
+  /* -- sessions ------------------------------------------------------------ */
+  s1obj = OK_CREATE(g_db1, Q("{'payload':{'agent_id':'a'}}"));
+  t1 = now_ms();
+  CHECK(s1obj != NULL);
+  CHECK(jstr_prefix(s1obj, "id", "ses_"));
+  CHECK(jstr_eq(s1obj, "agent_id", "a"));
+  CHECK(jnum(s1obj, "event_count") == 1);
+  CHECK(jnum(s1obj, "last_seq") == 1);
+  CHECK(jstr_prefix(s1obj, "started_event_id", "evt_"));
+  CHECK(jnum(s1obj, "created_ts") >= t0 - 1 && jnum(s1obj, "created_ts") <= t1 + 1);
+  CHECK(jnum(s1obj, "last_ts") >= jnum(s1obj, "created_ts"));
+  { const char *v_; size_t n_; CHECK(s1obj && jget(s1obj, strlen(s1obj), "meta", &v_, &n_)); }
+  g_s1 = jstr(s1obj, "id");
+  g_started1 = jstr(s1obj, "started_event_id");
+  if (!g_s1 || !g_started1) exit(check_finish("test_api (no session)"));
+  sleep_ms(3); /* distinct created_ts, so "oldest first" is one order */
+
+  s2obj = OK_CREATE(g_db1, Q("{'id':'ses_host_2','actor':'harness',"
+                             "'payload':{'agent_id':'b','cwd':'/tmp/w'}}"));
+  CHECK(jstr_eq(s2obj, "id", "ses_host_2"));
+  CHECK(jstr_eq(s2obj, "agent_id", "b"));
+  CHECK(jnum(s2obj, "event_count") == 1);
+  meta = jraw(s2obj, "meta");
+  CHECK(meta && strstr(meta, "\"cwd\"") && strstr(meta, "/tmp/w"));
+  free(meta);
+  g_s2 = jstr(s2obj, "id");
+  if (!g_s2) exit(check_finish("test_api (no session 2)"));
+
+  /* The create result is the session object, as session_get returns it. */
+  got = OK_GET(g_db1, g_s1);
+  CHECK(got && s1obj && strcmp(got, s1obj) == 0);
+  ctxdb_free(got);
+  got = OK_GET(g_db1, g_s2);
+  CHECK(got && s2obj && strcmp(got, s2obj) == 0);
+  ctxdb_free(got);
+  /* Explicit lengths: bytes past id_len are not part of the id. */
+  {
+    char *out = SENT;
+    size_t on = SENT_LEN;
+    CHECK_RC(ctxdb_session_get(g_db1, "ses_host_2XYZ", 10, &out, &on), CTXDB_OK);
+    CHECK(out != SENT && out && s2obj && strcmp(out, s2obj) == 0 &&
+          on == strlen(s2obj));
+    if (out != SENT) ctxdb_free(out);
+  }
+
+  /* The SessionStarted event. */
+  started = OK_EVENT(g_db1, g_started1);
+  CHECK(jstr_eq(started, "type", "SessionStarted"));
+  CHECK(jstr_eq(started, "session_id", g_s1));
+  CHECK(jstr_eq(started, "id", g_started1));
+  CHECK(jnum(started, "seq") == 1);
+  CHECK(jstr_eq(started, "actor", "host")); /* the documented default */
+  payload = jraw(started, "payload");
+  CHECK(payload && jstr_eq(payload, "agent_id", "a"));
+  free(payload);
+  CHECK(jhex64(started, "hash") && jhex64(started, "payload_hash") &&
+        jhex64(started, "prev_hash"));
+  CHECK(jstr_eq(started, "prev_hash",
+                "0000000000000000000000000000000000000000000000000000000000000000"));
+  {
+    char *s2started = jstr(s2obj, "started_event_id");
+    ev = OK_EVENT(g_db1, s2started);
+    CHECK(jstr_eq(ev, "actor", "harness"));
+    CHECK(jstr_eq(ev, "session_id", "ses_host_2"));
+    ctxdb_free(ev);
+    free(s2started);
+  }
+
+  /* An existing session id is a conflict. */
+  CREATE_FAILS(g_db1, Q("{'id':'ses_host_2','payload':{'agent_id':'b','cwd':'/tmp/w'}}"),
+               CTXDB_CONFLICT, NULL);
+  /* Bytes past len are not part of the JSON. */
+  sleep_ms(3);
+  {
+    const char *j = Q("{'payload':{'agent_id':'c'}}GARBAGE");
+    char *out = SENT;
+    size_t on = SENT_LEN;
+    CHECK_RC(ctxdb_session_create(g_db1, j, strlen(j) - 7, &out, &on), CTXDB_OK);
+    CHECK(out != SENT && jstr_eq(out, "agent_id", "c"));
+    if (out != SENT) {
+      char *ev0 = jstr(out, "started_event_id");
+      if (ev0) g_order[g_norder++] = ev0;
+      ctxdb_free(out);
+    }
+  }
+
+  /* The list: every session, oldest first, each as session_get. */
+  list = OK_LIST(g_db1);
+  n = jarray(list, &items);
+  CHECK(n == 3);
+  if (n == 3) {
+    CHECK(jstr_eq(items[0], "id", g_s1));
+    CHECK(jstr_eq(items[1], "id", "ses_host_2"));
+    CHECK(jstr_eq(items[2], "agent_id", "c"));
+    for (i = 0; i < n; ++i) {
+      char *id = jstr(items[i], "id");
+      got = OK_GET(g_db1, id);
+      CHECK(got && strcmp(got, items[i]) == 0);
+      ctxdb_free(got);
+      free(id);
+    }
+  }
+  if (n > 0) jfree_items(items, n);
+  ctxdb_free(list);
+  {
+    char *out = SENT;
+    CHECK_RC(ctxdb_session_list(g_db1, &out, NULL), CTXDB_OK); /* out_len optional */
+    CHECK(out != SENT && out && out[0] == '[');
+    if (out != SENT) ctxdb_free(out);
+  }
+
+  /* -- single appends -------------------------------------------------------- */
+  t0 = now_ms();
+  ev = OK_APPEND(g_db1, g_s1,
+                 Q("{'type':'UserPromptSubmitted','actor':'user',"
+                   "'payload':{'text':'list the files'}}"));
+  t1 = now_ms();
+  CHECK(jstr_prefix(ev, "id", "evt_"));
+  CHECK(jstr_eq(ev, "session_id", g_s1));
+  CHECK(jnum(ev, "seq") == 2);
+  CHECK(jstr_eq(ev, "type", "UserPromptSubmitted"));
+  CHECK(jstr_eq(ev, "actor", "user"));
+  CHECK(jnum(ev, "ts") >= t0 - 1 && jnum(ev, "ts") <= t1 + 1);
+  payload = jraw(ev, "payload");
+  CHECK(payload && strcmp(payload, "{\"text\":\"list the files\"}") == 0);
+  free(payload);
+  CHECK(jhex64(ev, "hash") && jhex64(ev, "payload_hash"));
+  /* The chain: prev_hash is the hash of seq 1. */
+  {
+    char *h1 = jstr(started, "hash"), *p2 = jstr(ev, "prev_hash"),
+         *h2 = jstr(ev, "hash");
+    CHECK(h1 && p2 && strcmp(h1, p2) == 0);
+    CHECK(h1 && h2 && strcmp(h1, h2) != 0);
+    free(h1);
+    free(p2);
+    free(h2);
+  }
+  /* The result is the stored event, as event_get returns it. */
+  {
+    char *id = jstr(ev, "id");
+    got = OK_EVENT(g_db1, id);
+    CHECK(got && ev && strcmp(got, ev) == 0);
+    ctxdb_free(got);
+    free(id);
+  }
+  prev_id = jstr(ev, "id");
+  ctxdb_free(ev);
+  ctxdb_free(started);
+
+  /* Every optional field, host-given. */
+  {
+    char json[1024];
+    snprintf(json, sizeof json,
+             Q("{'id':'evt_host_1','type':'FileRead','actor':'agent',"
+               "'payload':{'bytes':12,'path':'src/a.c'},'parent_id':'%s',"
+               "'run_id':'run_1','ts':1700000000000,"
+               "'causality':{'caused_by':['x']},'visibility':'private'}"),
+             prev_id);
+    ev = OK_APPEND(g_db1, g_s1, json);
+  }
+  CHECK(jstr_eq(ev, "id", "evt_host_1"));
+  CHECK(jnum(ev, "seq") == 3);
+  CHECK(jnum(ev, "ts") == 1700000000000LL);
+  CHECK(jstr_eq(ev, "parent_id", prev_id));
+  CHECK(jstr_eq(ev, "run_id", "run_1"));
+  v = jraw(ev, "causality");
+  CHECK(v && strcmp(v, "{\"caused_by\":[\"x\"]}") == 0);
+  free(v);
+  v = jraw(ev, "visibility");
+  CHECK(v && strcmp(v, "\"private\"") == 0);
+  free(v);
+  payload = jraw(ev, "payload");
+  CHECK(payload && strcmp(payload, "{\"bytes\":12,\"path\":\"src/a.c\"}") == 0);
+  free(payload);
+  ctxdb_free(ev);
+  free(prev_id);
+
+  /* A tool call and its result. */
+  ev = OK_APPEND(g_db1, g_s1,
+                 Q("{'type':'AssistantMessageCreated','actor':'assistant',"
+                   "'payload':{'content':[{'type':'text','text':'looking'},"
+                   "{'type':'tool_call','id':'call_1','name':'ls',"
+                   "'args':{'dir':'.'}}],'model':'m1'}}"));
+  CHECK(jnum(ev, "seq") == 4);
+  ctxdb_free(ev);
+  ev = OK_APPEND(g_db1, g_s1,
+                 Q("{'type':'ToolCallStarted','actor':'tool',"
+                   "'payload':{'tool_call_id':'call_1','name':'ls'}}"));
+  CHECK(jnum(ev, "seq") == 5);
+  ctxdb_free(ev);
+  ev = OK_APPEND(g_db1, g_s1,
+                 Q("{'type':'ToolCallFinished','actor':'tool',"
+                   "'payload':{'tool_call_id':'call_1','output':'a.c\\nb.c'}}"));
+  CHECK(jnum(ev, "seq") == 6);
+  payload = jraw(ev, "payload");
+  CHECK(payload && strstr(payload, "a.c\\nb.c") != NULL);
+  free(payload);
+  ctxdb_free(ev);
+
+  /* Multi-byte UTF-8 is stored as given. */
+  ev = OK_APPEND(g_db1, g_s1,
+                 "{\"type\":\"UserPromptSubmitted\",\"actor\":\"user\","
+                 "\"payload\":{\"text\":\"h\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x98\x80\"}}");
+  CHECK(jnum(ev, "seq") == 7);
+  CHECK(ev && strstr(ev, "h\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x98\x80") != NULL);
+  ctxdb_free(ev);
+
+  /* Any other type is stored as is; the payload round-trips byte for byte. */
+  ev = OK_APPEND(g_db1, g_s2,
+                 Q("{'type':'my.custom:Event-1','actor':'host',"
+                   "'payload':{'anything':[1,2,{'x':null}],'b':'two'}}"));
+  CHECK(jstr_eq(ev, "session_id", "ses_host_2"));
+  CHECK(jnum(ev, "seq") == 2);
+  CHECK(jstr_eq(ev, "type", "my.custom:Event-1"));
+  payload = jraw(ev, "payload");
+  CHECK(payload &&
+        strcmp(payload, "{\"anything\":[1,2,{\"x\":null}],\"b\":\"two\"}") == 0);
+  free(payload);
+  ctxdb_free(ev);
+
+  /* out_len is optional. */
+  {
+    const char *j = Q("{'type':'Note','actor':'host','payload':{'n':0}}");
+    char *out = SENT;
+    CHECK_RC(ctxdb_append(g_db1, g_s2, strlen(g_s2), j, strlen(j), &out, NULL),
+             CTXDB_OK);
+    CHECK(out != SENT && jnum(out, "seq") == 3);
+    if (out != SENT) {
+      record_id(g_db1, out);
+      ctxdb_free(out);
+    }
+  }
+
+  /* -- batches --------------------------------------------------------------- */
+  b = OK_BATCH(g_db1, g_s1,
+               Q("{'type':'UserPromptSubmitted','actor':'user','payload':{'text':'b1'}}\n"
+                 "\n"
+                 "{'type':'DecisionRecorded','actor':'agent','payload':{'decision':'use C'}}\n"
+                 "{'type':'Note','actor':'agent','payload':{'n':3}}\n"));
+  CHECK(jnum(b, "count") == 3);
+  CHECK(jnum(b, "first_seq") == 8);
+  CHECK(jnum(b, "last_seq") == 10);
+  last_id = jstr(b, "last_id");
+  ev = OK_EVENT(g_db1, last_id);
+  CHECK(jnum(ev, "seq") == 10 && jstr_eq(ev, "type", "Note") &&
+        jstr_eq(ev, "session_id", g_s1));
+  ctxdb_free(ev);
+  free(last_id);
+  ctxdb_free(b);
+
+  /* No trailing newline; the batch chains onto the session's head. */
+  b = OK_BATCH(g_db1, g_s2,
+               Q("{'type':'Note','actor':'host','payload':{'n':1}}\n"
+                 "{'id':'evt_batch_b','type':'Note','actor':'host','payload':{'n':2}}"));
+  CHECK(jnum(b, "count") == 2);
+  CHECK(jnum(b, "first_seq") == 4);
+  CHECK(jnum(b, "last_seq") == 5);
+  CHECK(jstr_eq(b, "last_id", "evt_batch_b"));
+  ctxdb_free(b);
+
+  /* -- reading back ------------------------------------------------------------ */
+  got = OK_GET(g_db1, g_s1);
+  CHECK(jnum(got, "event_count") == 10);
+  CHECK(jnum(got, "last_seq") == 10);
+  CHECK(jstr_eq(got, "started_event_id", g_started1));
+  CHECK(jnum(got, "created_ts") == jnum(s1obj, "created_ts"));
+  ctxdb_free(got);
+  got = OK_GET(g_db1, g_s2);
+  CHECK(jnum(got, "event_count") == 5);
+  CHECK(jnum(got, "last_seq") == 5);
+  ctxdb_free(got);
+  ctxdb_free(s1obj);
+  ctxdb_free(s2obj);
+
+  /* A seq range. */
+  text = rows_of(g_db1, g_s1, 2, 4, &rows);
+  CHECK(text != NULL);
+  CHECK(rows == 3);
+  nl = split_lines(text, &lines);
+  for (i = 0; i < nl; ++i) {
+    CHECK(jnum(lines[i], "seq") == 2 + i);
+    CHECK(jstr_eq(lines[i], "session_id", g_s1));
+    CHECK(strstr(lines[i], "\"seq\":") != NULL);
+    free(lines[i]);
+  }
+  free(lines);
+  free(text);
+  /* from_seq 0 starts at the beginning; to_seq < 0 has no upper bound. */
+  text = rows_of(g_db1, g_s1, 0, 2, &rows);
+  CHECK(rows == 2);
+  free(text);
+  text = rows_of(g_db1, g_s1, 9, -1, &rows);
+  CHECK(rows == 2);
+  free(text);
+  text = rows_of(g_db1, g_s1, 11, -1, &rows);
+  CHECK(text != NULL && rows == 0);
+  free(text);
+
+  /* The whole session: gapless seqs, a hash chain, rows as event_get. */
+  text = rows_of(g_db1, g_s1, 1, -1, &rows);
+  CHECK(rows == 10);
+  nl = split_lines(text, &lines);
+  prev_hash = NULL;
+  for (i = 0; i < nl; ++i) {
+    char *id = jstr(lines[i], "id"), *ph = jstr(lines[i], "prev_hash");
+    CHECK(jnum(lines[i], "seq") == i + 1);
+    if (prev_hash) CHECK(ph && strcmp(ph, prev_hash) == 0);
+    free(prev_hash);
+    prev_hash = jstr(lines[i], "hash");
+    got = OK_EVENT(g_db1, id);
+    CHECK(got && strcmp(got, lines[i]) == 0);
+    ctxdb_free(got);
+    free(id);
+    free(ph);
+    free(lines[i]);
+  }
+  free(prev_hash);
+  free(lines);
+  free(text);
+
+  /* The iterator itself: DONE stays DONE; rows are NUL-terminated? Not
+   * promised, so only lengths are used. */
+  it = SENT_IT;
+  CHECK_RC(ctxdb_events_iter(g_db1, g_s2, strlen(g_s2), 5, 5, &it), CTXDB_OK);
+  if (it != SENT_IT && it) {
+    row = NULL;
+    rlen = 0;
+    CHECK_RC(ctxdb_iter_next(it, &row, &rlen), CTXDB_ROW);
+    CHECK(row != NULL && rlen > 0 && memchr(row, '{', rlen) == row);
+    CHECK(row && rlen > 14 && strncmp(row, "{", 1) == 0);
+    CHECK_RC(ctxdb_iter_next(it, &row, &rlen), CTXDB_DONE);
+    CHECK_RC(ctxdb_iter_next(it, &row, &rlen), CTXDB_DONE);
+    ctxdb_iter_free(it);
+  }
+
+  /* Everything, in append order: the export stream. */
+  text = export_all(g_db1, &rows);
+  CHECK(text != NULL);
+  CHECK(rows == 16); /* 10 + 5 + 1 (the third session) */
+  CHECK(rows == g_norder);
+  nl = split_lines(text, &lines);
+  for (i = 0; i < nl; ++i) {
+    char *id = jstr(lines[i], "id");
+    if (i < g_norder && !CHECK(id && strcmp(id, g_order[i]) == 0))
+      fprintf(stderr, "    export row %d is %s, appended as %s\n", i + 1,
+              id ? id : "?", g_order[i]);
+    free(id);
+    free(lines[i]);
+  }
+  free(lines);
+  free(text);
+
+  /* -- verify ---------------------------------------------------------------- */
+  v = OK_VERIFY(g_db1, NULL);
+  CHECK(jbool(v, "ok") == 1);
+  CHECK(jnum(v, "sessions") == 3);
+  CHECK(jnum(v, "events") == 16);
+  ctxdb_free(v);
+  v = OK_VERIFY(g_db1, g_s1);
+  CHECK(jbool(v, "ok") == 1);
+  CHECK(jnum(v, "events") == 10);
+  ctxdb_free(v);
+  {
+    char *out = SENT;
+    CHECK_RC(ctxdb_verify(g_db1, g_s2, strlen(g_s2), &out, NULL), CTXDB_OK);
+    CHECK(out != SENT && jbool(out, "ok") == 1 && jnum(out, "events") == 5);
+    if (out != SENT) ctxdb_free(out);
+  }
+}
+
+/* ===========================================================================
+ * safe retries and conflicts
+ * ======================================================================== */
+
+static void test_retries(ctxdb_db *db) {
+  const char *j1 = Q("{'id':'evt_retry_1','type':'Note','actor':'host',"
+                     "'payload':{'k':1},'ts':1700000000001}");
+  char *first, *again, *before, *s;
+  int64_t count_before;
+
+  first = OK_APPEND(db, g_s2, j1);
+  CHECK(jstr_eq(first, "id", "evt_retry_1"));
+  s = OK_GET(db, g_s2);
+  count_before = jnum(s, "event_count");
+  ctxdb_free(s);
+
+  /* The same id and content again: the stored event, nothing new. */
+  before = snapshot(db);
+  {
+    char *out = SENT;
+    size_t n = SENT_LEN;
+    CHECK_RC(ctxdb_append(db, g_s2, strlen(g_s2), j1, strlen(j1), &out, &n),
+             CTXDB_OK);
+    again = out == SENT ? NULL : out;
+  }
+  CHECK(again && first && jnum(again, "seq") == jnum(first, "seq"));
+  CHECK(again && first && strcmp(again, first) == 0);
+  ctxdb_free(again);
+  unchanged_at(F, "a retried ctxdb_append", db, before);
+  s = OK_GET(db, g_s2);
+  CHECK(jnum(s, "event_count") == count_before);
+  ctxdb_free(s);
+
+  /* The same id with other content: a conflict. */
+  APPEND_FAILS(db, g_s2,
+               Q("{'id':'evt_retry_1','type':'Note','actor':'host',"
+                 "'payload':{'k':2},'ts':1700000000001}"),
+               CTXDB_CONFLICT, NULL);
+  APPEND_FAILS(db, g_s2,
+               Q("{'id':'evt_retry_1','type':'Other','actor':'host',"
+                 "'payload':{'k':1},'ts':1700000000001}"),
+               CTXDB_CONFLICT, NULL);
+  APPEND_FAILS(db, g_s2,
+               Q("{'id':'evt_retry_1','type':'Note','actor':'host',"
+                 "'payload':{'k':1},'ts':1700000000002}"),
+               CTXDB_CONFLICT, NULL);
+  /* The same event into another session is not the stored event. */
+  APPEND_FAILS(db, g_s1, j1, CTXDB_CONFLICT, NULL);
+  /* An event id used by an engine-made event (a SessionStarted). */
+  {
+    char json[512];
+    snprintf(json, sizeof json,
+             Q("{'id':'%s','type':'Note','actor':'host','payload':{}}"),
+             g_started1);
+    APPEND_FAILS(db, g_s1, json, CTXDB_CONFLICT, NULL);
+  }
+  ctxdb_free(first);
+
+  /* A retry without ts (the engine assigned it the first time) is still the
+   * same event: a host retries the request it sent. */
+  {
+    const char *j2 = Q("{'id':'evt_retry_2','type':'Note','actor':'host',"
+                       "'payload':{'k':3}}");
+    first = OK_APPEND(db, g_s2, j2);
+    sleep_ms(3); /* a new ts would differ from the stored one */
+    before = snapshot(db);
+    {
+      char *out = SENT;
+      size_t n = SENT_LEN;
+      int rc = ctxdb_append(db, g_s2, strlen(g_s2), j2, strlen(j2), &out, &n);
+      if (!CHECK_RC(rc, CTXDB_OK))
+        fprintf(stderr, "    a retry of an event without ts was refused: %s\n",
+                check_msg_(ctxdb_errmsg(db)));
+      again = (rc == CTXDB_OK && out != SENT) ? out : NULL;
+    }
+    CHECK(again && first && strcmp(again, first) == 0);
+    ctxdb_free(again);
+    ctxdb_free(first);
+    unchanged_at(F, "a retried ctxdb_append (no ts)", db, before);
+  }
+}
+
+/* ===========================================================================
+ * bad input, per entry point
+ * ======================================================================== */
+
+static void test_open_config(void) {
+  const char *p = scratch_path("cfg.ctxdb");
+  static const struct {
+    const char *config;
+    int code;
+    const char *mention;
+  } bad[] = {
+      {"\xff\xfe", CTXDB_INVALID_UTF8, NULL},
+      {"{'durability':'\xff'}", CTXDB_INVALID_UTF8, NULL},
+      {"{", CTXDB_INVALID_JSON, NULL},
+      {"{'durability':}", CTXDB_INVALID_JSON, NULL},
+      {"[]", CTXDB_INVALID_ARG, NULL},
+      {"'normal'", CTXDB_INVALID_ARG, NULL},
+      {"{'bogus':1}", CTXDB_INVALID_ARG, "bogus"},
+      {"{'durability':'bogus'}", CTXDB_INVALID_ARG, "durability"},
+      {"{'durability':1}", CTXDB_INVALID_ARG, "durability"},
+      {"{'busy_timeout_ms':-1}", CTXDB_INVALID_ARG, "busy_timeout_ms"},
+      {"{'busy_timeout_ms':'x'}", CTXDB_INVALID_ARG, "busy_timeout_ms"},
+      {"{'busy_timeout_ms':1.5}", CTXDB_INVALID_ARG, "busy_timeout_ms"},
+      {"{'busy_timeout_ms':3600001}", CTXDB_INVALID_ARG, "busy_timeout_ms"},
+      {"{'read_only':'yes'}", CTXDB_INVALID_ARG, "read_only"},
+      {"{'read_only':1}", CTXDB_INVALID_ARG, "read_only"},
+  };
+  size_t i;
+  ctxdb_db *db;
+
+  for (i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    const char *c = Q(bad[i].config);
+    char what[200];
+    int failed_before = check_failed_;
+    snprintf(what, sizeof what, "ctxdb_open config #%u", (unsigned)i);
+    open_fails_at(__FILE__, __LINE__, p, c, strlen(c), bad[i].code,
+                  bad[i].mention);
+    if (check_failed_ != failed_before) fprintf(stderr, "    (config: %s)\n", c);
+    /* A refused config touches no file. */
+    if (!check_at(!file_exists(p), __FILE__, __LINE__, what))
+      fprintf(stderr, "    config %s created the file\n", c);
+    unlink(p);
+  }
+
+  /* NULLs. */
+  OPEN_FAILS(NULL, NULL, CTXDB_MISUSE, NULL);
+  open_fails_at(F, p, NULL, 3, CTXDB_MISUSE, NULL);
+  {
+    int rc = ctxdb_open(p, NULL, 0, NULL);
+    failed_at(F, "ctxdb_open(out_db NULL)", NULL, rc, CTXDB_MISUSE, NULL);
+    CHECK(!file_exists(p));
+    unlink(p);
+  }
+  /* Unusable paths. */
+  OPEN_FAILS(scratch_path("no/such/dir/x.ctxdb"), NULL, CTXDB_IO, NULL);
+  OPEN_FAILS(scratch_path(""), NULL, ANY_ERROR, NULL); /* the directory */
+  /* read_only opens an existing file and never creates one. */
+  OPEN_FAILS(p, Q("{'read_only':true}"), ANY_ERROR, NULL);
+  CHECK(!file_exists(p));
+  unlink(p);
+
+  /* Valid configs. */
+  db = OK_OPEN(p, Q("{}"));
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  db = OK_OPEN(p, Q("{'durability':'full','busy_timeout_ms':0,'read_only':false}"));
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  db = OK_OPEN(p, Q("{'durability':'normal','busy_timeout_ms':3600000}"));
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  {
+    /* Bytes past config_len are not part of the config. */
+    const char *c = Q("{'read_only':true}XX");
+    ctxdb_db *d = SENT_DB;
+    CHECK_RC(ctxdb_open(p, c, strlen(c) - 2, &d), CTXDB_OK);
+    if (d != SENT_DB) ctxdb_close(d);
+  }
+}
+
+static void test_bad_sessions(ctxdb_db *db) {
+  static const struct {
+    const char *json;
+    int code;
+    const char *mention;
+  } bad[] = {
+      {"\xff\xfe", CTXDB_INVALID_UTF8, NULL},
+      {"{'payload':{'agent_id':'\xff\xfe'}}", CTXDB_INVALID_UTF8, NULL},
+      {"{'payload':{'agent_id':'a\xc0\xaf'}}", CTXDB_INVALID_UTF8, NULL},
+      {"{'payload':", CTXDB_INVALID_JSON, NULL},
+      {"", CTXDB_INVALID_JSON, NULL},
+      {"{'payload':{'agent_id':'a'}} x", CTXDB_INVALID_JSON, NULL},
+      {"[]", CTXDB_INVALID_ARG, NULL},
+      {"42", CTXDB_INVALID_ARG, NULL},
+      {"null", CTXDB_INVALID_ARG, NULL},
+      {"{}", CTXDB_INVALID_ARG, "payload"},
+      {"{'payload':'x'}", CTXDB_INVALID_ARG, "payload"},
+      {"{'payload':[]}", CTXDB_INVALID_ARG, "payload"},
+      {"{'payload':{}}", CTXDB_INVALID_ARG, "agent_id"},
+      {"{'payload':{'cwd':'/'}}", CTXDB_INVALID_ARG, "agent_id"},
+      {"{'payload':{'agent_id':5}}", CTXDB_INVALID_ARG, "agent_id"},
+      {"{'payload':{'agent_id':''}}", CTXDB_INVALID_ARG, "agent_id"},
+      {"{'payload':{'agent_id':'a','cwd':5}}", CTXDB_INVALID_ARG, "cwd"},
+      {"{'id':5,'payload':{'agent_id':'a'}}", CTXDB_INVALID_ARG, "id"},
+      {"{'id':'bad id','payload':{'agent_id':'a'}}", CTXDB_INVALID_ARG, "id"},
+      {"{'actor':'','payload':{'agent_id':'a'}}", CTXDB_INVALID_ARG, "actor"},
+      {"{'actor':7,'payload':{'agent_id':'a'}}", CTXDB_INVALID_ARG, "actor"},
+      {"{'ts':'now','payload':{'agent_id':'a'}}", CTXDB_INVALID_ARG, "ts"},
+      {"{'bogus':1,'payload':{'agent_id':'a'}}", CTXDB_INVALID_ARG, "bogus"},
+  };
+  size_t i;
+  char j[64];
+  snprintf(j, sizeof j, "%s", Q("{'payload':{'agent_id':'z'}}"));
+
+  for (i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    const char *json = Q(bad[i].json);
+    int failed_before = check_failed_;
+    create_fails_at(__FILE__, __LINE__, db, json, strlen(json), 0, bad[i].code,
+                    bad[i].mention);
+    if (check_failed_ != failed_before)
+      fprintf(stderr, "    (input: %s)\n", json);
+  }
+  /* NULLs. */
+  create_fails_at(F, NULL, j, strlen(j), 0, CTXDB_MISUSE, NULL);
+  create_fails_at(F, db, NULL, 5, 0, CTXDB_MISUSE, NULL);
+  /* (NULL, 0) is a NULL pointer, or an empty string that does not parse. */
+  create_fails_at(F, db, NULL, 0, 0, OR_CODE(CTXDB_MISUSE, CTXDB_INVALID_JSON), NULL);
+  create_fails_at(F, db, j, strlen(j), 1, CTXDB_MISUSE, NULL); /* out NULL */
+
+  /* session_get */
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, NULL, g_s1,
+                strlen(g_s1), 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, NULL, 5, 0,
+                CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, g_s1,
+                strlen(g_s1), 1, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "ses_nope", 8,
+                0, CTXDB_NOT_FOUND, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "ses_host_", 9,
+                0, CTXDB_NOT_FOUND, NULL); /* a prefix of a real id */
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "\xff\xfe", 2,
+                0, CTXDB_INVALID_UTF8, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "", 0, 0,
+                ANY_ERROR, NULL);
+  /* An event id is not a session id. */
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, g_started1,
+                strlen(g_started1), 0, CTXDB_NOT_FOUND, NULL);
+
+  /* session_list */
+  list_fails_at(F, NULL, 0, CTXDB_MISUSE);
+  list_fails_at(F, db, 1, CTXDB_MISUSE);
+}
+
+static void test_bad_appends(ctxdb_db *db) {
+  static const struct {
+    const char *json;
+    int code;
+    const char *mention;
+  } bad[] = {
+      /* encoding and syntax */
+      {"\xff\xfe", CTXDB_INVALID_UTF8, NULL},
+      {"{'type':'Note','actor':'a','payload':{'t':'\xff\xfe'}}", CTXDB_INVALID_UTF8, NULL},
+      {"{'type':'Note','actor':'a','payload':{'t':'\xc0\xaf'}}", CTXDB_INVALID_UTF8, NULL},
+      {"{'type':'Note','actor':'a','payload':{'t':'\xed\xa0\x80'}}", CTXDB_INVALID_UTF8, NULL},
+      {"{'type':'Note','actor':'a','payload':{'t':'\xf4\x90\x80\x80'}}", CTXDB_INVALID_UTF8, NULL},
+      {"{'type':'Note','actor':'a','payload':{'t':'x'}}\xe2\x82", CTXDB_INVALID_UTF8, NULL},
+      {"{'type':'Note',", CTXDB_INVALID_JSON, NULL},
+      {"", CTXDB_INVALID_JSON, NULL},
+      {"   ", CTXDB_INVALID_JSON, NULL},
+      {"{'type':'Note','actor':'a','payload':{}} trailing", CTXDB_INVALID_JSON, NULL},
+      {"{'type':'Note','actor':'a','payload':{},}", CTXDB_INVALID_JSON, NULL},
+      {"{type:'Note'}", CTXDB_INVALID_JSON, NULL},
+      /* not an object */
+      {"[1,2]", CTXDB_INVALID_ARG, NULL},
+      {"42", CTXDB_INVALID_ARG, NULL},
+      {"'str'", CTXDB_INVALID_ARG, NULL},
+      {"null", CTXDB_INVALID_ARG, NULL},
+      /* missing required fields */
+      {"{'actor':'a','payload':{}}", CTXDB_INVALID_ARG, "type"},
+      {"{'type':'Note','payload':{}}", CTXDB_INVALID_ARG, "actor"},
+      {"{'type':'Note','actor':'a'}", CTXDB_INVALID_ARG, "payload"},
+      {"{'type':'UserPromptSubmitted','actor':'user','payload':{}}", CTXDB_INVALID_ARG, "text"},
+      {"{'type':'UserPromptSubmitted','actor':'user','payload':{'acceptance_criteria':[]}}", CTXDB_INVALID_ARG, "text"},
+      {"{'type':'ToolCallFinished','actor':'tool','payload':{'output':'x'}}", CTXDB_INVALID_ARG, "tool_call_id"},
+      {"{'type':'FileRead','actor':'agent','payload':{'bytes':3}}", CTXDB_INVALID_ARG, "path"},
+      {"{'type':'AssistantMessageCreated','actor':'assistant','payload':{}}", CTXDB_INVALID_ARG, "content"},
+      /* wrong types and out of range */
+      {"{'type':5,'actor':'a','payload':{}}", CTXDB_INVALID_ARG, "type"},
+      {"{'type':'','actor':'a','payload':{}}", CTXDB_INVALID_ARG, "type"},
+      {"{'type':'1abc','actor':'a','payload':{}}", CTXDB_INVALID_ARG, "type"},
+      {"{'type':'Note','actor':true,'payload':{}}", CTXDB_INVALID_ARG, "actor"},
+      {"{'type':'Note','actor':'','payload':{}}", CTXDB_INVALID_ARG, "actor"},
+      {"{'type':'Note','actor':'a','payload':'x'}", CTXDB_INVALID_ARG, "payload"},
+      {"{'type':'Note','actor':'a','payload':[]}", CTXDB_INVALID_ARG, "payload"},
+      {"{'type':'Note','actor':'a','payload':null}", CTXDB_INVALID_ARG, "payload"},
+      {"{'type':'Note','actor':'a','payload':{},'ts':'now'}", CTXDB_INVALID_ARG, "ts"},
+      {"{'type':'Note','actor':'a','payload':{},'ts':1.5}", CTXDB_INVALID_ARG, "ts"},
+      {"{'type':'Note','actor':'a','payload':{},'ts':-1}", CTXDB_INVALID_ARG, "ts"},
+      {"{'type':'Note','actor':'a','payload':{},'id':5}", CTXDB_INVALID_ARG, "id"},
+      {"{'type':'Note','actor':'a','payload':{},'id':'has space'}", CTXDB_INVALID_ARG, "id"},
+      {"{'type':'Note','actor':'a','payload':{},'id':''}", CTXDB_INVALID_ARG, "id"},
+      {"{'type':'Note','actor':'a','payload':{},'parent_id':7}", CTXDB_INVALID_ARG, "parent_id"},
+      {"{'type':'Note','actor':'a','payload':{},'run_id':[]}", CTXDB_INVALID_ARG, "run_id"},
+      {"{'type':'Note','actor':'a','payload':{},'causality':3}", CTXDB_INVALID_ARG, "causality"},
+      {"{'type':'Note','actor':'a','payload':{},'visibility':3}", CTXDB_INVALID_ARG, "visibility"},
+      {"{'type':'Note','actor':'a','payload':{},'bogus':1}", CTXDB_INVALID_ARG, "bogus"},
+      {"{'type':'Note','actor':'a','payload':{},'session_id':'ses_host_2'}", CTXDB_INVALID_ARG, "ses_host_2"},
+      {"{'type':'UserPromptSubmitted','actor':'user','payload':{'text':5}}", CTXDB_INVALID_ARG, "text"},
+      {"{'type':'ToolCallFinished','actor':'tool','payload':{'tool_call_id':1}}", CTXDB_INVALID_ARG, "tool_call_id"},
+      {"{'type':'ToolCallFinished','actor':'tool','payload':{'tool_call_id':''}}", CTXDB_INVALID_ARG, "tool_call_id"},
+      {"{'type':'FileRead','actor':'agent','payload':{'path':{}}}", CTXDB_INVALID_ARG, "path"},
+      {"{'type':'FileRead','actor':'agent','payload':{'path':''}}", CTXDB_INVALID_ARG, "path"},
+      {"{'type':'AssistantMessageCreated','actor':'assistant','payload':{'content':'hi'}}", CTXDB_INVALID_ARG, "content"},
+      /* unknown ids */
+      {"{'type':'Note','actor':'a','payload':{},'parent_id':'evt_nope'}", CTXDB_NOT_FOUND, NULL},
+  };
+  size_t i;
+  char j[64];
+  snprintf(j, sizeof j, "%s", Q("{'type':'Note','actor':'a','payload':{}}"));
+
+  for (i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    const char *json = Q(bad[i].json);
+    int failed_before = check_failed_;
+    append_fails_at(__FILE__, __LINE__, db, g_s1, strlen(g_s1), json,
+                    strlen(json), 0, bad[i].code, bad[i].mention);
+    if (check_failed_ != failed_before)
+      fprintf(stderr, "    (input: %s)\n", json);
+  }
+  /* NULLs and ids. */
+  append_fails_at(F, NULL, g_s1, strlen(g_s1), j, strlen(j), 0, CTXDB_MISUSE, NULL);
+  append_fails_at(F, db, NULL, 5, j, strlen(j), 0, CTXDB_MISUSE, NULL);
+  append_fails_at(F, db, g_s1, strlen(g_s1), NULL, 5, 0, CTXDB_MISUSE, NULL);
+  append_fails_at(F, db, g_s1, strlen(g_s1), NULL, 0, 0,
+                  OR_CODE(CTXDB_MISUSE, CTXDB_INVALID_JSON), NULL);
+  append_fails_at(F, db, g_s1, strlen(g_s1), j, strlen(j), 1, CTXDB_MISUSE, NULL);
+  append_fails_at(F, db, "ses_nope", 8, j, strlen(j), 0, CTXDB_NOT_FOUND, NULL);
+  append_fails_at(F, db, "\xff\xfe", 2, j, strlen(j), 0, CTXDB_INVALID_UTF8, NULL);
+  append_fails_at(F, db, "", 0, j, strlen(j), 0, ANY_ERROR, NULL);
+  /* Only the first id_len bytes are the id: "ses_host_2" cut short. */
+  append_fails_at(F, db, "ses_host_2", 9, j, strlen(j), 0, CTXDB_NOT_FOUND, NULL);
+}
+
+static void test_batches_all_or_nothing(ctxdb_db *db) {
+  const char *good = "{'type':'Note','actor':'a','payload':{'n':1}}\n";
+  char nd[4096];
+  char *b;
+
+  /* Line 3 of 5 malformed. */
+  snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good),
+           Q("{'type':'Note','actor':'a','payload':\n"), Q(good), Q(good));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_JSON, NULL, 3);
+  /* Line 3 of 5 missing its type. */
+  snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good),
+           Q("{'actor':'a','payload':{}}\n"), Q(good), Q(good));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_ARG, "type", 3);
+  /* Line 3 of 5 missing a core payload field. */
+  snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good),
+           Q("{'type':'FileRead','actor':'a','payload':{}}\n"), Q(good), Q(good));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_ARG, "path", 3);
+  /* Line 4 of 5 not UTF-8. */
+  snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good), Q(good),
+           Q("{'type':'Note','actor':'a','payload':{'t':'\xff'}}\n"), Q(good));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_UTF8, NULL, 4);
+  /* Not an object on line 2. */
+  snprintf(nd, sizeof nd, "%s%s%s", Q(good), "[1]\n", Q(good));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_ARG, NULL, 2);
+  /* Blank lines still count: the bad line is physical line 4. */
+  snprintf(nd, sizeof nd, "\n%s\n%s", Q(good), "{oops}\n");
+  BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_JSON, NULL, 4);
+  /* Line 5 reuses a stored id with other content. */
+  snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good), Q(good), Q(good),
+           Q("{'id':'evt_host_1','type':'Note','actor':'a','payload':{}}\n"));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_CONFLICT, NULL, 5);
+  /* Two lines of one batch with one id and different content. */
+  snprintf(nd, sizeof nd, "%s%s",
+           Q("{'id':'evt_twice','type':'Note','actor':'a','payload':{'n':1}}\n"),
+           Q("{'id':'evt_twice','type':'Note','actor':'a','payload':{'n':2}}\n"));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_CONFLICT, NULL, 2);
+  /* A line naming another session. */
+  snprintf(nd, sizeof nd, "%s%s", Q(good),
+           Q("{'type':'Note','actor':'a','payload':{},'session_id':'ses_host_2'}\n"));
+  BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_ARG, "ses_host_2", 2);
+
+  /* NULLs and ids. */
+  snprintf(nd, sizeof nd, "%s", Q(good));
+  batch_fails_at(F, NULL, g_s1, strlen(g_s1), nd, strlen(nd), 0, CTXDB_MISUSE, NULL, 0);
+  batch_fails_at(F, db, NULL, 3, nd, strlen(nd), 0, CTXDB_MISUSE, NULL, 0);
+  batch_fails_at(F, db, g_s1, strlen(g_s1), NULL, 4, 0, CTXDB_MISUSE, NULL, 0);
+  batch_fails_at(F, db, g_s1, strlen(g_s1), nd, strlen(nd), 1, CTXDB_MISUSE, NULL, 0);
+  batch_fails_at(F, db, "ses_nope", 8, nd, strlen(nd), 0, CTXDB_NOT_FOUND, NULL, 0);
+  batch_fails_at(F, db, "\xff", 1, nd, strlen(nd), 0, CTXDB_INVALID_UTF8, NULL, 0);
+
+  /* An empty batch stores nothing (refusing it is fine too). */
+  {
+    char *before = snapshot(db), *out = SENT;
+    size_t n = SENT_LEN;
+    int rc = ctxdb_append_batch(db, g_s1, strlen(g_s1), "\n\n", 2, &out, &n);
+    CHECK(rc == CTXDB_OK || rc == CTXDB_INVALID_ARG || rc == CTXDB_INVALID_JSON);
+    if (rc == CTXDB_OK) {
+      CHECK(out != SENT && jnum(out, "count") == 0);
+      if (out != SENT) ctxdb_free(out);
+    } else {
+      cleared_at(F, "an empty ctxdb_append_batch", out, n);
+    }
+    unchanged_at(F, "an empty ctxdb_append_batch", db, before);
+  }
+
+  /* After all that, a good batch still chains on. */
+  {
+    char *s = OK_GET(db, g_s1);
+    int64_t last = jnum(s, "last_seq");
+    ctxdb_free(s);
+    snprintf(nd, sizeof nd, "%s%s", Q(good), Q(good));
+    b = OK_BATCH(db, g_s1, nd);
+    CHECK(jnum(b, "count") == 2 && jnum(b, "first_seq") == last + 1 &&
+          jnum(b, "last_seq") == last + 2);
+    ctxdb_free(b);
+  }
+}
+
+static void test_bad_reads(ctxdb_db *db) {
+  ctxdb_iter *it;
+  const char *row;
+  size_t rlen;
+
+  /* event_get */
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, NULL, g_started1,
+                strlen(g_started1), 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, NULL, 4, 0,
+                CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_started1,
+                strlen(g_started1), 1, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, "evt_nope", 8, 0,
+                CTXDB_NOT_FOUND, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_started1,
+                strlen(g_started1) - 1, 0, CTXDB_NOT_FOUND, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, "evt_\xff", 5, 0,
+                CTXDB_INVALID_UTF8, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_s1,
+                strlen(g_s1), 0, CTXDB_NOT_FOUND, NULL); /* a session id */
+
+  /* events_iter */
+  iter_fails_at(F, NULL, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
+  iter_fails_at(F, NULL, NULL, 0, 0, CTXDB_MISUSE);
+  iter_fails_at(F, db, g_s1, strlen(g_s1), 1, CTXDB_MISUSE);
+  iter_fails_at(F, db, NULL, 0, 1, CTXDB_MISUSE);
+  iter_fails_at(F, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND);
+  iter_fails_at(F, db, "\xff\xfe", 2, 0, CTXDB_INVALID_UTF8);
+
+  /* iter_next */
+  {
+    const char *r = SENT;
+    size_t n = SENT_LEN;
+    int rc = ctxdb_iter_next(NULL, &r, &n);
+    failed_at(F, "ctxdb_iter_next(NULL)", NULL, rc, CTXDB_MISUSE, NULL);
+    cleared_at(F, "ctxdb_iter_next(NULL)", r, n);
+  }
+  it = NULL;
+  CHECK_RC(ctxdb_events_iter(db, g_s1, strlen(g_s1), 1, -1, &it), CTXDB_OK);
+  if (it) {
+    int rc = ctxdb_iter_next(it, NULL, &rlen);
+    failed_at(F, "ctxdb_iter_next(row NULL)", NULL, rc, CTXDB_MISUSE, NULL);
+    /* A refused call does not advance it. */
+    if (CHECK_RC(ctxdb_iter_next(it, &row, &rlen), CTXDB_ROW) && row) {
+      char *copy = (char *)malloc(rlen + 1);
+      memcpy(copy, row, rlen);
+      copy[rlen] = '\0';
+      CHECK(jnum(copy, "seq") == 1);
+      free(copy);
+    }
+    ctxdb_iter_free(it);
+  }
+
+  /* verify */
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, NULL, NULL, 0, 0,
+                CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, NULL, 0, 1, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "ses_nope", 8, 0,
+                CTXDB_NOT_FOUND, NULL);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "\xff", 1, 0,
+                CTXDB_INVALID_UTF8, NULL);
+}
+
+/* ===========================================================================
+ * export → import
+ * ======================================================================== */
+
+static char *join_lines(char **lines, int from, int to, int skip) {
+  size_t total = 1;
+  int i;
+  char *s;
+  for (i = from; i < to; ++i) total += strlen(lines[i]) + 1;
+  s = (char *)malloc(total);
+  s[0] = '\0';
+  for (i = from; i < to; ++i) {
+    if (i == skip) continue;
+    strcat(s, lines[i]);
+    strcat(s, "\n");
+  }
+  return s;
+}
+
+static void test_import(ctxdb_db *db1) {
+  int rows1, rows, nl, i;
+  char *exp1 = export_all(db1, &rows1), *exp, *out, *list1, *list2, *v;
+  char **lines;
+  ctxdb_db *db2, *db3, *db4;
+  size_t n;
+
+  CHECK(exp1 != NULL && rows1 > 10);
+  nl = split_lines(exp1, &lines);
+  CHECK(nl == rows1);
+
+  /* Into an empty file: identical rows, sessions and a valid chain. */
+  db2 = OK_OPEN(scratch_path("import.ctxdb"), NULL);
+  out = SENT;
+  n = SENT_LEN;
+  CHECK_RC(ctxdb_import(db2, exp1, strlen(exp1), &out, &n), CTXDB_OK);
+  if (out == SENT) out = NULL;
+  CHECK(out && strlen(out) == n);
+  CHECK(jnum(out, "imported") == rows1);
+  CHECK(jnum(out, "skipped") == 0);
+  ctxdb_free(out);
+  exp = export_all(db2, &rows);
+  CHECK(rows == rows1);
+  CHECK(exp && strcmp(exp, exp1) == 0);
+  free(exp);
+  list1 = OK_LIST(db1);
+  list2 = OK_LIST(db2);
+  CHECK(list1 && list2 && strcmp(list1, list2) == 0);
+  ctxdb_free(list1);
+  ctxdb_free(list2);
+  v = OK_VERIFY(db2, NULL);
+  CHECK(jbool(v, "ok") == 1 && jnum(v, "events") == rows1 &&
+        jnum(v, "sessions") == 3);
+  ctxdb_free(v);
+  for (i = 0; i < nl; ++i) { /* every row, by id */
+    char *id = jstr(lines[i], "id");
+    char *e = OK_EVENT(db2, id);
+    CHECK(e && strcmp(e, lines[i]) == 0);
+    ctxdb_free(e);
+    free(id);
+  }
+
+  /* Again: everything is skipped, nothing changes. */
+  {
+    char *before = snapshot(db2);
+    out = SENT;
+    CHECK_RC(ctxdb_import(db2, exp1, strlen(exp1), &out, NULL), CTXDB_OK);
+    if (out == SENT) out = NULL;
+    CHECK(jnum(out, "imported") == 0 && jnum(out, "skipped") == rows1);
+    ctxdb_free(out);
+    unchanged_at(F, "a repeated ctxdb_import", db2, before);
+  }
+  /* Appending after an import chains onto the imported head. */
+  {
+    char *e = OK_APPEND(db2, g_s1, Q("{'type':'Note','actor':'a','payload':{}}"));
+    char *s = OK_GET(db1, g_s1);
+    CHECK(jnum(e, "seq") == jnum(s, "last_seq") + 1);
+    ctxdb_free(e);
+    ctxdb_free(s);
+    v = OK_VERIFY(db2, NULL);
+    CHECK(jbool(v, "ok") == 1);
+    ctxdb_free(v);
+  }
+  ctxdb_close(db2);
+
+  /* In two parts: the second skips what the first brought. */
+  db3 = OK_OPEN(scratch_path("import3.ctxdb"), NULL);
+  {
+    char *half = join_lines(lines, 0, nl / 2, -1);
+    out = SENT;
+    CHECK_RC(ctxdb_import(db3, half, strlen(half), &out, &n), CTXDB_OK);
+    if (out == SENT) out = NULL;
+    CHECK(jnum(out, "imported") == nl / 2 && jnum(out, "skipped") == 0);
+    ctxdb_free(out);
+    out = SENT;
+    CHECK_RC(ctxdb_import(db3, exp1, strlen(exp1), &out, &n), CTXDB_OK);
+    if (out == SENT) out = NULL;
+    CHECK(jnum(out, "imported") == nl - nl / 2 && jnum(out, "skipped") == nl / 2);
+    ctxdb_free(out);
+    exp = export_all(db3, &rows);
+    CHECK(exp && strcmp(exp, exp1) == 0);
+    free(exp);
+    free(half);
+  }
+  ctxdb_close(db3);
+
+  /* Bad streams change nothing. */
+  db4 = OK_OPEN(scratch_path("import4.ctxdb"), NULL);
+  if (nl >= 3) {
+    char *bad = join_lines(lines, 0, nl, -1), *p;
+    /* A payload that does not match its hash, on line 2. */
+    p = strstr(bad, "/tmp/w"); /* in line 2: the SessionStarted of ses_host_2 */
+    if (CHECK(p != NULL && strchr(bad, '\n') < p &&
+              strchr(strchr(bad, '\n') + 1, '\n') > p)) {
+      p[5] = 'v';
+      IMPORT_FAILS(db4, bad, CTXDB_CORRUPT, NULL, 2);
+    }
+    free(bad);
+    /* A hash that is not the one this database computes, on line 3. */
+    bad = join_lines(lines, 0, nl, -1);
+    p = strstr(bad, "\n");
+    p = p ? strstr(p + 1, "\n") : NULL;
+    p = p ? strstr(p, "\"hash\":\"") : NULL;
+    if (CHECK(p != NULL)) {
+      p[8] = p[8] == '0' ? '1' : '0';
+      IMPORT_FAILS(db4, bad, CTXDB_CORRUPT, NULL, 3);
+    }
+    free(bad);
+    /* A missing first event: the next event of that session has the wrong
+     * seq and prev_hash. */
+    {
+      char *s1id = jstr(lines[0], "session_id");
+      int first_of_s1 = -1;
+      for (i = 1; i < nl && first_of_s1 < 0; ++i)
+        if (jstr_eq(lines[i], "session_id", s1id)) first_of_s1 = i;
+      bad = join_lines(lines, 0, nl, 0);
+      /* Its seq and prev_hash do not follow; its session is also unknown. */
+      if (CHECK(first_of_s1 > 0))
+        IMPORT_FAILS(db4, bad, OR_CODE(CTXDB_CORRUPT, CTXDB_NOT_FOUND), NULL,
+                     first_of_s1);
+      free(bad);
+      free(s1id);
+    }
+    /* A missing middle event (s1's seq 3): seq 4 does not follow seq 2. */
+    {
+      char *s1id = jstr(lines[0], "session_id");
+      int idx3 = -1, idx4 = -1;
+      for (i = 0; i < nl; ++i) {
+        if (!jstr_eq(lines[i], "session_id", s1id)) continue;
+        if (jnum(lines[i], "seq") == 3) idx3 = i;
+        if (jnum(lines[i], "seq") == 4) idx4 = i;
+      }
+      if (CHECK(idx3 > 0 && idx4 > idx3)) {
+        bad = join_lines(lines, 0, nl, idx3);
+        /* idx4 is 0-based in the full stream; one line before it is gone. */
+        IMPORT_FAILS(db4, bad, CTXDB_CORRUPT, NULL, idx4);
+        free(bad);
+      }
+      free(s1id);
+    }
+    /* Malformed line 2. */
+    {
+      size_t k = strlen(lines[0]) + strlen(lines[1]) + strlen(lines[2]) + 64;
+      bad = (char *)malloc(k);
+      if (!bad) exit(2);
+      snprintf(bad, k, "%s\n{\"id\":\n%s\n", lines[0], lines[1]);
+      IMPORT_FAILS(db4, bad, CTXDB_INVALID_JSON, NULL, 2);
+      /* A host-format event (no seq, no hashes) on line 1. */
+      snprintf(bad, k, "%s\n", Q("{'type':'Note','actor':'a','payload':{}}"));
+      IMPORT_FAILS(db4, bad, CTXDB_INVALID_ARG, NULL, 1);
+      snprintf(bad, k, "%s\n\xff\n", lines[0]);
+      IMPORT_FAILS(db4, bad, CTXDB_INVALID_UTF8, NULL, 2);
+      free(bad);
+    }
+    exp = export_all(db4, &rows);
+    CHECK(exp && rows == 0);
+    free(exp);
+  }
+  /* NULLs. */
+  import_fails_at(F, NULL, exp1, strlen(exp1), 0, CTXDB_MISUSE, NULL, 0);
+  import_fails_at(F, db4, NULL, 10, 0, CTXDB_MISUSE, NULL, 0);
+  import_fails_at(F, db4, exp1, strlen(exp1), 1, CTXDB_MISUSE, NULL, 0);
+  ctxdb_close(db4);
+
+  for (i = 0; i < nl; ++i) free(lines[i]);
+  free(lines);
+  free(exp1);
+}
+
+/* ===========================================================================
+ * read-only and closed handles
+ * ======================================================================== */
+
+static void test_read_only(const char *path, ctxdb_db *rw) {
+  ctxdb_db *ro = OK_OPEN(path, Q("{'read_only':true}"));
+  char *a, *b, *v;
+  int ra, rb;
+  char ev[64];
+  snprintf(ev, sizeof ev, "%s", Q("{'type':'Note','actor':'a','payload':{}}"));
+  if (!ro) return;
+  a = export_all(rw, &ra);
+  b = export_all(ro, &rb);
+  CHECK(a && b && ra == rb && strcmp(a, b) == 0);
+  free(a);
+  free(b);
+  v = OK_VERIFY(ro, NULL);
+  CHECK(jbool(v, "ok") == 1);
+  ctxdb_free(v);
+  CREATE_FAILS(ro, Q("{'payload':{'agent_id':'ro'}}"), CTXDB_READONLY, NULL);
+  APPEND_FAILS(ro, g_s1, ev, CTXDB_READONLY, NULL);
+  BATCH_FAILS(ro, g_s1, ev, CTXDB_READONLY, NULL, 0);
+  /* An import that would add events. */
+  {
+    ctxdb_db *src = OK_OPEN(scratch_path("ro_src.ctxdb"), NULL);
+    char *s = OK_CREATE(src, Q("{'payload':{'agent_id':'src'}}"));
+    ctxdb_free(s);
+    a = export_all(src, &ra);
+    CHECK(a && ra == 1);
+    if (a) IMPORT_FAILS(ro, a, CTXDB_READONLY, NULL, 0);
+    free(a);
+    ctxdb_close(src);
+  }
+  CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+}
+
+static void test_closed_handle(const char *path) {
+  ctxdb_db *h = OK_OPEN(path, NULL);
+  ctxdb_iter *it = NULL;
+  char ev[64], cr[64];
+  snprintf(ev, sizeof ev, "%s", Q("{'type':'Note','actor':'a','payload':{}}"));
+  snprintf(cr, sizeof cr, "%s", Q("{'payload':{'agent_id':'a'}}"));
+  if (!h) return;
+  /* An open iterator is freed by close (LeakSanitizer would notice). */
+  CHECK_RC(ctxdb_events_iter(h, NULL, 0, 0, -1, &it), CTXDB_OK);
+  CHECK_RC(ctxdb_close(h), CTXDB_OK);
+  g_closed = h;
+
+  /* No handle is opened below, so the address cannot be reused. */
+  create_fails_at(F, h, cr, strlen(cr), 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, h, g_s1,
+                strlen(g_s1), 0, CTXDB_MISUSE, NULL);
+  list_fails_at(F, h, 0, CTXDB_MISUSE);
+  append_fails_at(F, h, g_s1, strlen(g_s1), ev, strlen(ev), 0, CTXDB_MISUSE, NULL);
+  batch_fails_at(F, h, g_s1, strlen(g_s1), ev, strlen(ev), 0, CTXDB_MISUSE, NULL, 0);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, h, g_started1,
+                strlen(g_started1), 0, CTXDB_MISUSE, NULL);
+  iter_fails_at(F, h, NULL, 0, 0, CTXDB_MISUSE);
+  iter_fails_at(F, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  import_fails_at(F, h, ev, strlen(ev), 0, CTXDB_MISUSE, NULL, 0);
+  {
+    int rc = ctxdb_close(h);
+    failed_at(F, "ctxdb_close (twice)", NULL, rc, CTXDB_MISUSE, NULL);
+  }
+  g_closed = NULL;
+}
+
+/* ===========================================================================
+ * files that are not ctxdb databases, and a newer schema
+ * ======================================================================== */
+
+static int sql_exec(const char *path, const char *sql) {
+  sqlite3 *s = NULL;
+  char *err = NULL;
+  int rc = sqlite3_open(path, &s);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(s, sql, NULL, NULL, &err);
+  if (rc != SQLITE_OK)
+    fprintf(stderr, "    sqlite3 (%s): %s\n", sql, err ? err : sqlite3_errmsg(s));
+  sqlite3_free(err);
+  sqlite3_close(s);
+  return rc == SQLITE_OK;
+}
+
+static long long sql_int(const char *path, const char *sql) {
+  sqlite3 *s = NULL;
+  sqlite3_stmt *st = NULL;
+  long long v = LLONG_MIN;
+  if (sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(s, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(s);
+  return v;
+}
+
+/* Opens path (default and read-only) expecting `want`; the file's bytes
+ * must not change. */
+static void open_refused_at(const char *file, int line, const char *path,
+                            int want, const char *m1, long long n1,
+                            long long n2) {
+  size_t n0 = 0, n = 0;
+  char *before = file_read(path, &n0), *after;
+  const char *configs[2];
+  int i;
+  configs[0] = NULL;
+  configs[1] = Q("{'read_only':true}");
+  check_at(before != NULL, file, line, "the test file is readable");
+  for (i = 0; i < 2; ++i) {
+    ctxdb_db *db = SENT_DB;
+    int rc = ctxdb_open(path, configs[i], slen(configs[i]), &db);
+    failed_at(file, line, i ? "ctxdb_open (read_only)" : "ctxdb_open", NULL,
+              rc, want, m1);
+    check_at(db == NULL, file, line, "a failed ctxdb_open sets *out_db = NULL");
+    if (rc == CTXDB_OK && db != SENT_DB) ctxdb_close(db);
+    if (n1 >= 0) {
+      const char *m = ctxdb_errmsg(NULL);
+      char desc[600];
+      snprintf(desc, sizeof desc, "the message names versions %lld and %lld: %s",
+               n1, n2, check_msg_(m));
+      check_at(mentions_number(m, n1) && mentions_number(m, n2), file, line, desc);
+    }
+    after = file_read(path, &n);
+    check_at(before && after && n == n0 && memcmp(before, after, n) == 0, file,
+             line, "the refused file's bytes are unchanged");
+    free(after);
+  }
+  free(before);
+}
+
+static void test_not_a_db(void) {
+  const char *p;
+  unsigned char junk[8192];
+  unsigned x = 12345u;
+  size_t i;
+  ctxdb_db *db;
+  long long app_id, version;
+
+  /* Random bytes. */
+  p = scratch_path("random.bin");
+  for (i = 0; i < sizeof junk; ++i) {
+    x = x * 1103515245u + 12345u;
+    junk[i] = (unsigned char)(x >> 16);
+  }
+  CHECK(file_write(p, junk, sizeof junk));
+  open_refused_at(F, p, CTXDB_NOTADB, NULL, -1, -1);
+
+  /* Text. */
+  p = scratch_path("notes.txt");
+  CHECK(file_write(p, "hello, world\n", 13));
+  open_refused_at(F, p, CTXDB_NOTADB, NULL, -1, -1);
+
+  /* Another application's SQLite database. */
+  p = scratch_path("other.sqlite");
+  CHECK(sql_exec(p, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);"));
+  open_refused_at(F, p, CTXDB_NOTADB, NULL, -1, -1);
+  p = scratch_path("other2.sqlite");
+  CHECK(sql_exec(p, "PRAGMA application_id = 1234567; PRAGMA user_version = 1;"
+                    "CREATE TABLE events(x);"));
+  open_refused_at(F, p, CTXDB_NOTADB, NULL, -1, -1);
+
+  /* A ctxdb file from a newer ctxdb. */
+  p = scratch_path("newer.ctxdb");
+  db = OK_OPEN(p, NULL);
+  {
+    char *s = OK_CREATE(db, Q("{'payload':{'agent_id':'a'}}"));
+    ctxdb_free(s);
+  }
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  app_id = sql_int(p, "PRAGMA application_id");
+  version = sql_int(p, "PRAGMA user_version");
+  CHECK(app_id != 0 && app_id != LLONG_MIN);
+  CHECK(version >= 1 && version != LLONG_MIN && version < 4242);
+  CHECK(sql_exec(p, "PRAGMA user_version = 4242"));
+  CHECK(sql_int(p, "PRAGMA user_version") == 4242);
+  open_refused_at(F, p, CTXDB_SCHEMA, NULL, version, 4242);
+  /* The same file with ctxdb's own version opens again. */
+  {
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %lld", version);
+    CHECK(sql_exec(p, sql));
+    db = OK_OPEN(p, NULL);
+    CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  }
+}
+
+/* ===========================================================================
+ * verify can say no
+ * ======================================================================== */
+
+static void test_verify_detects_tampering(void) {
+  const char *p = scratch_path("tamper.ctxdb");
+  const char *p2 = scratch_path("truncate.ctxdb");
+  ctxdb_db *db;
+  char *s, *sid, *e2id = NULL, *v, *fb;
+  int i;
+  const char *paths[2];
+  paths[0] = p;
+  paths[1] = p2;
+
+  for (i = 0; i < 2; ++i) {
+    int k;
+    db = OK_OPEN(paths[i], NULL);
+    if (!db) return;
+    s = OK_CREATE(db, Q("{'id':'ses_t','payload':{'agent_id':'a'}}"));
+    ctxdb_free(s);
+    for (k = 0; k < 3; ++k) {
+      char *e = OK_APPEND(db, "ses_t",
+                          Q("{'type':'UserPromptSubmitted','actor':'user',"
+                            "'payload':{'text':'original'}}"));
+      if (k == 0 && i == 0) e2id = jstr(e, "id");
+      ctxdb_free(e);
+    }
+    v = OK_VERIFY(db, NULL);
+    CHECK(jbool(v, "ok") == 1);
+    ctxdb_free(v);
+    CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  }
+
+  /* A payload rewritten behind ctxdb's back. */
+  CHECK(sql_exec(p, "DROP TRIGGER IF EXISTS events_no_update;"
+                    "UPDATE events SET payload = '{\"text\":\"forged\"}' "
+                    "WHERE session_id = 'ses_t' AND seq = 2;"));
+  db = OK_OPEN(p, NULL);
+  if (db) {
+    v = OK_VERIFY(db, NULL);
+    CHECK(jbool(v, "ok") == 0);
+    fb = jraw(v, "first_broken");
+    CHECK(fb != NULL);
+    CHECK(jstr_eq(fb, "session_id", "ses_t"));
+    CHECK(jnum(fb, "seq") == 2);
+    CHECK(e2id && jstr_eq(fb, "event_id", e2id));
+    sid = jstr(fb, "problem");
+    CHECK(sid && sid[0]);
+    free(sid);
+    free(fb);
+    ctxdb_free(v);
+    v = OK_VERIFY(db, "ses_t");
+    CHECK(jbool(v, "ok") == 0);
+    ctxdb_free(v);
+    ctxdb_close(db);
+  }
+
+  /* A deleted tail: the chain alone looks fine, the head does not. */
+  CHECK(sql_exec(p2, "DROP TRIGGER IF EXISTS events_no_delete;"
+                     "DELETE FROM events WHERE session_id = 'ses_t' AND seq = 4;"));
+  db = OK_OPEN(p2, NULL);
+  if (db) {
+    v = OK_VERIFY(db, NULL);
+    CHECK(jbool(v, "ok") == 0);
+    fb = jraw(v, "first_broken");
+    CHECK(fb && jstr_eq(fb, "session_id", "ses_t"));
+    free(fb);
+    ctxdb_free(v);
+    ctxdb_close(db);
+  }
+  free(e2id);
+}
+
+/* ===========================================================================
+ * the append-only triggers, seen from SQL
+ * ======================================================================== */
+
+static void test_log_is_append_only(const char *path) {
+  sqlite3 *s = NULL;
+  if (sqlite3_open(path, &s) != SQLITE_OK) {
+    CHECK(!"sqlite3_open");
+    return;
+  }
+  sqlite3_busy_timeout(s, 5000);
+  CHECK(sqlite3_exec(s, "UPDATE events SET payload = '{}' WHERE seq = 1", NULL,
+                     NULL, NULL) != SQLITE_OK);
+  CHECK(sqlite3_exec(s, "DELETE FROM events WHERE seq = 1", NULL, NULL, NULL) !=
+        SQLITE_OK);
+  sqlite3_close(s);
+}
+
+int main(void) {
+  const char *p1;
+  int i;
+
+  scratch_init("api");
+  p1 = scratch_path("main.ctxdb");
+
+  test_versions_and_errstr();
+  test_open_config();
+  test_happy_path(p1);
+  test_retries(g_db1);
+  test_bad_sessions(g_db1);
+  test_bad_appends(g_db1);
+  test_batches_all_or_nothing(g_db1);
+  test_bad_reads(g_db1);
+  test_read_only(p1, g_db1);
+  test_import(g_db1);
+  test_closed_handle(p1);
+  test_not_a_db();
+  test_verify_detects_tampering();
+
+  {
+    char *v = OK_VERIFY(g_db1, NULL);
+    CHECK(jbool(v, "ok") == 1);
+    ctxdb_free(v);
+  }
+  CHECK_RC(ctxdb_close(g_db1), CTXDB_OK);
+  test_log_is_append_only(p1);
+
+  for (i = 0; i < g_norder; ++i) free(g_order[i]);
+  free(g_s1);
+  free(g_s2);
+  free(g_started1);
+  scratch_cleanup();
+  return check_finish("test_api");
+}

@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `ctxdb` command-line inspector.
+# usage: cli_test.sh PATH/TO/ctxdb [PATH/TO/sqlite3]
+# Each check prints what it expected and what it got when it fails; the
+# first failure stops the script with a non-zero status.
+set -euo pipefail
+
+CLI=${1:?usage: cli_test.sh PATH/TO/ctxdb [PATH/TO/sqlite3]}
+SQLITE3=${2:-sqlite3}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+unset CTXDB_DB
+DB="$WORK/test.ctxdb"
+CURRENT=""
+
+fail() {
+  echo "FAIL [$CURRENT]: $*" >&2
+  exit 1
+}
+
+# run CMD...: runs it, keeping stdout in $OUT, stderr in $ERR and the exit
+# status in $RC, without letting set -e stop the script.
+run() {
+  set +e
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+  set -e
+  OUT=$(cat "$WORK/out")
+  ERR=$(cat "$WORK/err")
+}
+
+# run_in INPUT CMD...: like run, with INPUT on stdin.
+run_in() {
+  local input=$1
+  shift
+  set +e
+  printf '%s' "$input" | "$@" >"$WORK/out" 2>"$WORK/err"
+  RC=$?
+  set -e
+  OUT=$(cat "$WORK/out")
+  ERR=$(cat "$WORK/err")
+}
+
+expect_rc() {
+  [ "$RC" -eq "$1" ] ||
+    fail "expected exit status $1, got $RC; stdout: <$OUT> stderr: <$ERR>"
+}
+
+expect_eq() { # WHAT EXPECTED ACTUAL
+  [ "$2" == "$3" ] || fail "$1: expected <$2>, got <$3>"
+}
+
+expect_contains() { # WHAT NEEDLE HAYSTACK
+  [[ "$3" == *"$2"* ]] || fail "$1: expected it to contain <$2>, got <$3>"
+}
+
+expect_match() { # WHAT REGEX TEXT
+  [[ "$3" =~ $2 ]] || fail "$1: expected it to match /$2/, got <$3>"
+}
+
+ctx() { "$CLI" --db "$DB" "$@"; }
+
+# A small NDJSON batch: a prompt, an assistant tool call and its result.
+EVENTS='{"type":"UserPromptSubmitted","actor":"user","payload":{"text":"fix the failing test"}}
+{"type":"AssistantMessageCreated","actor":"assistant","payload":{"content":[{"type":"text","text":"Reading the parser."},{"type":"tool_call","id":"call_1","name":"read_file","args":{"path":"src/parser.py"}}],"model":"test-model"}}
+{"type":"ToolCallStarted","actor":"tool","payload":{"tool_call_id":"call_1","name":"read_file"}}
+{"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":"call_1","output":"line one\nline two\nlast line of the file\n"}}
+{"type":"FileRead","actor":"host","payload":{"path":"src/parser.py"}}
+'
+
+# ---- the checks ---------------------------------------------------------
+
+test_init() {
+  run "$CLI" --db "$DB" init
+  expect_rc 0
+  [ -f "$DB" ] || fail "init did not create $DB"
+  expect_eq "init prints the absolute path" "$(realpath "$DB")" "$OUT"
+  # A second init opens the same file and changes nothing.
+  run "$CLI" init --db "$DB"
+  expect_rc 0
+  expect_eq "init accepts --db after the command" "$(realpath "$DB")" "$OUT"
+  # CTXDB_DB stands in for --db.
+  CTXDB_DB="$DB" run "$CLI" init
+  expect_rc 0
+  expect_eq "init with CTXDB_DB" "$(realpath "$DB")" "$OUT"
+}
+
+test_session_new() {
+  run ctx session new --id ses_cli_test --agent test-agent --meta '{"model":"m1","cwd":"/tmp/x"}'
+  expect_rc 0
+  expect_eq "session new --id prints exactly the id" "ses_cli_test" "$OUT"
+  run ctx session new
+  expect_rc 0
+  expect_match "a generated session id" '^ses_[A-Za-z0-9_-]+$' "$OUT"
+  GENERATED=$OUT
+  [ "$GENERATED" != ses_cli_test ] || fail "generated id equals the given one"
+  # The --meta fields and the agent land in the SessionStarted payload.
+  run ctx log ses_cli_test --json
+  expect_rc 0
+  expect_contains "SessionStarted payload has the agent" '"agent_id":"test-agent"' "$OUT"
+  expect_contains "SessionStarted payload has --meta fields" '"model":"m1"' "$OUT"
+  run ctx log "$GENERATED" --json
+  expect_contains "default agent is cli" '"agent_id":"cli"' "$OUT"
+  # The same id twice is a conflict.
+  run ctx session new --id ses_cli_test
+  expect_rc 1
+  expect_contains "duplicate session id" "CTXDB_CONFLICT" "$ERR"
+  run ctx session new --meta '[1,2]'
+  expect_rc 2
+  expect_contains "--meta must be an object" "--meta" "$ERR"
+}
+
+test_sessions_table() {
+  run ctx sessions
+  expect_rc 0
+  local header row
+  header=$(sed -n 1p <<<"$OUT")
+  expect_match "sessions header" '^ID +AGENT +EVENTS +FIRST +LAST$' "$header"
+  row=$(grep '^ses_cli_test ' <<<"$OUT") || fail "no row for ses_cli_test in <$OUT>"
+  expect_match "sessions row" \
+    '^ses_cli_test +test-agent +1 +[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z +[0-9]{4}-' "$row"
+  expect_eq "one row per session plus the header" 3 "$(wc -l <<<"$OUT")"
+}
+
+test_append() {
+  run_in "$EVENTS" ctx append ses_cli_test
+  expect_rc 0
+  expect_eq "append summary" "appended 5 events; last seq 6" "$OUT"
+  run_in '{"type":"Note","actor":"host","payload":{"n":1}}' ctx append ses_cli_test
+  expect_rc 0
+  expect_eq "a single event without trailing newline" "appended 1 event; last seq 7" "$OUT"
+  run ctx sessions
+  expect_match "event count in the table" 'ses_cli_test +test-agent +7 ' "$OUT"
+}
+
+test_log() {
+  run ctx log ses_cli_test
+  expect_rc 0
+  expect_match "log starts with a date line" '^-- [0-9]{4}-[0-9]{2}-[0-9]{2} \(UTC\)' "$OUT"
+  expect_match "log row for the prompt" \
+    '(^|'$'\n'')   2  [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  UserPromptSubmitted +user +fix the failing test' "$OUT"
+  expect_match "assistant tool call summary, cut to fit" \
+    'AssistantMessageCreated assistant Reading the parser\. -> read_file\(\{"path":"[^'$'\n'']*\.\.\.' "$OUT"
+  expect_contains "tool output summary: last line, line count" "call_1: last line of the file (3 lines)" "$OUT"
+  expect_contains "file event summary" "src/parser.py" "$OUT"
+  local longest
+  longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n }' <<<"$OUT")
+  [ "$longest" -le 100 ] || fail "log lines must fit 100 columns, longest is $longest"
+  expect_eq "one line per event plus the date line" 8 "$(wc -l <<<"$OUT")"
+
+  run ctx log ses_cli_test --json
+  expect_rc 0
+  expect_eq "--json prints one row per event" 7 "$(wc -l <<<"$OUT")"
+  expect_match "--json rows are stored events" '^\{.*"seq":1,.*"hash":"' "$(sed -n 1p <<<"$OUT")"
+  python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <<<"$OUT" ||
+    fail "--json output is not NDJSON: <$OUT>"
+
+  run ctx log ses_cli_test --from 6 --json
+  expect_rc 0
+  expect_eq "--from 6 gives seq 6 and 7" 2 "$(wc -l <<<"$OUT")"
+  expect_contains "--from starts at seq 6" '"seq":6' "$(sed -n 1p <<<"$OUT")"
+  run ctx log ses_cli_test --from=7
+  expect_rc 0
+  expect_contains "--from=7 shows seq 7 only" "   7  " "$OUT"
+  expect_eq "--from=7 row count" 2 "$(wc -l <<<"$OUT")"
+  # Control characters in payloads must not reach the terminal.
+  local esc_db="$WORK/escape.ctxdb"
+  "$CLI" --db "$esc_db" session new --id ses_escape >/dev/null
+  run_in '{"type":"Note","actor":"tool","payload":{"text":"\u001b[2Jred\u009b1mX\u0007"}}' \
+    "$CLI" --db "$esc_db" append ses_escape
+  expect_rc 0
+  run "$CLI" --db "$esc_db" log ses_escape
+  expect_contains "control characters print as ?" "?[2Jred?1mX?" "$OUT"
+  if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' <<<"$OUT"; then fail "log printed a control character"; fi
+  if LC_ALL=C grep -q $'\xc2[\x80-\x9f]' <<<"$OUT"; then fail "log printed a C1 control character"; fi
+
+  run ctx log ses_cli_test --from abc
+  expect_rc 2
+  expect_contains "bad --from" "--from" "$ERR"
+}
+
+test_verify_ok() {
+  run ctx verify
+  expect_rc 0
+  expect_eq "verify everything" "ok: 2 sessions, 8 events" "$OUT"
+  run ctx verify ses_cli_test
+  expect_rc 0
+  expect_eq "verify one session" "ok: 1 sessions, 7 events" "$OUT"
+}
+
+test_export_import_roundtrip() {
+  ctx export >"$WORK/a.ndjson"
+  expect_eq "export has every event" 8 "$(wc -l <"$WORK/a.ndjson")"
+  run "$CLI" --db "$WORK/copy.ctxdb" import "$WORK/a.ndjson"
+  expect_rc 0
+  expect_eq "import into an empty file" "imported 8, skipped 0" "$OUT"
+  "$CLI" --db "$WORK/copy.ctxdb" export >"$WORK/b.ndjson"
+  cmp -s "$WORK/a.ndjson" "$WORK/b.ndjson" ||
+    fail "export of the copy differs: $(diff "$WORK/a.ndjson" "$WORK/b.ndjson" | head -5)"
+  # Importing again from stdin skips what is already there.
+  run "$CLI" --db "$WORK/copy.ctxdb" import - <"$WORK/a.ndjson"
+  expect_rc 0
+  expect_eq "re-import skips everything" "imported 0, skipped 8" "$OUT"
+  run "$CLI" --db "$WORK/copy.ctxdb" verify
+  expect_eq "the copy verifies" "ok: 2 sessions, 8 events" "$OUT"
+  # Exporting one session gives just its events, in seq order.
+  run ctx export ses_cli_test
+  expect_eq "export of one session" 7 "$(wc -l <<<"$OUT")"
+  expect_eq "same rows as log --json" "$(ctx log ses_cli_test --json)" "$OUT"
+}
+
+test_verify_detects_tampering() {
+  cp "$DB" "$WORK/tampered.ctxdb"
+  local target
+  target=$(ctx log ses_cli_test --json | sed -n 2p |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  "$SQLITE3" "$WORK/tampered.ctxdb" \
+    "DROP TRIGGER events_no_update;
+     UPDATE events SET payload = '{\"text\":\"something else\"}'
+     WHERE session_id = 'ses_cli_test' AND seq = 2;"
+  run "$CLI" --db "$WORK/tampered.ctxdb" verify
+  expect_rc 1
+  expect_contains "verify names the tampered event" "$target" "$OUT"
+  expect_contains "verify names the session and seq" "session ses_cli_test seq 2" "$OUT"
+  run "$CLI" --db "$WORK/tampered.ctxdb" verify "$GENERATED"
+  expect_rc 0
+  expect_eq "the untouched session still verifies" "ok: 1 sessions, 1 events" "$OUT"
+}
+
+test_errors() {
+  run "$CLI" sessions
+  expect_rc 2
+  expect_contains "missing --db" "--db" "$ERR"
+  expect_eq "nothing on stdout for an error" "" "$OUT"
+  run ctx log ses_nope
+  expect_rc 1
+  expect_contains "unknown session in log" "CTXDB_NOT_FOUND" "$ERR"
+  expect_match "error format" '^ctxdb: .+ \(CTXDB_NOT_FOUND\)$' "$ERR"
+  run_in "$EVENTS" ctx append ses_nope
+  expect_rc 1
+  expect_contains "unknown session in append" "CTXDB_NOT_FOUND" "$ERR"
+  run "$CLI" --db "$WORK/missing.ctxdb" sessions
+  expect_rc 1
+  [ ! -e "$WORK/missing.ctxdb" ] || fail "a read command created $WORK/missing.ctxdb"
+
+  local before
+  before=$(ctx export ses_cli_test | wc -l)
+  run_in '{"type":"Note","actor":"host","payload":{}}
+{"type": "Note", "actor": oops}
+' ctx append ses_cli_test
+  expect_rc 1
+  expect_contains "malformed NDJSON names the line" "line 2" "$ERR"
+  expect_contains "malformed NDJSON code" "CTXDB_INVALID_JSON" "$ERR"
+  expect_eq "a failed batch appends nothing" "$before" "$(ctx export ses_cli_test | wc -l)"
+  run_in '{"type":"UserPromptSubmitted","actor":"user","payload":{}}' ctx append ses_cli_test
+  expect_rc 1
+  expect_contains "a missing required field is named" "text" "$ERR"
+
+  run ctx frobnicate
+  expect_rc 2
+  expect_contains "unknown command" "unknown command 'frobnicate'" "$ERR"
+  run ctx log ses_cli_test --bogus
+  expect_rc 2
+  expect_contains "unknown flag" "unknown flag '--bogus'" "$ERR"
+  expect_contains "usage line after a usage error" "usage: ctxdb log SESSION" "$ERR"
+  run ctx append
+  expect_rc 2
+  run ctx verify a b
+  expect_rc 2
+  expect_contains "too many arguments" "unexpected argument 'b'" "$ERR"
+  run ctx session
+  expect_rc 2
+  run "$CLI"
+  expect_rc 2
+  run ctx import "$WORK/does-not-exist.ndjson"
+  expect_rc 1
+  expect_contains "unreadable import file" "CTXDB_IO" "$ERR"
+}
+
+test_help() {
+  run "$CLI" --help
+  expect_rc 0
+  local cmd
+  for cmd in init "session new" sessions append log verify export import; do
+    expect_contains "ctxdb --help lists $cmd" "  $cmd " "$OUT"
+  done
+  for cmd in init "session new" sessions append log verify export import session; do
+    # shellcheck disable=SC2086 # "session new" is two words on purpose
+    run "$CLI" $cmd --help
+    expect_rc 0
+    expect_contains "$cmd --help" "usage: ctxdb $cmd" "$OUT"
+  done
+  run "$CLI" log --help
+  expect_contains "log --help documents --from" "--from SEQ" "$OUT"
+  run "$CLI" --version
+  expect_rc 0
+  expect_match "--version" '^ctxdb [0-9]+\.[0-9]+\.[0-9]+ \(library [0-9]+\.[0-9]+\.[0-9]+\)$' "$OUT"
+}
+
+for t in test_init test_session_new test_sessions_table test_append test_log \
+  test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
+  test_errors test_help; do
+  CURRENT=$t
+  "$t"
+  echo "ok - $t"
+done
+echo "all CLI tests passed"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs scripts/demo.sh against the built CLI and checks that it recorded and
+# showed the whole session.
+# usage: demo_test.sh PATH/TO/demo.sh PATH/TO/ctxdb
+set -euo pipefail
+
+DEMO=${1:?usage: demo_test.sh PATH/TO/demo.sh PATH/TO/ctxdb}
+CLI=${2:?usage: demo_test.sh PATH/TO/demo.sh PATH/TO/ctxdb}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+DB="$WORK/demo.ctxdb"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+expect_contains() { # WHAT NEEDLE HAYSTACK
+  [[ "$3" == *"$2"* ]] || fail "$1: expected it to contain <$2>, got <$3>"
+}
+
+expect_eq() { # WHAT EXPECTED ACTUAL
+  [ "$2" == "$3" ] || fail "$1: expected <$2>, got <$3>"
+}
+
+# The database is replaced, not appended to: run twice, expect one session.
+CTXDB_CLI="$CLI" bash "$DEMO" "$DB" >/dev/null
+OUT=$(CTXDB_CLI="$CLI" bash "$DEMO" "$DB") || fail "demo.sh failed: $OUT"
+
+expect_contains "per-turn appends" "turn-6: appended 1 event; last seq 18" "$OUT"
+expect_contains "the chain verifies" "ok: 1 sessions, 18 events" "$OUT"
+expect_contains "the log shows the failing run" "1 failed, 215 passed" "$OUT"
+expect_contains "the log shows the edit" "FileWritten" "$OUT"
+expect_contains "the log shows the passing rerun" "216 passed" "$OUT"
+expect_eq "export line count is the last line" 18 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
+
+# Every event the demo wrote is in the file with its payload intact.
+EXPORT=$("$CLI" --db "$DB" export)
+expect_eq "one session in the file" 2 "$("$CLI" --db "$DB" sessions | wc -l)"
+types=$(python3 -c '
+import json, sys
+events = [json.loads(line) for line in sys.stdin]
+print(" ".join(sorted({e["type"] for e in events})))
+big = max(len(e["payload"].get("output", "").splitlines()) for e in events)
+assert big >= 200, f"longest tool output has only {big} lines"
+' <<<"$EXPORT") || fail "export check failed"
+expect_eq "event types" "AssistantMessageCreated DiffApplied FileRead FileWritten SessionStarted ToolCallFinished ToolCallStarted UserPromptSubmitted" "$types"
+echo "demo test passed"

@@ -1,0 +1,279 @@
+// The event log: sessions, appends, batches, idempotent retries, the hash
+// chain and its verification, export and import.
+#include "engine.hpp"
+#include "test_util.hpp"
+#include "util/ids.hpp"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+#include <sqlite3.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace ctxdb;
+
+namespace {
+
+const char *kPrompt =
+    R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"fix the failing test"}})";
+
+Code code_of(auto &&fn) {
+  try {
+    fn();
+    return Code::kOk;
+  } catch (const Error &e) {
+    return e.code();
+  }
+}
+
+std::string field(const std::string &json, const char *key) {
+  simdjson::dom::parser p;
+  simdjson::dom::element e = p.parse(json)[key];
+  if (e.is_string()) return std::string(e.get_string().value());
+  return simdjson::minify(e);
+}
+
+std::string export_all(Engine &db) {
+  std::string out;
+  int64_t cursor = 0;
+  for (;;) {
+    auto rows = db.events_page(std::nullopt, cursor, -1, 3); // small pages on purpose
+    for (auto &r : rows) out += r + "\n";
+    if (rows.size() < 3) return out;
+  }
+}
+
+// Runs SQL on the file through a second, raw connection (the tamperer).
+void raw_sql(const std::string &path, const std::string &sql) {
+  sqlite3 *db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char *err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  INFO(sql << ": " << (err ? err : ""));
+  sqlite3_free(err);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+} // namespace
+
+TEST_CASE("ids are prefixed, unique and increase in creation order") {
+  std::set<std::string> seen;
+  std::string prev;
+  for (int i = 0; i < 10000; ++i) {
+    std::string id = util::new_id("evt_");
+    CHECK(id.size() == 4 + 26);
+    CHECK(id.rfind("evt_", 0) == 0);
+    CHECK(id > prev);
+    prev = id;
+    seen.insert(id);
+  }
+  CHECK(seen.size() == 10000);
+}
+
+TEST_CASE("a session's events get gapless seqs and a linked hash chain") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  std::string session = db.session_create(R"({"id":"ses_1","payload":{"agent_id":"coder","model":"m"}})");
+  CHECK(field(session, "id") == "ses_1");
+  CHECK(field(session, "event_count") == "1");
+  CHECK(field(session, "meta") == R"({"agent_id":"coder","model":"m"})");
+
+  std::string prev_hash = field(db.event_get(field(session, "started_event_id")), "hash");
+  for (int i = 2; i <= 5; ++i) {
+    std::string e = db.append("ses_1", kPrompt);
+    CHECK(field(e, "seq") == std::to_string(i));
+    CHECK(field(e, "prev_hash") == prev_hash);
+    prev_hash = field(e, "hash");
+  }
+  auto batch = db.append_batch("ses_1", std::string(kPrompt) + "\n\n" + kPrompt + "\r\n");
+  CHECK(field(batch, "count") == "2");
+  CHECK(field(batch, "first_seq") == "6");
+  CHECK(field(batch, "last_seq") == "7");
+  CHECK(field(db.session_get("ses_1"), "event_count") == "7");
+  CHECK(field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(field(db.verify(std::string_view("ses_1")), "events") == "7");
+}
+
+TEST_CASE("sessions: unknown ids, duplicates and listing") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  CHECK(code_of([&] { db.session_get("nope"); }) == Code::kNotFound);
+  CHECK(code_of([&] { db.append("nope", kPrompt); }) == Code::kNotFound);
+  CHECK(code_of([&] { db.session_create(R"({"payload":{}})"); }) == Code::kInvalidArg);
+  std::string generated = field(db.session_create(R"({"payload":{"agent_id":"a"}})"), "id");
+  CHECK(generated.rfind("ses_", 0) == 0);
+  db.session_create(R"({"id":"s2","payload":{"agent_id":"b"}})");
+  CHECK(code_of([&] { db.session_create(R"({"id":"s2","payload":{"agent_id":"b"}})"); }) ==
+        Code::kConflict);
+  CHECK(code_of([&] {
+          db.append("s2", R"({"type":"SessionStarted","actor":"h","payload":{"agent_id":"x"}})");
+        }) == Code::kConflict);
+  std::string list = db.session_list();
+  CHECK(list.find(generated) < list.find("\"s2\""));
+}
+
+TEST_CASE("a host-given id makes a retry safe and a different reuse a conflict") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  const char *e1 = R"({"id":"e1","type":"Note","actor":"a","payload":{"x":1.50}})";
+  std::string first = db.append("s", e1);
+  // Same content, other whitespace and number spelling: the same event.
+  CHECK(db.append("s", R"({ "id":"e1", "type":"Note", "actor":"a", "payload":{"x":1.5} })") == first);
+  CHECK(code_of([&] { db.append("s", R"({"id":"e1","type":"Note","actor":"a","payload":{"x":2}})"); }) ==
+        Code::kConflict);
+  CHECK(field(db.session_get("s"), "event_count") == "2");
+}
+
+TEST_CASE("bad events are rejected with the field named, and nothing is written") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  std::string before = export_all(db);
+  struct Case {
+    const char *json;
+    Code code;
+    const char *names;
+  } cases[] = {
+      {R"({"actor":"a","payload":{}})", Code::kInvalidArg, "'type'"},
+      {R"({"type":"X","payload":{}})", Code::kInvalidArg, "'actor'"},
+      {R"({"type":"X","actor":"a"})", Code::kInvalidArg, "'payload'"},
+      {R"({"type":"X","actor":"a","payload":[]})", Code::kInvalidArg, "'payload'"},
+      {R"({"type":"UserPromptSubmitted","actor":"a","payload":{}})", Code::kInvalidArg, "payload.text"},
+      {R"({"type":"ToolCallFinished","actor":"a","payload":{"tool_call_id":7}})", Code::kInvalidArg,
+       "payload.tool_call_id"},
+      {R"({"type":"FileRead","actor":"a","payload":{"bytes":1}})", Code::kInvalidArg, "payload.path"},
+      {R"({"type":"AssistantMessageCreated","actor":"a","payload":{"content":[{"text":"x"}]}})",
+       Code::kInvalidArg, "payload.content[0].type"},
+      {R"({"type":"X","actor":"a","payload":{},"ts":"yesterday"})", Code::kInvalidArg, "'ts'"},
+      {R"({"type":"X","actor":"a","payload":{},"id":"has space"})", Code::kInvalidArg, "'id'"},
+      {R"({"type":"X","actor":"a","payload":{},"session_id":"other"})", Code::kInvalidArg, "other"},
+      {R"({"type":"X","actor":"a","payload":{},"parent_id":"evt_nope"})", Code::kNotFound, "evt_nope"},
+      {R"({"type":"X","actor":"a","payload":{})", Code::kInvalidJson, "invalid JSON"},
+      {"{\"type\":\"X\",\"actor\":\"\xc3\",\"payload\":{}}", Code::kInvalidUtf8, "UTF-8"},
+  };
+  for (const auto &c : cases) {
+    INFO(c.json);
+    try {
+      db.append("s", c.json);
+      FAIL("accepted");
+    } catch (const Error &e) {
+      CHECK(e.code() == c.code);
+      CHECK(std::string(e.what()).find(c.names) != std::string::npos);
+    }
+  }
+  // A batch with a bad third line stores none of its lines.
+  std::string batch = std::string(kPrompt) + "\n" + kPrompt + "\n{\"type\":\"X\"}\n" + kPrompt;
+  try {
+    db.append_batch("s", batch);
+    FAIL("accepted");
+  } catch (const Error &e) {
+    CHECK(std::string(e.what()).rfind("line 3: ", 0) == 0);
+  }
+  CHECK(export_all(db) == before);
+}
+
+TEST_CASE("unknown event types are stored and hashed like any other") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  std::string e = db.append("s", R"({"type":"acme.CustomThing","actor":"plugin","payload":{"anything":[1,{"goes":true}]},"run_id":"r1","causality":{"caused_by":"e0"},"visibility":"hidden"})");
+  CHECK(db.event_get(field(e, "id")) == e);
+  CHECK(field(e, "causality") == R"({"caused_by":"e0"})");
+  CHECK(field(e, "visibility") == "hidden");
+}
+
+TEST_CASE("export then import into an empty file reproduces every event") {
+  test::TempDir dir;
+  std::string exported;
+  {
+    Engine a(dir.file("a.ctxdb"), "");
+    a.session_create(R"({"id":"s1","payload":{"agent_id":"a"}})");
+    std::string root = field(a.session_create(R"({"id":"s2","payload":{"agent_id":"b"}})"),
+                             "started_event_id");
+    for (int i = 0; i < 5; ++i) {
+      a.append("s1", kPrompt);
+      a.append("s2", R"({"type":"Note","actor":"a","payload":{"i":1},"run_id":"r","parent_id":")" +
+                         root + "\"}");
+    }
+    exported = export_all(a);
+  }
+  Engine b(dir.file("b.ctxdb"), "");
+  CHECK(field(b.import(exported), "imported") == "12");
+  CHECK(export_all(b) == exported);
+  CHECK(field(b.import(exported), "skipped") == "12"); // importing twice is a no-op
+  CHECK(field(b.verify(std::nullopt), "ok") == "true");
+  CHECK(field(b.session_get("s2"), "event_count") == "6");
+}
+
+TEST_CASE("import rejects events whose hashes or order do not hold") {
+  test::TempDir dir;
+  std::string exported;
+  {
+    Engine a(dir.file("a.ctxdb"), "");
+    a.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+    a.append("s", kPrompt);
+    exported = export_all(a);
+  }
+  Engine b(dir.file("b.ctxdb"), "");
+  std::string tampered = exported;
+  tampered.replace(tampered.find("fix the failing test"), 3, "FIX");
+  CHECK(code_of([&] { b.import(tampered); }) == Code::kCorrupt);
+  std::string second_only = exported.substr(exported.find('\n') + 1);
+  CHECK(code_of([&] { b.import(second_only); }) == Code::kNotFound);
+  CHECK(export_all(b).empty());
+}
+
+TEST_CASE("the log is append-only and verify finds any tampering") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  {
+    Engine db(path, "");
+    db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+    for (int i = 0; i < 4; ++i) db.append("s", kPrompt);
+  }
+  sqlite3 *raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  CHECK(sqlite3_exec(raw, "UPDATE events SET actor='x' WHERE seq=2", nullptr, nullptr, nullptr) ==
+        SQLITE_CONSTRAINT);
+  CHECK(sqlite3_exec(raw, "DELETE FROM events WHERE seq=5", nullptr, nullptr, nullptr) ==
+        SQLITE_CONSTRAINT);
+  sqlite3_close(raw);
+
+  auto broken = [&](const std::string &sql) {
+    std::string copy = dir.file("copy.ctxdb");
+    std::filesystem::remove(copy);
+    raw_sql(path, "VACUUM INTO '" + copy + "'");
+    raw_sql(copy, "DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete; " + sql);
+    Engine db(copy, "");
+    return db.verify(std::nullopt);
+  };
+  SUBCASE("a modified payload") {
+    std::string r = broken("UPDATE events SET payload='{\"text\":\"other\"}' WHERE seq=3");
+    CHECK(field(r, "ok") == "false");
+    CHECK(r.find("\"seq\":3") != std::string::npos);
+    CHECK(r.find("payload was modified") != std::string::npos);
+  }
+  SUBCASE("a modified header field") {
+    std::string r = broken("UPDATE events SET actor='mallory' WHERE seq=2");
+    CHECK(r.find("\"seq\":2") != std::string::npos);
+  }
+  SUBCASE("a deleted event in the middle") {
+    std::string r = broken("DELETE FROM events WHERE seq=3");
+    CHECK(r.find("\"seq\":4") != std::string::npos);
+    CHECK(r.find("seq gap") != std::string::npos);
+  }
+  SUBCASE("a deleted tail") {
+    std::string r = broken("DELETE FROM events WHERE seq=5");
+    CHECK(field(r, "ok") == "false");
+    CHECK(r.find("missing") != std::string::npos);
+  }
+  SUBCASE("two events swapped") {
+    std::string r = broken("UPDATE events SET seq=-1 WHERE seq=2; UPDATE events SET seq=2 WHERE "
+                           "seq=3; UPDATE events SET seq=3 WHERE seq=-1");
+    CHECK(r.find("\"seq\":2") != std::string::npos);
+  }
+}

@@ -1,0 +1,106 @@
+// The JSON layer: output escaping, canonical payloads and the schema subset.
+#include "error.hpp"
+#include "json/json_schema.hpp"
+#include "json/json_writer.hpp"
+#include "json/parse.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ctxdb;
+
+TEST_CASE("JsonWriter writes compact JSON and escapes only what it must") {
+  json::JsonWriter w;
+  w.begin_object()
+      .field("s", std::string_view("a\"b\\c\n\x01é"))
+      .field("n", int64_t{-42})
+      .key("b")
+      .boolean(true)
+      .key("z")
+      .null()
+      .key("a")
+      .begin_array()
+      .value(int64_t{1})
+      .raw("{\"x\":2}")
+      .end_array()
+      .end_object();
+  CHECK(w.str() == "{\"s\":\"a\\\"b\\\\c\\n\\u0001é\",\"n\":-42,\"b\":true,"
+                   "\"z\":null,\"a\":[1,{\"x\":2}]}");
+}
+
+TEST_CASE("canonical form is compact and a fixed point") {
+  simdjson::dom::parser p;
+  const char *inputs[] = {
+      R"({ "a" : 1.50, "b": [ 1, 2e3, -0.0 ], "c": "\u00e9\n\"", "d": 18446744073709551615 })",
+      R"({"nested":{"deep":[{"x":null,"y":true}]},"big":-9223372036854775808})",
+      R"({"float":0.1,"tiny":5e-324,"exp":1e300})"};
+  for (const char *in : inputs) {
+    std::string once = json::canonical(json::parse(p, in, "t"));
+    CHECK(once.find(' ') == std::string::npos);
+    std::string twice = json::canonical(json::parse(p, once, "t"));
+    CHECK(once == twice);
+  }
+}
+
+TEST_CASE("parse names what failed") {
+  simdjson::dom::parser p;
+  CHECK_THROWS_WITH_AS(json::parse(p, "{\"a\":", "event"),
+                       doctest::Contains("event: invalid JSON"), Error);
+  CHECK_THROWS_WITH_AS(json::parse(p, "", "event"), "event: empty input", Error);
+  try {
+    json::parse(p, "\"\xff\"", "event");
+    FAIL("invalid UTF-8 parsed");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kInvalidUtf8);
+  }
+}
+
+namespace {
+Code validate(const json::Schema &s, const char *doc, std::string *message = nullptr) {
+  simdjson::dom::parser p;
+  try {
+    s.validate(json::parse(p, doc, "t"), "payload");
+    return Code::kOk;
+  } catch (const Error &e) {
+    if (message) *message = e.what();
+    return e.code();
+  }
+}
+} // namespace
+
+TEST_CASE("the schema subset: required, type, enum, pattern, bounds, items") {
+  json::Schema s = json::Schema::parse(R"({
+    "type": "object", "required": ["name"], "additionalProperties": false,
+    "properties": {
+      "name": {"type": "string", "minLength": 2, "maxLength": 4},
+      "mode": {"type": "string", "enum": ["a", "b"]},
+      "id": {"type": "string", "pattern": "^[a-z]+$"},
+      "n": {"type": "integer", "minimum": 0, "maximum": 10},
+      "tags": {"type": "array", "items": {"type": "string"}},
+      "either": {"type": ["string", "null"]}
+    }})", "test");
+  std::string msg;
+  CHECK(validate(s, R"({"name":"ab"})") == Code::kOk);
+  CHECK(validate(s, R"({"name":"éé"})") == Code::kOk); // code points, not bytes
+  CHECK(validate(s, R"({})", &msg) == Code::kInvalidArg);
+  CHECK(msg == "missing required field 'payload.name'");
+  CHECK(validate(s, R"({"name":3})", &msg) == Code::kInvalidArg);
+  CHECK(msg == "field 'payload.name' must be a string, not integer");
+  CHECK(validate(s, R"({"name":"a"})") == Code::kInvalidArg);
+  CHECK(validate(s, R"({"name":"abcde"})") == Code::kInvalidArg);
+  CHECK(validate(s, R"({"name":"ab","mode":"c"})", &msg) == Code::kInvalidArg);
+  CHECK(msg.find("must be one of a, b") != std::string::npos);
+  CHECK(validate(s, R"({"name":"ab","id":"AB"})") == Code::kInvalidArg);
+  CHECK(validate(s, R"({"name":"ab","n":11})") == Code::kInvalidArg);
+  CHECK(validate(s, R"({"name":"ab","n":1.5})") == Code::kInvalidArg);
+  CHECK(validate(s, R"({"name":"ab","tags":["x",2]})", &msg) == Code::kInvalidArg);
+  CHECK(msg == "field 'payload.tags[1]' must be a string, not integer");
+  CHECK(validate(s, R"({"name":"ab","either":null})") == Code::kOk);
+  CHECK(validate(s, R"({"name":"ab","extra":1})", &msg) == Code::kInvalidArg);
+  CHECK(msg.find("unknown field 'payload.extra'") == 0);
+  CHECK(validate(s, R"([1])", &msg) == Code::kInvalidArg);
+}
+
+TEST_CASE("a malformed schema is an internal error, not bad input") {
+  CHECK_THROWS_AS(json::Schema::parse("{\"type\":\"strnig\"}", "bad"), Error);
+  CHECK_THROWS_AS(json::Schema::parse("not json", "bad"), Error);
+}
