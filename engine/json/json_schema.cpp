@@ -67,14 +67,28 @@ std::string describe_types(unsigned mask) {
   return s;
 }
 
-// How a message names the value at `path` ("field 'payload.text'").
-std::string field(const std::string &path) {
-  return path.empty() ? "the input" : "field '" + path + "'";
-}
+// Where a value sits in the document, built on the stack as validation
+// descends and spelled out ("payload.content[1].type") only for an error.
+struct Path {
+  const Path *parent = nullptr;
+  std::string_view key; // empty for an array item
+  size_t index = 0;
 
-std::string join(std::string_view root, std::string_view key) {
-  if (root.empty()) return std::string(key);
-  return std::string(root) + "." + std::string(key);
+  Path child(std::string_view k) const { return Path{this, k, 0}; }
+  Path item(size_t i) const { return Path{this, {}, i}; }
+
+  std::string str() const {
+    std::string s = parent ? parent->str() : std::string();
+    if (!parent) return std::string(key);
+    if (key.empty()) return s + "[" + std::to_string(index) + "]";
+    return s.empty() ? std::string(key) : s + "." + std::string(key);
+  }
+};
+
+// How a message names the value at `path` ("field 'payload.text'").
+std::string field(const Path &path) {
+  std::string s = path.str();
+  return s.empty() ? "the input" : "field '" + s + "'";
 }
 
 struct Regex {
@@ -96,10 +110,10 @@ struct Schema::Node {
   std::string pattern;
   std::unique_ptr<Regex> regex;
 
-  void validate(simdjson::dom::element e, const std::string &path) const;
-  void validate_object(simdjson::dom::object o, const std::string &path) const;
-  void validate_string(std::string_view s, const std::string &path) const;
-  void validate_number(double v, const std::string &path) const;
+  void validate(simdjson::dom::element e, const Path &path) const;
+  void validate_object(simdjson::dom::object o, const Path &path) const;
+  void validate_string(std::string_view s, const Path &path) const;
+  void validate_number(double v, const Path &path) const;
 };
 
 namespace {
@@ -174,7 +188,7 @@ std::unique_ptr<Schema::Node> compile(simdjson::dom::element s,
 } // namespace
 
 void Schema::Node::validate(simdjson::dom::element e,
-                            const std::string &path) const {
+                            const Path &path) const {
   if (types && !has_type(types, e))
     throw Error(Code::kInvalidArg, field(path) + " must be " +
                                        describe_types(types) + ", not " +
@@ -187,7 +201,7 @@ void Schema::Node::validate(simdjson::dom::element e,
   } else if (!e.get(a)) {
     if (!items) return;
     size_t i = 0;
-    for (auto item : a) items->validate(item, path + "[" + std::to_string(i++) + "]");
+    for (auto item : a) items->validate(item, path.item(i++));
   } else if (!e.get(s)) {
     validate_string(s, path);
   } else if (e.is_number()) {
@@ -196,29 +210,29 @@ void Schema::Node::validate(simdjson::dom::element e,
 }
 
 void Schema::Node::validate_object(simdjson::dom::object o,
-                                   const std::string &path) const {
+                                   const Path &path) const {
   for (const auto &name : required) {
     if (o.at_key(name).error())
       throw Error(Code::kInvalidArg,
-                  "missing required field '" + join(path, name) + "'");
+                  "missing required field '" + path.child(name).str() + "'");
   }
   for (auto [key, value] : o) {
     const Node *child = nullptr;
     for (const auto &[pname, pnode] : properties)
       if (pname == key) child = pnode.get();
     if (child) {
-      child->validate(value, join(path, key));
+      child->validate(value, path.child(key));
     } else if (!additional) {
       std::string allowed;
       for (const auto &p : properties) allowed += (allowed.empty() ? "" : ", ") + p.first;
-      throw Error(Code::kInvalidArg, "unknown field '" + join(path, key) +
+      throw Error(Code::kInvalidArg, "unknown field '" + path.child(key).str() +
                                          "' (allowed: " + allowed + ")");
     }
   }
 }
 
 void Schema::Node::validate_string(std::string_view s,
-                                   const std::string &path) const {
+                                   const Path &path) const {
   if (!enum_values.empty()) {
     bool found = false;
     std::string allowed;
@@ -257,7 +271,7 @@ void Schema::Node::validate_string(std::string_view s,
   }
 }
 
-void Schema::Node::validate_number(double v, const std::string &path) const {
+void Schema::Node::validate_number(double v, const Path &path) const {
   auto show = [](double d) {
     std::string s = std::to_string(d);
     s.erase(s.find_last_not_of('0') + 1);
@@ -290,7 +304,7 @@ Schema Schema::parse(std::string_view schema_json, std::string_view name) {
 
 void Schema::validate(simdjson::dom::element value,
                       std::string_view root) const {
-  root_->validate(value, std::string(root));
+  root_->validate(value, Path{nullptr, root, 0});
 }
 
 } // namespace ctxdb::json

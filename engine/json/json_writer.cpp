@@ -1,12 +1,42 @@
 #include "json/json_writer.hpp"
 
+#include "error.hpp"
+
+#include <cstdint>
+#include <cstring>
+
 namespace ctxdb::json {
+
+namespace {
+
+// True when any of the 8 bytes in v is a control character, '"' or '\\'
+// (the SWAR "has less than" and "has zero byte" tests), so long strings are
+// scanned 8 bytes at a time; flagged words are then looked at bytewise.
+inline bool may_need_escape(uint64_t v) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  uint64_t control = (v - kOnes * 0x20) & ~v & kHigh;
+  uint64_t q = v ^ (kOnes * '"'), b = v ^ (kOnes * '\\');
+  uint64_t quote = (q - kOnes) & ~q & kHigh;
+  uint64_t backslash = (b - kOnes) & ~b & kHigh;
+  return (control | quote | backslash) != 0;
+}
+
+} // namespace
 
 void append_quoted(std::string &out, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";
+  out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
   size_t run = 0; // start of the pending run of characters needing no escape
   for (size_t i = 0; i < s.size(); ++i) {
+    if (i + 8 <= s.size()) {
+      uint64_t word;
+      std::memcpy(&word, s.data() + i, 8);
+      if (!may_need_escape(word)) {
+        i += 7;
+        continue;
+      }
+    }
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + run, i - run);
@@ -34,35 +64,39 @@ void JsonWriter::before_value() {
     after_key_ = false;
     return;
   }
-  if (!first_.empty()) {
-    if (!first_.back()) out_.push_back(',');
-    first_.back() = false;
+  if (depth_ > 0) {
+    if (!first_[depth_ - 1]) out_.push_back(',');
+    first_[depth_ - 1] = false;
   }
 }
 
-JsonWriter &JsonWriter::begin_object() {
+void JsonWriter::open(char bracket) {
   before_value();
-  out_.push_back('{');
-  first_.push_back(true);
+  if (depth_ == kMaxDepth)
+    throw Error(Code::kInternal, "JsonWriter: nesting deeper than 32");
+  out_.push_back(bracket);
+  first_[depth_++] = true;
+}
+
+JsonWriter &JsonWriter::begin_object() {
+  open('{');
   return *this;
 }
 
 JsonWriter &JsonWriter::end_object() {
   out_.push_back('}');
-  first_.pop_back();
+  --depth_;
   return *this;
 }
 
 JsonWriter &JsonWriter::begin_array() {
-  before_value();
-  out_.push_back('[');
-  first_.push_back(true);
+  open('[');
   return *this;
 }
 
 JsonWriter &JsonWriter::end_array() {
   out_.push_back(']');
-  first_.pop_back();
+  --depth_;
   return *this;
 }
 

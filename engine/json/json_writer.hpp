@@ -8,12 +8,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace ctxdb::json {
 
 class JsonWriter {
 public:
+  JsonWriter() { out_.reserve(256); }
+
   JsonWriter &begin_object();
   JsonWriter &end_object();
   JsonWriter &begin_array();
@@ -43,8 +44,13 @@ public:
 
 private:
   void before_value();
+  void open(char bracket);
   std::string out_;
-  std::vector<bool> first_; // per open container: no element written yet
+  // Per open container: no element written yet. A fixed stack (the engine
+  // writes shallow documents) keeps the writer free of allocations.
+  static constexpr int kMaxDepth = 32;
+  bool first_[kMaxDepth] = {};
+  int depth_ = 0;
   bool after_key_ = false;
 };
 

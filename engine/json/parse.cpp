@@ -1,6 +1,10 @@
 #include "json/parse.hpp"
 
 #include "error.hpp"
+#include "json/json_writer.hpp"
+
+#include <charconv>
+#include <cmath>
 
 namespace ctxdb::json {
 
@@ -25,7 +29,70 @@ void require_utf8(std::string_view s, std::string_view what) {
     throw Error(Code::kInvalidUtf8, std::string(what) + " is not valid UTF-8");
 }
 
-std::string canonical(simdjson::dom::element e) { return simdjson::minify(e); }
+namespace {
+
+void write_canonical(std::string &out, simdjson::dom::element e) {
+  using T = simdjson::dom::element_type;
+  char num[32];
+  switch (e.type()) {
+  case T::OBJECT: {
+    out.push_back('{');
+    bool first = true;
+    for (auto [key, value] : simdjson::dom::object(e)) {
+      if (!first) out.push_back(',');
+      first = false;
+      append_quoted(out, key);
+      out.push_back(':');
+      write_canonical(out, value);
+    }
+    out.push_back('}');
+    return;
+  }
+  case T::ARRAY: {
+    out.push_back('[');
+    bool first = true;
+    for (auto value : simdjson::dom::array(e)) {
+      if (!first) out.push_back(',');
+      first = false;
+      write_canonical(out, value);
+    }
+    out.push_back(']');
+    return;
+  }
+  case T::STRING: append_quoted(out, std::string_view(e)); return;
+  case T::INT64: {
+    auto r = std::to_chars(num, num + sizeof num, int64_t(e));
+    out.append(num, r.ptr);
+    return;
+  }
+  case T::UINT64: {
+    auto r = std::to_chars(num, num + sizeof num, uint64_t(e));
+    out.append(num, r.ptr);
+    return;
+  }
+  case T::DOUBLE: {
+    double d = double(e);
+    // "-0" would read back as the integer 0; keep it a double.
+    if (d == 0 && std::signbit(d)) {
+      out += "-0.0";
+      return;
+    }
+    auto r = std::to_chars(num, num + sizeof num, d); // shortest round trip
+    out.append(num, r.ptr);
+    return;
+  }
+  case T::BOOL: out += bool(e) ? "true" : "false"; return;
+  case T::NULL_VALUE: out += "null"; return;
+  }
+}
+
+} // namespace
+
+std::string canonical(simdjson::dom::element e) {
+  std::string out;
+  write_canonical(out, e);
+  return out;
+}
 
 const char *type_name(simdjson::dom::element e) {
   switch (e.type()) {

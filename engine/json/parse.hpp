@@ -19,7 +19,9 @@ simdjson::dom::element parse(simdjson::dom::parser &parser,
 void require_utf8(std::string_view s, std::string_view what);
 
 // The compact, canonical serialization of a parsed value: the form in which
-// payloads are stored and hashed. Serializing a parse of it gives it back.
+// payloads are stored and hashed. No whitespace, keys in input order,
+// strings escaped minimally, numbers in their shortest round-trip form.
+// It is a fixed point: canonical(parse(canonical(x))) == canonical(x).
 std::string canonical(simdjson::dom::element e);
 
 // A short name for an element's JSON type ("string", "object", …).

@@ -9,36 +9,40 @@ namespace ctxdb::log {
 
 namespace {
 
+// Events carry their session as chains.session_no; reads join the text id.
 #define CTXDB_EVENT_COLUMNS                                                    \
-  "pos,id,session_id,seq,ts,type,actor,parent_id,run_id,causality,"           \
-  "visibility,payload,payload_hash,prev_hash,hash"
+  "e.pos,e.id,c.session_id,e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,"   \
+  "e.causality,e.visibility,e.payload,e.payload_hash,e.prev_hash,e.hash "     \
+  "FROM events e JOIN chains c ON c.session_no=e.session_no "
 
-constexpr char kSelectById[] =
-    "SELECT " CTXDB_EVENT_COLUMNS " FROM events WHERE id=?";
+constexpr char kSelectById[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.id=?";
 constexpr char kSelectSession[] =
-    "SELECT " CTXDB_EVENT_COLUMNS " FROM events WHERE session_id=? AND seq>=? "
-    "AND seq<=? ORDER BY seq LIMIT ?";
-constexpr char kSelectAll[] = "SELECT " CTXDB_EVENT_COLUMNS
-                              " FROM events WHERE pos>? ORDER BY pos LIMIT ?";
+    "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? AND e.seq>=? "
+    "AND e.seq<=? ORDER BY e.seq LIMIT ?";
+constexpr char kSelectAll[] =
+    "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.pos>? ORDER BY e.pos LIMIT ?";
+// verify must also see events whose chain row is gone: a LEFT JOIN, with a
+// made-up name for the session it cannot name.
 constexpr char kVerifyAll[] =
-    "SELECT " CTXDB_EVENT_COLUMNS " FROM events ORDER BY session_id, seq";
-constexpr char kVerifySession[] = "SELECT " CTXDB_EVENT_COLUMNS
-                                  " FROM events WHERE session_id=? ORDER BY seq";
+    "SELECT e.pos,e.id,COALESCE(c.session_id,'<session_no '||e.session_no||'>'),"
+    "e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,e.causality,e.visibility,"
+    "e.payload,e.payload_hash,e.prev_hash,e.hash FROM events e "
+    "LEFT JOIN chains c ON c.session_no=e.session_no ORDER BY e.session_no, e.seq";
+constexpr char kVerifySession[] =
+    "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? ORDER BY e.seq";
 constexpr char kInsert[] =
-    "INSERT INTO events(id,session_id,seq,ts,type,actor,parent_id,run_id,"
+    "INSERT INTO events(id,session_no,seq,ts,type,actor,parent_id,run_id,"
     "causality,visibility,payload,payload_hash,prev_hash,hash) "
     "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr char kSelectHead[] =
-    "SELECT last_seq,last_hash,last_ts FROM session_heads WHERE session_id=?";
-constexpr char kUpsertHead[] =
-    "INSERT INTO session_heads(session_id,last_seq,last_hash,last_ts) "
-    "VALUES(?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "
-    "last_seq=excluded.last_seq,last_hash=excluded.last_hash,"
-    "last_ts=excluded.last_ts";
-constexpr char kAllHeads[] =
-    "SELECT session_id,last_seq,last_hash FROM session_heads";
+    "SELECT session_no,last_seq,last_hash,last_ts FROM chains WHERE session_id=?";
+constexpr char kInsertChain[] =
+    "INSERT INTO chains(session_id,last_seq,last_hash,last_ts) VALUES(?,0,?,0)";
+constexpr char kUpdateHead[] =
+    "UPDATE chains SET last_seq=?,last_hash=?,last_ts=? WHERE session_no=?";
+constexpr char kAllHeads[] = "SELECT session_id,last_seq,last_hash FROM chains";
 constexpr char kOneHead[] =
-    "SELECT session_id,last_seq,last_hash FROM session_heads WHERE session_id=?";
+    "SELECT session_id,last_seq,last_hash FROM chains WHERE session_id=?";
 
 util::Digest read_digest(const SQLite::Column &c) {
   util::Digest d{};
@@ -132,30 +136,42 @@ EventLog::Head *EventLog::head(Heads &heads, const std::string &session_id) {
   q->bindNoCopy(1, session_id);
   if (!q->executeStep()) return nullptr;
   Head h;
-  h.seq = q->getColumn(0).getInt64();
-  h.hash = read_digest(q->getColumn(1));
-  h.ts = q->getColumn(2).getInt64();
+  h.session_no = q->getColumn(0).getInt64();
+  h.seq = q->getColumn(1).getInt64();
+  h.hash = read_digest(q->getColumn(2));
+  h.ts = q->getColumn(3).getInt64();
+  return &heads.emplace(session_id, h).first->second;
+}
+
+EventLog::Head *EventLog::new_chain(Heads &heads, const std::string &session_id) {
+  util::Digest zero{};
+  auto q = store_.statement(kInsertChain);
+  q->bindNoCopy(1, session_id);
+  q->bindNoCopy(2, zero.data(), int(zero.size()));
+  q->exec();
+  Head h;
+  h.session_no = store_.db().getLastInsertRowid();
   return &heads.emplace(session_id, h).first->second;
 }
 
 void EventLog::save_heads(Heads &heads) {
   for (auto &[session_id, h] : heads) {
     if (!h.dirty) continue;
-    auto q = store_.statement(kUpsertHead);
-    q->bindNoCopy(1, session_id);
-    q->bind(2, h.seq);
-    q->bindNoCopy(3, h.hash.data(), int(h.hash.size()));
-    q->bind(4, h.ts);
+    auto q = store_.statement(kUpdateHead);
+    q->bind(1, h.seq);
+    q->bindNoCopy(2, h.hash.data(), int(h.hash.size()));
+    q->bind(3, h.ts);
+    q->bind(4, h.session_no);
     q->exec();
     h.dirty = false;
   }
 }
 
-void EventLog::insert(Event &e, Heads &heads) {
+void EventLog::insert(Event &e, Head &h) {
   {
     auto q = store_.statement(kInsert);
     q->bindNoCopy(1, e.id);
-    q->bindNoCopy(2, e.session_id);
+    q->bind(2, h.session_no);
     q->bind(3, e.seq);
     q->bind(4, e.ts);
     q->bindNoCopy(5, e.type);
@@ -171,7 +187,10 @@ void EventLog::insert(Event &e, Heads &heads) {
     q->exec();
   }
   e.pos = store_.db().getLastInsertRowid();
-  heads[e.session_id] = Head{e.seq, e.hash, e.ts, true};
+  h.seq = e.seq;
+  h.hash = e.hash;
+  h.ts = e.ts;
+  h.dirty = true;
   for (EventObserver *o : observers_) o->on_append(e);
 }
 
@@ -194,16 +213,17 @@ Event EventLog::place(EventDraft &d, Heads &heads) {
                                        "' already exists with different content");
     }
   }
-  const Head *h = head(heads, e.session_id);
+  Head *h = head(heads, e.session_id);
   check_first(e, h != nullptr);
   check_parent(e);
-  e.seq = h ? h->seq + 1 : 1;
-  e.prev_hash = h ? h->hash : util::Digest{};
+  if (!h) h = new_chain(heads, e.session_id);
+  e.seq = h->seq + 1;
+  e.prev_hash = h->hash;
   if (!d.has_ts) e.ts = util::now_ms();
   if (!d.has_id) e.id = util::new_id("evt_");
   e.hash = chain_hash(e);
-  insert(e, heads);
-  return e;
+  insert(e, *h);
+  return std::move(e); // the draft is spent; no copy of the payload
 }
 
 bool EventLog::place_imported(const Event &imported, Heads &heads) {
@@ -212,7 +232,7 @@ bool EventLog::place_imported(const Event &imported, Heads &heads) {
     throw Error(Code::kConflict, "event id '" + imported.id +
                                      "' already exists with different content");
   }
-  const Head *h = head(heads, imported.session_id);
+  Head *h = head(heads, imported.session_id);
   check_first(imported, h != nullptr);
   check_parent(imported);
   int64_t expected = h ? h->seq + 1 : 1;
@@ -229,8 +249,9 @@ bool EventLog::place_imported(const Event &imported, Heads &heads) {
   if (chain_hash(imported) != imported.hash)
     throw Error(Code::kCorrupt,
                 "event '" + imported.id + "': hash does not match its content");
+  if (!h) h = new_chain(heads, imported.session_id);
   Event e = imported;
-  insert(e, heads);
+  insert(e, *h);
   return true;
 }
 
@@ -427,7 +448,7 @@ VerifyReport EventLog::verify(std::optional<std::string_view> session_id) {
   if (ok) checker.finish();
   if (session_id && r.ok && r.sessions == 0)
     throw Error(Code::kNotFound,
-                "session '" + std::string(*session_id) + "' does not exist");
+                "session '" + std::string(*session_id) + "' not found");
   return r;
 }
 

@@ -72,6 +72,7 @@ public:
 
 private:
   struct Head {
+    int64_t session_no = 0;
     int64_t seq = 0;
     util::Digest hash{};
     int64_t ts = 0;
@@ -80,7 +81,10 @@ private:
   // The chain heads a transaction has touched, written back once at its end.
   using Heads = std::unordered_map<std::string, Head>;
 
+  // The head of a session's chain, or nullptr for an unknown session.
   Head *head(Heads &heads, const std::string &session_id);
+  // Starts the chain of a new session (its SessionStarted is being placed).
+  Head *new_chain(Heads &heads, const std::string &session_id);
   void save_heads(Heads &heads);
 
   // Places a host's draft after its session's head and stores it; returns
@@ -89,7 +93,7 @@ private:
   // Checks an imported event against the head it must follow.
   bool place_imported(const Event &e, Heads &heads);
   void check_parent(const Event &e);
-  void insert(Event &e, Heads &heads);
+  void insert(Event &e, Head &h);
 
   template <class Fn> void for_each_line(std::string_view ndjson, Fn &&fn);
 

@@ -13,7 +13,7 @@ constexpr char kInsert[] =
 #define CTXDB_SESSION_SELECT                                                   \
   "SELECT s.id,s.agent_id,s.started_event_id,s.created_ts,h.last_ts,"         \
   "h.last_seq,e.payload FROM sessions s "                                      \
-  "JOIN session_heads h ON h.session_id=s.id "                                 \
+  "JOIN chains h ON h.session_id=s.id "                                 \
   "JOIN events e ON e.id=s.started_event_id "
 
 constexpr char kSelectOne[] = CTXDB_SESSION_SELECT "WHERE s.id=?";

@@ -174,7 +174,8 @@ public:
   std::string verify(std::optional<std::string_view> session_id = {}) {
     char *out = nullptr;
     size_t n = 0;
-    const char *id = session_id ? session_id->data() : nullptr;
+    // "" stays non-NULL (an error: empty id); only nullopt means all.
+    const char *id = session_id ? (session_id->empty() ? "" : session_id->data()) : nullptr;
     size_t id_len = session_id ? session_id->size() : 0;
     detail::check(ctxdb_verify(db_, id, id_len, &out, &n), db_);
     return detail::take(out, n);

@@ -1,11 +1,24 @@
 -- ctxdb schema 1: the event log and the sessions projection.
 --
--- events is source data: append-only (triggers below), one hash chain per
--- session. pos is the global append order, which export and replay follow.
+-- One hash chain per session. chains gives each session a small integer
+-- (events store it instead of repeating the text id, which keeps rows and
+-- the (session, seq) index small) and records the chain's head, written in
+-- the same transaction as the events: appends read it in O(1), and verify
+-- uses it to notice a deleted tail, which the chain alone cannot show.
+CREATE TABLE chains (
+  session_no INTEGER PRIMARY KEY,
+  session_id TEXT    NOT NULL UNIQUE,
+  last_seq   INTEGER NOT NULL,
+  last_hash  BLOB    NOT NULL,
+  last_ts    INTEGER NOT NULL
+);
+
+-- events is source data: append-only (triggers below). pos is the global
+-- append order, which export and replay follow.
 CREATE TABLE events (
   pos          INTEGER PRIMARY KEY,
   id           TEXT    NOT NULL UNIQUE,
-  session_id   TEXT    NOT NULL,
+  session_no   INTEGER NOT NULL REFERENCES chains (session_no),
   seq          INTEGER NOT NULL,
   ts           INTEGER NOT NULL,          -- ms since the Unix epoch
   type         TEXT    NOT NULL,
@@ -17,8 +30,8 @@ CREATE TABLE events (
   payload      TEXT,                      -- compact JSON; hashed as stored
   payload_hash BLOB    NOT NULL,          -- SHA-256 of payload
   prev_hash    BLOB    NOT NULL,          -- hash of seq-1 (zeros for seq 1)
-  hash         BLOB    NOT NULL,          -- SHA-256(prev ‖ header ‖ payload_hash)
-  UNIQUE (session_id, seq)
+  hash         BLOB    NOT NULL,          -- SHA-256(prev || header || payload_hash)
+  UNIQUE (session_no, seq)
 );
 
 CREATE TRIGGER events_no_update BEFORE UPDATE ON events
@@ -30,16 +43,6 @@ CREATE TRIGGER events_no_delete BEFORE DELETE ON events
 BEGIN
   SELECT RAISE(ABORT, 'ctxdb: events are append-only; DELETE is not allowed');
 END;
-
--- The head of each session's chain, written in the same transaction as the
--- events. It makes appends O(1) and lets verify notice a deleted tail,
--- which the chain alone cannot show.
-CREATE TABLE session_heads (
-  session_id TEXT    PRIMARY KEY,
-  last_seq   INTEGER NOT NULL,
-  last_hash  BLOB    NOT NULL,
-  last_ts    INTEGER NOT NULL
-) WITHOUT ROWID;
 
 -- Projection of SessionStarted events.
 CREATE TABLE sessions (

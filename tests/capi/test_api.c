@@ -1727,7 +1727,7 @@ static void test_verify_detects_tampering(void) {
   /* A payload rewritten behind ctxdb's back. */
   CHECK(sql_exec(p, "DROP TRIGGER IF EXISTS events_no_update;"
                     "UPDATE events SET payload = '{\"text\":\"forged\"}' "
-                    "WHERE session_id = 'ses_t' AND seq = 2;"));
+                    "WHERE session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_t') AND seq = 2;"));
   db = OK_OPEN(p, NULL);
   if (db) {
     v = OK_VERIFY(db, NULL);
@@ -1750,7 +1750,7 @@ static void test_verify_detects_tampering(void) {
 
   /* A deleted tail: the chain alone looks fine, the head does not. */
   CHECK(sql_exec(p2, "DROP TRIGGER IF EXISTS events_no_delete;"
-                     "DELETE FROM events WHERE session_id = 'ses_t' AND seq = 4;"));
+                     "DELETE FROM events WHERE session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_t') AND seq = 4;"));
   db = OK_OPEN(p2, NULL);
   if (db) {
     v = OK_VERIFY(db, NULL);

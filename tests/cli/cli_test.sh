@@ -217,7 +217,7 @@ test_verify_detects_tampering() {
   "$SQLITE3" "$WORK/tampered.ctxdb" \
     "DROP TRIGGER events_no_update;
      UPDATE events SET payload = '{\"text\":\"something else\"}'
-     WHERE session_id = 'ses_cli_test' AND seq = 2;"
+     WHERE session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_cli_test') AND seq = 2;"
   run "$CLI" --db "$WORK/tampered.ctxdb" verify
   expect_rc 1
   expect_contains "verify names the tampered event" "$target" "$OUT"

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
+
 using namespace ctxdb;
 
 TEST_CASE("JsonWriter writes compact JSON and escapes only what it must") {
@@ -103,4 +105,39 @@ TEST_CASE("the schema subset: required, type, enum, pattern, bounds, items") {
 TEST_CASE("a malformed schema is an internal error, not bad input") {
   CHECK_THROWS_AS(json::Schema::parse("{\"type\":\"strnig\"}", "bad"), Error);
   CHECK_THROWS_AS(json::Schema::parse("not json", "bad"), Error);
+}
+
+TEST_CASE("append_quoted escapes the same at every position in long strings") {
+  // A bytewise reference, to check the 8-bytes-at-a-time scan against.
+  auto reference = [](std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '"') out += "\\\"";
+      else if (c == '\\') out += "\\\\";
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\b') out += "\\b";
+      else if (c == '\f') out += "\\f";
+      else if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else out.push_back(char(c));
+    }
+    return out + "\"";
+  };
+  const char specials[] = {'"', '\\', '\n', '\x01', '\x1f', '\t'};
+  for (size_t len = 0; len < 40; ++len) {
+    for (size_t pos = 0; pos < len; ++pos) {
+      for (char sp : specials) {
+        std::string s(len, 'a');
+        s[pos] = sp;
+        if (len > 3) s[len - 1] = '\xc3', s[len - 2] = ' '; // non-ASCII passes through
+        std::string got;
+        json::append_quoted(got, s);
+        REQUIRE(got == reference(s));
+      }
+    }
+  }
 }
