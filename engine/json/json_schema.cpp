@@ -6,6 +6,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -259,11 +260,16 @@ void Schema::Node::validate_string(std::string_view s,
                                          " characters long");
   }
   if (regex) {
-    pcre2_match_data *md =
-        pcre2_match_data_create_from_pattern(regex->code, nullptr);
+    // Schemas are shared between threads; the match data is per thread.
+    // One pair of offsets is all a yes/no match needs.
+    struct MatchData {
+      pcre2_match_data *md = pcre2_match_data_create(1, nullptr);
+      ~MatchData() { pcre2_match_data_free(md); }
+    };
+    thread_local MatchData match;
+    if (!match.md) throw std::bad_alloc();
     int rc = pcre2_match(regex->code, reinterpret_cast<PCRE2_SPTR>(s.data()),
-                         s.size(), 0, 0, md, nullptr);
-    pcre2_match_data_free(md);
+                         s.size(), 0, 0, match.md, nullptr);
     if (rc < 0)
       throw Error(Code::kInvalidArg, field(path) + " has an invalid " +
                                          "format (must match " + pattern +

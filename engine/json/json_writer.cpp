@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace ctxdb::json {
 
 namespace {
@@ -29,6 +33,24 @@ void append_quoted(std::string &out, std::string_view s) {
   out.push_back('"');
   size_t run = 0; // start of the pending run of characters needing no escape
   for (size_t i = 0; i < s.size(); ++i) {
+#if defined(__SSE2__)
+    // 16 bytes at a time: a byte needs escaping if it is '"', '\\' or below
+    // 0x20 (a signed compare after flipping the sign bit).
+    if (i + 16 <= s.size()) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s.data() + i));
+      __m128i special = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                       _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+          _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8(char(0x80))),
+                         _mm_set1_epi8(char(0x20 ^ 0x80))));
+      int mask = _mm_movemask_epi8(special);
+      if (mask == 0) {
+        i += 15;
+        continue;
+      }
+      i += __builtin_ctz(unsigned(mask)); // first byte to look at
+    }
+#endif
     if (i + 8 <= s.size()) {
       uint64_t word;
       std::memcpy(&word, s.data() + i, 8);

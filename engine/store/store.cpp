@@ -51,8 +51,11 @@ const std::vector<Migration> &migrations() {
 }
 
 SQLite::Database open_database(const std::string &path, const Config &config) {
-  int flags = config.read_only ? SQLite::OPEN_READONLY
-                               : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE;
+  // NOMUTEX: the ctxdb handle already serializes every call on this
+  // connection, so SQLite's own per-call mutex would only add cost.
+  int flags = SQLite::OPEN_NOMUTEX |
+              (config.read_only ? SQLite::OPEN_READONLY
+                                : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   try {
     return SQLite::Database(path, flags, config.busy_timeout_ms);
   } catch (const SQLite::Exception &e) {
