@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config git
   libsqlite3-dev sqlite3 libsqlitecpp-dev libsimdjson-dev libzstd-dev
   doctest-dev libssl-dev libpcre2-dev
-  python3 python3-pytest
+  python3 python3-pytest python3-setuptools
 )
 
 missing=()
@@ -24,4 +24,54 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   echo "setup: all dependencies present"
+fi
+
+# --- Node binding (bindings/node) -------------------------------------------
+# A node already on PATH is used as it is (e.g. Node 20 from nodesource, which
+# ships npm and its headers in /usr/include/node): Debian's nodejs, npm,
+# libnode-dev and node-addon-api packages would conflict with it. Without a
+# node, Debian's Node 18 comes with npm and its headers (libnode-dev). The
+# binding builds only when node_api.h is found; CMake skips it otherwise.
+setup_root=$(cd "$(dirname "$0")/.." && pwd)
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+node_pkgs=()
+if ! command -v node >/dev/null 2>&1; then
+  node_pkgs=(nodejs npm libnode-dev)
+elif installed nodejs && ! dpkg-query -W -f='${Version}' nodejs | grep -q nodesource; then
+  # Debian's own nodejs: complete it with npm and the headers if missing.
+  node_pkgs=(npm libnode-dev)
+fi
+node_missing=()
+for p in "${node_pkgs[@]}"; do
+  installed "$p" || node_missing+=("$p")
+done
+if [ ${#node_missing[@]} -gt 0 ]; then
+  echo "setup: installing ${node_missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${node_missing[@]}"
+fi
+
+node_api_h=""
+if command -v node >/dev/null 2>&1; then
+  for d in "$(dirname "$(command -v node)")/../include/node" /usr/include/node \
+           /usr/local/include/node; do
+    if [ -f "$d/node_api.h" ]; then node_api_h="$d/node_api.h"; break; fi
+  done
+fi
+if [ -z "$node_api_h" ]; then
+  echo "setup: node or its headers (node_api.h) missing: the Node binding will be skipped"
+elif [ ! -f "$setup_root/bindings/node/node_modules/node-addon-api/napi.h" ]; then
+  # node-addon-api (header-only), pinned by bindings/node/package-lock.json.
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing node-addon-api (npm ci in bindings/node)"
+    (cd "$setup_root/bindings/node" &&
+      npm ci --ignore-scripts --no-audit --no-fund --prefer-offline)
+  else
+    echo "setup: npm missing: cannot install node-addon-api for the Node binding"
+  fi
 fi

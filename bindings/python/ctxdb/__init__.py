@@ -1,0 +1,35 @@
+"""ctxdb: an embedded, single-file context database for AI agents.
+
+    import ctxdb
+    with ctxdb.open("agent.ctxdb") as db:
+        s = db.create_session(agent_id="coder")
+        db.append(s["id"], type="UserPromptSubmitted", actor="user",
+                  payload={"text": "hi"})
+        for event in db.events(s["id"]):
+            print(event["seq"], event["type"])
+
+A thin ctypes binding over the C ABI (include/ctxdb/ctxdb.h); the shared
+library is found as described in ctxdb._loader (CTXDB_LIB_PATH first).
+"""
+from ._database import (Database, EventIterator, abi_version, open, version,
+                        version_number)
+from ._loader import (EXPECTED_ABI as ABI_VERSION, AbiMismatch, LibraryError,
+                      LibraryNotFound)
+from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error,
+                     InternalError, InvalidInput, IOFailure, Misuse, NotADatabase,
+                     NotFound, OutOfMemory, ReadOnly, SchemaError)
+from .types import (BatchResult, BrokenLink, Event, EventInput, ImportResult,
+                    Session, SessionInput, VerifyReport)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "open", "Database", "EventIterator", "version", "version_number",
+    "abi_version", "ABI_VERSION",
+    "Error", "Misuse", "InvalidInput", "NotFound", "Conflict", "Busy",
+    "BudgetExceeded", "CheckFailed", "Corrupt", "IOFailure", "OutOfMemory",
+    "SchemaError", "ReadOnly", "InternalError", "NotADatabase",
+    "LibraryError", "LibraryNotFound", "AbiMismatch",
+    "Event", "EventInput", "Session", "SessionInput", "BatchResult",
+    "BrokenLink", "VerifyReport", "ImportResult",
+]

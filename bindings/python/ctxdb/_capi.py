@@ -1,0 +1,195 @@
+"""The C ABI of include/ctxdb/ctxdb.h, mirrored one function at a time.
+
+Nothing here adds behaviour: each C function is declared with its ctypes
+argtypes/restype under its C prototype. The library is loaded on first use
+(see _loader.py); after that every function is a plain module attribute,
+e.g. ``_capi.ctxdb_open(path, cfg, len(cfg), byref(db))``.
+
+Conventions kept from the header:
+- ``char **out`` parameters are ``POINTER(c_void_p)``, not ``c_char_p``:
+  the caller owns the pointer, reads it with ``ctypes.string_at(ptr, len)``
+  and hands it back to ``ctxdb_free`` exactly once.
+- ``const char *`` inputs are ``c_char_p`` and always go with an explicit
+  length (only paths are NUL-terminated).
+- Handles are opaque pointers (``c_void_p``).
+"""
+from __future__ import annotations
+
+import threading
+from ctypes import CDLL, POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _loader
+
+#: CTXDB_ABI_VERSION of the header this module mirrors.
+ABI_VERSION = _loader.EXPECTED_ABI
+
+# ---- status codes (enum in ctxdb.h; explicitly numbered, append-only) ----
+OK = 0
+MISUSE = 1
+INVALID_ARG = 2
+INVALID_UTF8 = 3
+INVALID_JSON = 4
+NOT_FOUND = 5
+CONFLICT = 6
+BUSY = 7
+BUDGET = 8
+CHECK_FAILED = 9
+CORRUPT = 10
+IO = 11
+NOMEM = 12
+SCHEMA = 13
+READONLY = 14
+INTERNAL = 15
+NOTADB = 16
+ROW = 100
+DONE = 101
+
+# ---- handles --------------------------------------------------------------
+ctxdb_db_p = c_void_p    # ctxdb_db *   (typedef struct ctxdb_db ctxdb_db;)
+ctxdb_iter_p = c_void_p  # ctxdb_iter * (typedef struct ctxdb_iter ctxdb_iter;)
+
+_PROTOTYPES: List[Tuple[str, Any, Tuple[Any, ...]]] = []
+
+
+def _proto(name: str, restype: Any, *argtypes: Any) -> None:
+    _PROTOTYPES.append((name, restype, argtypes))
+
+
+# ---- versions ---------------------------------------------------------------
+
+# const char *ctxdb_version(void);
+_proto("ctxdb_version", c_char_p)
+
+# int ctxdb_version_number(void);
+_proto("ctxdb_version_number", c_int)
+
+# int ctxdb_abi_version(void);
+_proto("ctxdb_abi_version", c_int)
+
+# const char *ctxdb_errstr(int code);
+_proto("ctxdb_errstr", c_char_p, c_int)
+
+# ---- handles ----------------------------------------------------------------
+
+# const char *ctxdb_errmsg(const ctxdb_db *db);
+_proto("ctxdb_errmsg", c_char_p, ctxdb_db_p)
+
+# void ctxdb_free(void *p);
+_proto("ctxdb_free", None, c_void_p)
+
+# ---- opening ------------------------------------------------------------------
+
+# int ctxdb_open(const char *path, const char *config_json, size_t config_len,
+#                ctxdb_db **out_db);
+_proto("ctxdb_open", c_int, c_char_p, c_char_p, c_size_t, POINTER(ctxdb_db_p))
+
+# int ctxdb_close(ctxdb_db *db);
+_proto("ctxdb_close", c_int, ctxdb_db_p)
+
+# ---- sessions -----------------------------------------------------------------
+
+# int ctxdb_session_create(ctxdb_db *db, const char *session_json, size_t len,
+#                          char **out, size_t *out_len);
+_proto("ctxdb_session_create", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_session_get(ctxdb_db *db, const char *session_id, size_t id_len,
+#                       char **out, size_t *out_len);
+_proto("ctxdb_session_get", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_session_list(ctxdb_db *db, char **out, size_t *out_len);
+_proto("ctxdb_session_list", c_int,
+       ctxdb_db_p, POINTER(c_void_p), POINTER(c_size_t))
+
+# ---- the event log --------------------------------------------------------------
+
+# int ctxdb_append(ctxdb_db *db, const char *session_id, size_t id_len,
+#                  const char *event_json, size_t len, char **out,
+#                  size_t *out_len);
+_proto("ctxdb_append", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_append_batch(ctxdb_db *db, const char *session_id, size_t id_len,
+#                        const char *ndjson, size_t len, char **out,
+#                        size_t *out_len);
+_proto("ctxdb_append_batch", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
+#                     char **out, size_t *out_len);
+_proto("ctxdb_event_get", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
+#                       int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter);
+_proto("ctxdb_events_iter", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_int64, c_int64, POINTER(ctxdb_iter_p))
+
+# int ctxdb_iter_next(ctxdb_iter *iter, const char **row, size_t *row_len);
+# (*row is borrowed: valid until the next call on the iterator; not freed.)
+_proto("ctxdb_iter_next", c_int,
+       ctxdb_iter_p, POINTER(c_void_p), POINTER(c_size_t))
+
+# void ctxdb_iter_free(ctxdb_iter *iter);
+_proto("ctxdb_iter_free", None, ctxdb_iter_p)
+
+# int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len,
+#                  char **out, size_t *out_len);
+_proto("ctxdb_verify", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
+#                  size_t *out_len);
+_proto("ctxdb_import", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
+
+# ---- loading ------------------------------------------------------------------
+
+_lock = threading.Lock()
+_lib: Optional[CDLL] = None
+_lib_path: Optional[str] = None
+
+
+def bind(lib: CDLL) -> Dict[str, Any]:
+    """Declares every prototype on ``lib``; returns {name: function}."""
+    out = {}
+    for name, restype, argtypes in _PROTOTYPES:
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise _loader.LibraryError(
+                f"ctxdb: the library lacks {name}; it is not a complete "
+                f"ctxdb ABI {ABI_VERSION} library") from None
+        fn.restype = restype
+        fn.argtypes = list(argtypes)
+        out[name] = fn
+    return out
+
+
+def load() -> CDLL:
+    """Loads, checks and binds the library once; returns it."""
+    global _lib, _lib_path
+    with _lock:
+        if _lib is None:
+            lib, path = _loader.load_library()
+            globals().update(bind(lib))
+            _lib, _lib_path = lib, path
+        return _lib
+
+
+def loaded_path() -> Optional[str]:
+    """The path of the loaded library (None before the first use)."""
+    return _lib_path
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: load lazily on first use
+    if name in FUNCTIONS:
+        load()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,491 @@
+"""The Pythonic layer over _capi: Database, EventIterator and open().
+
+It adds idiom, never logic: arguments are checked and turned into the
+bytes the C ABI takes, results come back as plain dicts/lists, failures as
+ctxdb.Error subclasses. What the data must look like is the engine's call.
+"""
+from __future__ import annotations
+
+import json
+import operator
+import os
+import threading
+import weakref
+from collections.abc import Iterable, Mapping
+from ctypes import byref, c_size_t, c_void_p, string_at
+from typing import Any, Callable, Iterator, List, Optional, Set, Union
+
+from . import _capi
+from .errors import InternalError, Misuse, last_error
+from .types import BatchResult, Event, ImportResult, Session, VerifyReport
+
+__all__ = ["Database", "EventIterator", "open", "version", "version_number",
+           "abi_version"]
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+BytesLike = Union[bytes, bytearray, memoryview]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+
+# ---- turning Python values into what the C ABI takes -------------------------
+
+def _encode(s: str, what: str) -> bytes:
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"{what} cannot be encoded as UTF-8: it contains a lone surrogate "
+            f"(U+{ord(s[e.start]):04X}) at index {e.start}") from None
+
+
+def _text(value: Any, what: str) -> bytes:
+    """A str (encoded as UTF-8) or bytes (passed through as they are)."""
+    if isinstance(value, str):
+        return _encode(value, what)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
+
+
+def _json(value: Any, what: str) -> bytes:
+    try:
+        s = json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                       allow_nan=False)
+    except TypeError as e:
+        raise TypeError(f"{what}: {e}") from None
+    except ValueError as e:  # NaN/Infinity, circular reference
+        raise ValueError(f"{what}: {e}") from None
+    return _encode(s, what + " (a string in it)")
+
+
+def _event(event: Any, fields: Mapping, what: str) -> bytes:
+    """One event: a dict (plus keyword fields), or JSON text as str/bytes."""
+    if event is None:
+        if not fields:
+            raise TypeError(f"{what} needs an event: a dict, JSON text, or "
+                            f"keyword fields (type=..., actor=..., payload=...)")
+        return _json(dict(fields), what)
+    if isinstance(event, Mapping):
+        doc = dict(event)
+        doc.update(fields)
+        return _json(doc, what)
+    if isinstance(event, (str, bytes, bytearray, memoryview)):
+        if fields:
+            raise TypeError(f"{what}: keyword fields cannot be combined with an "
+                            f"event given as JSON text; pass a dict")
+        return _text(event, what + " event")
+    raise TypeError(f"{what}: the event must be a dict, str or bytes, "
+                    f"not {type(event).__name__}")
+
+
+def _line(item: Any, what: str, index: int) -> bytes:
+    if isinstance(item, Mapping):
+        return _json(dict(item), f"{what} item {index}")
+    if isinstance(item, str):
+        item = _encode(item, f"{what} item {index}")
+    elif isinstance(item, (bytes, bytearray, memoryview)):
+        item = bytes(item)
+    else:
+        raise TypeError(f"{what}: item {index} must be a dict, str or bytes, "
+                        f"not {type(item).__name__}")
+    # A line read from a file keeps its newline; one at the end is fine.
+    if item.endswith(b"\n"):
+        item = item[:-1]
+    if b"\n" in item:
+        raise ValueError(f"{what}: item {index} contains a newline; each item "
+                         f"must be one JSON document on one line")
+    return item
+
+
+def _ndjson(data: Any, what: str) -> bytes:
+    """NDJSON text (str/bytes, passed through) or an iterable of items, each
+    a dict, or one JSON line as str/bytes. Item i becomes line i, so the
+    engine's "line N" names the N-th item."""
+    if isinstance(data, (str, bytes, bytearray, memoryview)):
+        return _text(data, what)
+    if isinstance(data, Mapping):
+        raise TypeError(f"{what} takes NDJSON text or an iterable of events, "
+                        f"not a single dict")
+    if not isinstance(data, Iterable):
+        raise TypeError(f"{what} takes NDJSON text or an iterable of events, "
+                        f"not {type(data).__name__}")
+    return b"\n".join(_line(item, what, i) for i, item in enumerate(data, 1))
+
+
+def _int64(value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, not bool")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    if not _INT64_MIN <= n <= _INT64_MAX:
+        raise ValueError(f"{what} is out of the int64 range: {n}")
+    return n
+
+
+def _path(path: Any) -> bytes:
+    if path is None or not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path must be str, bytes or os.PathLike, "
+                        f"not {type(path).__name__}")
+    try:
+        b = os.fsencode(path)
+    except UnicodeEncodeError as e:
+        raise ValueError(f"path cannot be encoded: {e}") from None
+    if b"\0" in b:
+        raise ValueError("path contains a NUL character")
+    return b
+
+
+def _closed() -> Misuse:
+    return Misuse(_capi.MISUSE, "the database is closed")
+
+
+# ---- the handle and its iterators ----------------------------------------------
+
+class _IterState:
+    """The C iterator pointer, shared by an EventIterator and its handle."""
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr: Optional[int] = ptr
+
+
+class _Conn:
+    """The C handle pointer and the iterators open on it.
+
+    Shared by a Database, its EventIterators and their finalizers, none of
+    which refers back to the Database, so finalizers run in any order.
+    The pointer is None once closed and is never passed to C after that:
+    a freed handle's address may be reused by another handle.
+    """
+    __slots__ = ("ptr", "iters", "lock")
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr: Optional[int] = ptr
+        self.iters: Set[_IterState] = set()
+        # Reentrant: a finalizer may run (garbage collection) on a thread
+        # that already holds it.
+        self.lock = threading.RLock()
+
+    def close(self) -> int:
+        with self.lock:
+            ptr = self.ptr
+            if ptr is None:
+                return _capi.OK
+            for state in list(self.iters):
+                if state.ptr is not None:
+                    _capi.ctxdb_iter_free(state.ptr)
+                    state.ptr = None
+            self.iters.clear()
+            self.ptr = None
+            return _capi.ctxdb_close(ptr)
+
+
+def _close_quietly(conn: _Conn) -> None:
+    conn.close()  # a finalizer has nowhere to report an error
+
+
+def _free_iter(conn: _Conn, state: _IterState) -> None:
+    with conn.lock:
+        ptr = state.ptr
+        if ptr is None:  # exhausted earlier, or freed when its handle closed
+            return
+        state.ptr = None
+        conn.iters.discard(state)
+        if conn.ptr is not None:
+            _capi.ctxdb_iter_free(ptr)
+
+
+class EventIterator(Iterator[Any]):
+    """A streaming iterator over stored events (ctxdb_events_iter).
+
+    Rows are fetched one ctxdb_iter_next call at a time (the engine reads
+    pages of 256) and copied before the next call. The C iterator is freed
+    when the iterator is exhausted, on close() / leaving a ``with`` block,
+    when it is garbage collected, and when its database closes. It keeps
+    its Database open while it is alive.
+    """
+
+    def __init__(self, db: "Database", ptr: int, raw: bool) -> None:
+        self._db = db
+        self._conn = db._require_conn()
+        self._state = _IterState(ptr)
+        self._raw = raw
+        self._finished = False
+        self._conn.iters.add(self._state)
+        self._finalizer = weakref.finalize(self, _free_iter, self._conn, self._state)
+
+    def __iter__(self) -> "EventIterator":
+        return self
+
+    def __next__(self) -> Any:
+        conn, state = self._conn, self._state
+        row = c_void_p()
+        row_len = c_size_t(0)
+        with conn.lock:
+            if state.ptr is None:
+                if conn.ptr is None and not self._finished:
+                    raise Misuse(_capi.MISUSE, "the iterator's database was closed")
+                raise StopIteration
+            rc = _capi.ctxdb_iter_next(state.ptr, byref(row), byref(row_len))
+            if rc == _capi.ROW:
+                if not row.value:
+                    self._finish()
+                    raise InternalError(_capi.INTERNAL, "ctxdb_iter_next gave a NULL row")
+                data = string_at(row.value, row_len.value)  # copy: borrowed row
+            elif rc == _capi.DONE:
+                self._finish()
+                raise StopIteration
+            else:
+                err = last_error(rc, None)
+                self._finish()
+                raise err
+        return data.decode("utf-8") if self._raw else json.loads(data)
+
+    def _finish(self) -> None:
+        self._finished = True
+        self._finalizer()
+
+    def close(self) -> None:
+        """Frees the C iterator now; further next() calls stop."""
+        self._finished = True
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return self._state.ptr is None
+
+    def __enter__(self) -> "EventIterator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Database:
+    """A connection to one ctxdb file (ctxdb_open). Use ``ctxdb.open()``.
+
+    A context manager; ``close()`` is idempotent; a Database that is
+    garbage collected is closed. Calls on one Database are serialized, so
+    it may be shared between threads.
+    """
+
+    def __init__(self, path: PathLike, **config: Any) -> None:
+        self._conn: Optional[_Conn] = None
+        bpath = _path(path)
+        cfg = {k: v for k, v in config.items() if v is not None}
+        cfg_json = _json(cfg, "open() config") if cfg else None
+        handle = c_void_p()
+        rc = _capi.ctxdb_open(bpath, cfg_json, len(cfg_json) if cfg_json else 0,
+                              byref(handle))
+        if rc != _capi.OK:
+            raise last_error(rc, None)
+        if not handle.value:
+            raise InternalError(_capi.INTERNAL, "ctxdb_open gave no handle")
+        self._conn = _Conn(handle.value)
+        self._finalizer = weakref.finalize(self, _close_quietly, self._conn)
+        self.path: str = os.fsdecode(bpath)
+        self.config = cfg
+
+    # ---- lifetime ----
+
+    def close(self) -> None:
+        """Closes the database and every iterator still open on it."""
+        conn = self._conn
+        if conn is None:
+            return
+        self._finalizer.detach()
+        rc = conn.close()
+        if rc != _capi.OK:
+            raise last_error(rc, None)
+
+    @property
+    def closed(self) -> bool:
+        return self._conn is None or self._conn.ptr is None
+
+    def __enter__(self) -> "Database":
+        self._require_conn()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<ctxdb.Database {getattr(self, 'path', '?')!r} {state}>"
+
+    def _require_conn(self) -> _Conn:
+        conn = self._conn
+        if conn is None or conn.ptr is None:
+            raise _closed()
+        return conn
+
+    def _out(self, fn: Callable[..., int], *args: Any) -> bytes:
+        """Calls fn(db, *args, &out, &out_len); returns a copy of *out and
+        frees it (exactly once, also when the call failed)."""
+        conn = self._require_conn()
+        out = c_void_p()
+        out_len = c_size_t(0)
+        with conn.lock:
+            ptr = conn.ptr
+            if ptr is None:
+                raise _closed()
+            rc = fn(ptr, *args, byref(out), byref(out_len))
+            try:
+                if rc != _capi.OK:
+                    raise last_error(rc, ptr)
+                if not out.value:
+                    raise InternalError(_capi.INTERNAL, "a ctxdb call gave no output")
+                return string_at(out.value, out_len.value)
+            finally:
+                if out.value:
+                    _capi.ctxdb_free(out.value)
+
+    # ---- sessions ----
+
+    def create_session(self, id: Union[None, str, Mapping] = None,
+                       agent_id: Optional[str] = None,
+                       actor: Optional[str] = None, *,
+                       ts: Optional[int] = None, **meta: Any) -> Session:
+        """Creates a session (appends its SessionStarted event).
+
+        Either ``create_session(id=None, agent_id=..., actor=None, **meta)``
+        -- meta joins agent_id in the SessionStarted payload -- or
+        ``create_session({"id"?, "actor"?, "ts"?, "payload": {"agent_id": ...}})``.
+        """
+        if isinstance(id, Mapping):
+            if agent_id is not None or actor is not None or ts is not None or meta:
+                raise TypeError("create_session() takes a dict or keyword "
+                                "arguments, not both")
+            doc = dict(id)
+        else:
+            if id is not None and not isinstance(id, str):
+                raise TypeError(f"create_session(): id must be a str, a dict or "
+                                f"None, not {type(id).__name__}")
+            doc = {}
+            if id is not None:
+                doc["id"] = id
+            if actor is not None:
+                doc["actor"] = actor
+            if ts is not None:
+                doc["ts"] = ts
+            payload = {} if agent_id is None else {"agent_id": agent_id}
+            payload.update(meta)
+            doc["payload"] = payload
+        data = _json(doc, "create_session()")
+        return json.loads(self._out(_capi.ctxdb_session_create, data, len(data)))
+
+    def session(self, id: Union[str, bytes]) -> Session:
+        """The session with this id (NotFound when there is none)."""
+        sid = _text(id, "session id")
+        return json.loads(self._out(_capi.ctxdb_session_get, sid, len(sid)))
+
+    def sessions(self) -> List[Session]:
+        """Every session, oldest first."""
+        return json.loads(self._out(_capi.ctxdb_session_list))
+
+    # ---- the event log ----
+
+    def append(self, session_id: Union[str, bytes], event: Any = None,
+               **fields: Any) -> Event:
+        """Appends one event; returns it as stored.
+
+        ``event`` is a dict or JSON text (str/bytes, passed as is); keyword
+        fields (type=..., actor=..., payload=..., id=..., ...) build or
+        extend a dict.
+        """
+        sid = _text(session_id, "session_id")
+        data = _event(event, fields, "append()")
+        return json.loads(self._out(_capi.ctxdb_append, sid, len(sid), data, len(data)))
+
+    def append_many(self, session_id: Union[str, bytes], events: Any) -> BatchResult:
+        """Appends events in one transaction (one ctxdb_append_batch call):
+        all or nothing. ``events`` is an iterable of dicts / JSON lines, or
+        NDJSON text. An error names the failing line (= item number)."""
+        sid = _text(session_id, "session_id")
+        data = _ndjson(events, "append_many()")
+        return json.loads(self._out(_capi.ctxdb_append_batch, sid, len(sid),
+                                    data, len(data)))
+
+    def event(self, id: Union[str, bytes]) -> Event:
+        """The stored event with this id (NotFound when there is none)."""
+        eid = _text(id, "event id")
+        return json.loads(self._out(_capi.ctxdb_event_get, eid, len(eid)))
+
+    def events(self, session_id: Union[str, bytes], from_seq: int = 1,
+               to_seq: Optional[int] = None, *, raw: bool = False) -> EventIterator:
+        """Streams a session's events with from_seq <= seq <= to_seq (None:
+        no upper bound), in seq order. raw=True yields the JSON text."""
+        sid = _text(session_id, "session_id")
+        lo = _int64(from_seq, "from_seq")
+        hi = -1 if to_seq is None else _int64(to_seq, "to_seq")
+        return self._iter(sid, lo, hi, raw)
+
+    def export(self, *, raw: bool = False) -> EventIterator:
+        """Streams every event of every session in append order -- the
+        stream import_ndjson() takes. raw=True yields the JSON text lines."""
+        return self._iter(None, 0, -1, raw)
+
+    def _iter(self, sid: Optional[bytes], lo: int, hi: int, raw: bool) -> EventIterator:
+        conn = self._require_conn()
+        handle = c_void_p()
+        with conn.lock:
+            ptr = conn.ptr
+            if ptr is None:
+                raise _closed()
+            rc = _capi.ctxdb_events_iter(ptr, sid, len(sid) if sid is not None else 0,
+                                         lo, hi, byref(handle))
+            if rc != _capi.OK:
+                raise last_error(rc, ptr)
+            if not handle.value:
+                raise InternalError(_capi.INTERNAL, "ctxdb_events_iter gave no iterator")
+            try:
+                return EventIterator(self, handle.value, bool(raw))
+            except BaseException:
+                _capi.ctxdb_iter_free(handle.value)
+                raise
+
+    def verify(self, session_id: Union[None, str, bytes] = None) -> VerifyReport:
+        """Checks the hash chain of one session, or of all (None)."""
+        if session_id is None:
+            return json.loads(self._out(_capi.ctxdb_verify, None, 0))
+        sid = _text(session_id, "session_id")
+        return json.loads(self._out(_capi.ctxdb_verify, sid, len(sid)))
+
+    def import_ndjson(self, data: Any) -> ImportResult:
+        """Imports stored events (the export stream) in one transaction.
+        ``data`` is NDJSON text (str/bytes) or an iterable of events (dicts
+        from export(), or JSON lines)."""
+        text = _ndjson(data, "import_ndjson()")
+        return json.loads(self._out(_capi.ctxdb_import, text, len(text)))
+
+    def version(self) -> str:
+        """The library's version string, e.g. "0.1.0"."""
+        return version()
+
+
+def open(path: PathLike, **config: Any) -> Database:
+    """Opens (creating if needed) a ctxdb file.
+
+    config: durability="normal"|"full", busy_timeout_ms=int,
+    read_only=bool (None values are left out).
+    """
+    return Database(path, **config)
+
+
+def version() -> str:
+    """The library's version string (ctxdb_version())."""
+    return _capi.ctxdb_version().decode("ascii")
+
+
+def version_number() -> int:
+    """The library's CTXDB_VERSION_NUMBER."""
+    return int(_capi.ctxdb_version_number())
+
+
+def abi_version() -> int:
+    """The library's CTXDB_ABI_VERSION."""
+    return int(_capi.ctxdb_abi_version())
