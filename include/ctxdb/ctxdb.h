@@ -135,7 +135,9 @@ CTXDB_API void ctxdb_free(void *p);
 CTXDB_API int ctxdb_open(const char *path, const char *config_json,
                          size_t config_len, ctxdb_db **out_db);
 
-/* Closes the handle. NULL is a no-op; closing twice is CTXDB_MISUSE.
+/* Closes the handle. NULL is a no-op; closing twice is CTXDB_MISUSE. A call
+ * in flight on another thread finishes first; calls made after the close
+ * are CTXDB_MISUSE.
  * Iterators opened on the handle must still be freed with ctxdb_iter_free;
  * ctxdb_iter_next on them returns CTXDB_MISUSE after the close. */
 CTXDB_API int ctxdb_close(ctxdb_db *db);

@@ -1,0 +1,238 @@
+// Type declarations of the ctxdb Node binding (CommonJS: require('ctxdb')).
+
+/** JSON values as the engine returns them (JSON.parse results). */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Event JSON text as bytes, passed to the engine unchanged. */
+export type Bytes = Uint8Array; // Buffer too
+
+/** The numbered status codes of the C ABI (ctxdb.h). */
+export declare const codes: Readonly<{
+  OK: 0;
+  MISUSE: 1;
+  INVALID_ARG: 2;
+  INVALID_UTF8: 3;
+  INVALID_JSON: 4;
+  NOT_FOUND: 5;
+  CONFLICT: 6;
+  BUSY: 7;
+  BUDGET: 8;
+  CHECK_FAILED: 9;
+  CORRUPT: 10;
+  IO: 11;
+  NOMEM: 12;
+  SCHEMA: 13;
+  READONLY: 14;
+  INTERNAL: 15;
+  NOTADB: 16;
+}>;
+export type Code = (typeof codes)[keyof typeof codes];
+
+/** The static name of a status code, e.g. "CTXDB_NOT_FOUND". */
+export declare function codeName(code: number): string;
+
+/**
+ * A failed ctxdb call. Test `code` (compare with `codes.*`) or `codeName`,
+ * never the message. Bad arguments throw TypeError / RangeError instead;
+ * a string with a lone UTF-16 surrogate is a CtxdbError INVALID_UTF8.
+ */
+export declare class CtxdbError extends Error {
+  constructor(message: string, code: number, codeName?: string);
+  readonly name: 'CtxdbError';
+  /** The numeric status, one of `codes`. */
+  code: number;
+  /** The status name, e.g. "CTXDB_NOT_FOUND". */
+  codeName: string;
+}
+
+export interface OpenConfig {
+  /** "normal" (default) or "full" (an fsync per commit). */
+  durability?: 'normal' | 'full';
+  /** How long a write waits for the lock, in ms (default 5000). */
+  busyTimeoutMs?: number;
+  busy_timeout_ms?: number;
+  /** Open an existing file without writing. */
+  readOnly?: boolean;
+  read_only?: boolean;
+}
+
+export interface CreateSessionOptions {
+  /** The session id ("ses_..."); generated when absent. */
+  id?: string;
+  /** The agent that owns the session (agent_id works too). */
+  agentId?: string;
+  agent_id?: string;
+  /** The actor of the SessionStarted event (default "host"). */
+  actor?: string;
+  /** More fields of the SessionStarted payload (returned as `meta`). */
+  meta?: JsonObject;
+}
+
+export interface Session {
+  id: string;
+  agent_id: string;
+  started_event_id: string;
+  created_ts: number;
+  last_ts: number;
+  event_count: number;
+  last_seq: number;
+  meta: JsonObject;
+  [key: string]: JsonValue;
+}
+
+/** An event to append. */
+export interface EventInput {
+  type: string;
+  actor: string;
+  payload: JsonObject;
+  id?: string;
+  parent_id?: string;
+  run_id?: string;
+  /** Integer ms since the Unix epoch. */
+  ts?: number;
+  causality?: JsonValue;
+  visibility?: JsonValue;
+  [key: string]: JsonValue | undefined;
+}
+
+/** A stored event, as the engine returns it. */
+export interface StoredEvent {
+  id: string;
+  session_id: string;
+  seq: number;
+  ts: number;
+  type: string;
+  actor: string;
+  parent_id?: string;
+  run_id?: string;
+  causality?: JsonValue;
+  visibility?: JsonValue;
+  payload: JsonObject;
+  payload_hash: string;
+  prev_hash: string;
+  hash: string;
+  [key: string]: JsonValue | undefined;
+}
+
+export interface BatchResult {
+  count: number;
+  first_seq: number;
+  last_seq: number;
+  last_id: string;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  sessions: number;
+  events: number;
+  first_broken?: {
+    session_id: string;
+    seq: number;
+    event_id: string;
+    problem: string;
+    [key: string]: JsonValue;
+  };
+  [key: string]: JsonValue | undefined;
+}
+
+export interface ImportResult {
+  imported: number;
+  skipped: number;
+}
+
+export interface EventsOptions {
+  /** First seq (default 1). */
+  fromSeq?: number;
+  /** Last seq (default: no upper bound). */
+  toSeq?: number;
+  /** Yield the engine's JSON text instead of objects. */
+  raw?: boolean;
+}
+
+/**
+ * A streaming iterator over stored events: rows come from the engine page
+ * by page as you iterate. The cursor is freed at the end, on break /
+ * return(), on close(), or at garbage collection.
+ */
+export declare class EventIterator<T = StoredEvent>
+  implements IterableIterator<T> {
+  private constructor();
+  next(): IteratorResult<T, undefined>;
+  return(value?: unknown): IteratorResult<T, undefined>;
+  /** Frees the cursor now; next() then reports the end. */
+  close(): void;
+  [Symbol.iterator](): EventIterator<T>;
+}
+
+/** A connection to one ctxdb database file. */
+export declare class Database {
+  /** Opens (creating if needed) the database file at `path`. */
+  constructor(path: string, config?: OpenConfig);
+  /** The path the database was opened with. */
+  readonly path: string;
+  /** True once close() was called. */
+  readonly closed: boolean;
+  /**
+   * Closes the handle and frees its iterators; idempotent. Async calls in
+   * flight finish first. Any later call is a CtxdbError MISUSE.
+   */
+  close(): void;
+  /** Creates a session (CONFLICT when the id exists). */
+  createSession(options: CreateSessionOptions): Session;
+  /** A session by id (NOT_FOUND when unknown). */
+  session(sessionId: string): Session;
+  /** Every session, oldest first. */
+  sessions(): Session[];
+  /** Appends one event (an object, or its JSON text as a string or bytes). */
+  append(sessionId: string, event: EventInput | string | Bytes): StoredEvent;
+  /**
+   * Appends events in one transaction: all or nothing; an error message
+   * names the line (line N is events[N-1]).
+   */
+  appendMany(sessionId: string, events: Array<EventInput | string | Bytes>): BatchResult;
+  /** appendMany off the main thread. */
+  appendManyAsync(
+    sessionId: string,
+    events: Array<EventInput | string | Bytes>,
+  ): Promise<BatchResult>;
+  /** A stored event by id (NOT_FOUND when unknown). */
+  event(eventId: string): StoredEvent;
+  /** One session's events with fromSeq <= seq <= toSeq, in seq order. */
+  events(sessionId: string, options: EventsOptions & { raw: true }): EventIterator<string>;
+  events(sessionId: string, options?: EventsOptions): EventIterator<StoredEvent>;
+  /** Every event of every session in append order (the export stream). */
+  export(options: { raw: true }): EventIterator<string>;
+  export(options?: { raw?: boolean }): EventIterator<StoredEvent>;
+  /** The export stream as NDJSON text, one event per line. */
+  exportNdjson(): string;
+  /** Checks the hash chain of one session, or of all. */
+  verify(sessionId?: string | null): VerifyResult;
+  /** verify off the main thread. */
+  verifyAsync(sessionId?: string | null): Promise<VerifyResult>;
+  /** Imports NDJSON of stored events (the export stream) in one transaction. */
+  importNdjson(ndjson: string | Bytes): ImportResult;
+  /** importNdjson off the main thread. */
+  importNdjsonAsync(ndjson: string | Bytes): Promise<ImportResult>;
+  /** The library's version string. */
+  version(): string;
+  /** The library's ABI version. */
+  abiVersion(): number;
+}
+
+/** Opens (creating if needed) the database file at `path`. */
+export declare function open(path: string, config?: OpenConfig): Database;
+/** The ABI version this binding needs (1). */
+export declare const ABI_VERSION: number;
+/** The library's version string, e.g. "0.1.0". */
+export declare function version(): string;
+/** The library's version number (MAJOR * 1000000 + MINOR * 1000 + PATCH). */
+export declare function versionNumber(): number;
+/** The library's ABI version (ctxdb_abi_version()). */
+export declare function abiVersion(): number;

@@ -1,0 +1,324 @@
+'use strict';
+// The Database and EventIterator classes: argument checks and defaults, then
+// one call of the native wrapper (which only marshals), then JSON.parse of
+// the engine's answer. No logic of the engine lives here.
+const native = require('./native');
+const { call, convert } = require('./errors');
+const check = require('./check');
+
+const NEWLINE = 0x0a;
+
+function parse(text) {
+  return JSON.parse(text);
+}
+
+function rejectAsCtxdbError(err) {
+  throw convert(err);
+}
+
+// open() config: camelCase or the engine's snake_case keys; unknown keys
+// pass through for the engine to judge.
+function configJson(config) {
+  if (config === undefined || config === null) return undefined;
+  check.object(config, 'config');
+  const out = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (value === undefined) continue;
+    switch (key) {
+      case 'durability':
+        out.durability = check.string(value, 'config.durability');
+        break;
+      case 'readOnly':
+      case 'read_only':
+        out.read_only = check.boolean(value, `config.${key}`);
+        break;
+      case 'busyTimeoutMs':
+      case 'busy_timeout_ms':
+        out.busy_timeout_ms = check.integer(value, `config.${key}`, 0);
+        break;
+      default:
+        out[key] = value;
+    }
+  }
+  return check.stringify(out, 'config');
+}
+
+// NDJSON for ctxdb_append_batch: one event per line, so that the engine's
+// "line N" is events[N-1]. Strings and bytes pass unchanged (a newline in
+// one would shift the line numbers: refused).
+function eventsNdjson(events) {
+  if (!Array.isArray(events)) {
+    throw new TypeError(`events must be an array, got ${check.describe(events)}`);
+  }
+  const parts = events.map((ev, i) => {
+    const what = `events[${i}]`;
+    const v = check.jsonInput(ev, what);
+    // (JSON.stringify never writes a raw newline.)
+    if (typeof v === 'string' ? v.includes('\n') : v.includes(NEWLINE)) {
+      throw new RangeError(`${what} contains a newline; appendMany sends one event per line`);
+    }
+    return v;
+  });
+  if (!parts.some(check.isBytes)) return parts.join('\n');
+  const chunks = [];
+  parts.forEach((p, i) => {
+    if (i > 0) chunks.push(Buffer.from('\n'));
+    chunks.push(typeof p === 'string' ? Buffer.from(p, 'utf8') : p);
+  });
+  return Buffer.concat(chunks);
+}
+
+function seqRange(options) {
+  const opts = check.optObject(options, 'options');
+  const from = opts.fromSeq ?? opts.from_seq;
+  const to = opts.toSeq ?? opts.to_seq;
+  return {
+    fromSeq: from === undefined || from === null ? 1 : check.integer(from, 'options.fromSeq', 0),
+    // -1: no upper bound (the C ABI's to_seq < 0)
+    toSeq: to === undefined || to === null ? -1 : check.integer(to, 'options.toSeq', 0),
+    raw: opts.raw === undefined ? false : check.boolean(opts.raw, 'options.raw'),
+  };
+}
+
+/**
+ * A streaming iterator over stored events (each an object, or the engine's
+ * JSON text with {raw: true}). Rows are fetched from the engine page by
+ * page as you iterate; the cursor is freed at the end, on break/return(),
+ * on close(), or when it is garbage-collected.
+ */
+class EventIterator {
+  #it;
+  #raw;
+  #db; // keeps the Database reachable while the iterator is
+
+  constructor(db, it, raw) {
+    this.#db = db;
+    this.#it = it;
+    this.#raw = raw;
+  }
+
+  next() {
+    const row = call(() => this.#it.next());
+    if (row === undefined) {
+      this.#db = null;
+      return { done: true, value: undefined };
+    }
+    return { done: false, value: this.#raw ? row : parse(row) };
+  }
+
+  return(value) {
+    this.close();
+    return { done: true, value };
+  }
+
+  /** Frees the cursor now; next() then reports the end. */
+  close() {
+    this.#it.close();
+    this.#db = null;
+  }
+
+  [Symbol.iterator]() {
+    return this;
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  EventIterator.prototype[Symbol.dispose] = function dispose() { this.close(); };
+}
+// Node >= 22: the iterator helpers (map, filter, take, toArray ...).
+if (typeof globalThis.Iterator === 'function' && globalThis.Iterator.prototype) {
+  Object.setPrototypeOf(EventIterator.prototype, globalThis.Iterator.prototype);
+}
+
+/** A connection to one ctxdb database file. */
+class Database {
+  #db;
+  #path;
+
+  /**
+   * Opens (creating if needed) the database at `path`.
+   * config: {durability?: "normal"|"full", busyTimeoutMs?, readOnly?}
+   * (the snake_case keys busy_timeout_ms / read_only work too).
+   */
+  constructor(path, config) {
+    check.string(path, 'path');
+    if (path.includes('\0')) throw new TypeError('path must not contain a NUL character');
+    const json = configJson(config);
+    this.#path = path;
+    this.#db = call(() => new native.Database(path, json));
+  }
+
+  /** The path the database was opened with. */
+  get path() {
+    return this.#path;
+  }
+
+  /** True once close() was called. */
+  get closed() {
+    return this.#db.isClosed();
+  }
+
+  /**
+   * Closes the handle and frees its open iterators. Idempotent. Async calls
+   * still running finish first; the handle closes when the last one does.
+   */
+  close() {
+    this.#db.close();
+  }
+
+  /**
+   * Creates a session (its SessionStarted event) and returns the session:
+   * {id, agent_id, started_event_id, created_ts, last_ts, event_count,
+   * last_seq, meta}. An existing id is a CtxdbError CONFLICT.
+   */
+  createSession(options) {
+    const opts = check.object(options, 'options');
+    const agentId = opts.agentId ?? opts.agent_id;
+    check.string(agentId, 'options.agentId');
+    if (opts.agentId != null && opts.agent_id != null && opts.agentId !== opts.agent_id) {
+      throw new RangeError('options.agentId and options.agent_id differ');
+    }
+    const id = check.optString(opts.id, 'options.id');
+    const actor = check.optString(opts.actor, 'options.actor');
+    const meta = check.optObject(opts.meta, 'options.meta');
+    if (Object.prototype.hasOwnProperty.call(meta, 'agent_id')) {
+      throw new RangeError('options.meta must not contain agent_id (use options.agentId)');
+    }
+    const input = {};
+    if (id !== undefined) input.id = id;
+    if (actor !== undefined) input.actor = actor;
+    input.payload = { agent_id: agentId, ...meta };
+    const json = check.stringify(input, 'options');
+    return parse(call(() => this.#db.sessionCreate(json)));
+  }
+
+  /** The session object; an unknown id is a CtxdbError NOT_FOUND. */
+  session(sessionId) {
+    check.string(sessionId, 'sessionId');
+    return parse(call(() => this.#db.sessionGet(sessionId)));
+  }
+
+  /** Every session object, oldest first. */
+  sessions() {
+    return parse(call(() => this.#db.sessionList()));
+  }
+
+  /**
+   * Appends one event ({type, actor, payload, id?, parent_id?, run_id?, ts?,
+   * causality?, visibility?}; or its JSON text as a string or Buffer) and
+   * returns the stored event.
+   */
+  append(sessionId, event) {
+    check.string(sessionId, 'sessionId');
+    const json = check.jsonInput(event, 'event');
+    return parse(call(() => this.#db.append(sessionId, json)));
+  }
+
+  /**
+   * Appends events in one transaction (one ctxdb_append_batch call): all or
+   * nothing; an error names the line (line N is events[N-1]).
+   * Returns {count, first_seq, last_seq, last_id}.
+   */
+  appendMany(sessionId, events) {
+    check.string(sessionId, 'sessionId');
+    const ndjson = eventsNdjson(events);
+    return parse(call(() => this.#db.appendBatch(sessionId, ndjson)));
+  }
+
+  /** appendMany, run off the main thread. */
+  async appendManyAsync(sessionId, events) {
+    check.string(sessionId, 'sessionId');
+    const ndjson = eventsNdjson(events);
+    const text = await call(() => this.#db.appendBatchAsync(sessionId, ndjson))
+      .catch(rejectAsCtxdbError);
+    return parse(text);
+  }
+
+  /** A stored event by id; an unknown id is a CtxdbError NOT_FOUND. */
+  event(eventId) {
+    check.string(eventId, 'eventId');
+    return parse(call(() => this.#db.eventGet(eventId)));
+  }
+
+  /**
+   * A streaming iterator over one session's events with
+   * fromSeq <= seq <= toSeq (defaults: all), in seq order.
+   * options: {fromSeq?, toSeq?, raw?: true for the engine's JSON text}.
+   */
+  events(sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const { fromSeq, toSeq, raw } = seqRange(options);
+    const it = call(() => this.#db.eventsIter(sessionId, fromSeq, toSeq));
+    return new EventIterator(this, it, raw);
+  }
+
+  /**
+   * Every event of every session in append order (the export stream that
+   * importNdjson takes), as a streaming iterator. options: {raw?}.
+   */
+  export(options) {
+    const opts = check.optObject(options, 'options');
+    const raw = opts.raw === undefined ? false : check.boolean(opts.raw, 'options.raw');
+    const it = call(() => this.#db.eventsIter(null, 0, -1));
+    return new EventIterator(this, it, raw);
+  }
+
+  /** The whole export stream as NDJSON text (one event per line). */
+  exportNdjson() {
+    let out = '';
+    for (const line of this.export({ raw: true })) out += `${line}\n`;
+    return out;
+  }
+
+  /**
+   * Checks the hash chain of one session (or of all). Resolves what the
+   * check found: {ok: true, sessions, events} or {ok: false, ...,
+   * first_broken: {session_id, seq, event_id, problem}}.
+   */
+  verify(sessionId) {
+    const sid = check.optString(sessionId, 'sessionId');
+    return parse(call(() => this.#db.verify(sid)));
+  }
+
+  /** verify, run off the main thread. */
+  async verifyAsync(sessionId) {
+    const sid = check.optString(sessionId, 'sessionId');
+    const text = await call(() => this.#db.verifyAsync(sid)).catch(rejectAsCtxdbError);
+    return parse(text);
+  }
+
+  /**
+   * Imports NDJSON of stored events (the export stream; a string or a
+   * Buffer, passed unchanged) in one transaction. Returns {imported, skipped}.
+   */
+  importNdjson(ndjson) {
+    const text = check.textInput(ndjson, 'ndjson');
+    return parse(call(() => this.#db.import(text)));
+  }
+
+  /** importNdjson, run off the main thread. */
+  async importNdjsonAsync(ndjson) {
+    const text = check.textInput(ndjson, 'ndjson');
+    const out = await call(() => this.#db.importAsync(text)).catch(rejectAsCtxdbError);
+    return parse(out);
+  }
+
+  /** The library's version string ("0.1.0"). */
+  version() {
+    return native.version();
+  }
+
+  /** The library's ABI version (ctxdb_abi_version()). */
+  abiVersion() {
+    return native.abiVersion();
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  Database.prototype[Symbol.dispose] = function dispose() { this.close(); };
+}
+
+/** Opens (creating if needed) the database file at `path`. */
+function open(path, config) {
+  return new Database(path, config);
+}
+
+module.exports = { Database, EventIterator, open };

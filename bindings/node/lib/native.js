@@ -1,0 +1,3 @@
+'use strict';
+// The loaded and ABI-checked native addon (see loader.js).
+module.exports = require('./loader').load();

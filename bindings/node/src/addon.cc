@@ -1,0 +1,565 @@
+// bindings/node/src/addon.cc -- the native half of the Node binding.
+//
+// One wrapped object per C handle: `Database` holds a ctxdb_db*, `Iterator`
+// a ctxdb_iter*. The classes only marshal: they pass strings and bytes to
+// the C ABI unchanged, return the engine's JSON text as JS strings (the JS
+// layer parses it), and turn a failed status into a thrown Error carrying
+// `.code` (the numeric status), `.codeName` (ctxdb_errstr) and the message
+// of ctxdb_errmsg. Argument checks, defaults and the CtxdbError class live in
+// lib/*.js.
+//
+// Lifetimes. The handle lives in a DbState shared (std::shared_ptr) by the
+// Database wrapper, by every Iterator opened on it and by every async worker
+// in flight, so finalizers may run in any order:
+//  - close() frees the open iterators, then the handle; while async workers
+//    are still running it only marks the state closed and the last worker to
+//    finish closes the handle (ctxdb_close must not race a call in flight);
+//  - a finalizer frees what was not freed explicitly (Database: drops its
+//    share; Iterator: ctxdb_iter_free; the last share closes the handle).
+// Every buffer the C ABI returns is copied into a JS string (or, off the
+// main thread, a std::string) and freed with ctxdb_free exactly once.
+#include <napi.h>
+
+#include <ctxdb/ctxdb.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <utility>
+
+namespace {
+
+class Iterator;
+
+// Error helpers -------------------------------------------------------------
+
+Napi::Error StatusError(Napi::Env env, int code, const std::string &message) {
+  Napi::Error err = Napi::Error::New(env, message);
+  err.Set("code", Napi::Number::New(env, code));
+  err.Set("codeName", Napi::String::New(env, ctxdb_errstr(code)));
+  return err;
+}
+
+std::string ErrMsg(const ctxdb_db *db) {
+  const char *m = ctxdb_errmsg(db);
+  return m && *m ? std::string(m) : std::string("ctxdb call failed");
+}
+
+[[noreturn]] void ThrowStatus(Napi::Env env, int code, const ctxdb_db *db) {
+  throw StatusError(env, code, ErrMsg(db));
+}
+
+[[noreturn]] void ThrowClosed(Napi::Env env) {
+  throw StatusError(env, CTXDB_MISUSE, "the database is closed");
+}
+
+// Takes ownership of a buffer returned by ctxdb; frees it exactly once.
+struct OwnedBuf {
+  char *p = nullptr;
+  size_t n = 0;
+  OwnedBuf() = default;
+  OwnedBuf(const OwnedBuf &) = delete;
+  OwnedBuf &operator=(const OwnedBuf &) = delete;
+  ~OwnedBuf() { ctxdb_free(p); }
+  Napi::String ToJs(Napi::Env env) const {
+    return Napi::String::New(env, p ? p : "", p ? n : 0);
+  }
+  std::string ToStd() const { return p ? std::string(p, n) : std::string(); }
+};
+
+// Bytes of a JS string (as UTF-8) or of a Buffer/Uint8Array (unchanged).
+// A typed array is borrowed: valid for the duration of a synchronous call.
+struct Bytes {
+  std::string owned;
+  const char *p = nullptr;
+  size_t n = 0;
+
+  void Own() {
+    if (p != owned.data()) {
+      owned.assign(p ? p : "", n);
+      p = owned.data();
+    }
+  }
+};
+
+Bytes GetBytes(const Napi::CallbackInfo &info, size_t i, const char *what) {
+  Napi::Env env = info.Env();
+  Napi::Value v = info[i];
+  Bytes b;
+  if (v.IsString()) {
+    b.owned = v.As<Napi::String>().Utf8Value();
+    b.p = b.owned.data();
+    b.n = b.owned.size();
+    return b;
+  }
+  if (v.IsTypedArray()) {
+    Napi::TypedArray ta = v.As<Napi::TypedArray>();
+    if (ta.TypedArrayType() == napi_uint8_array) {
+      Napi::Uint8Array u8 = v.As<Napi::Uint8Array>();
+      b.p = reinterpret_cast<const char *>(u8.Data());
+      b.n = u8.ByteLength();
+      if (!b.p) b.p = "";
+      return b;
+    }
+  }
+  throw Napi::TypeError::New(
+      env, std::string(what) + " must be a string, a Buffer or a Uint8Array");
+}
+
+std::string GetString(const Napi::CallbackInfo &info, size_t i,
+                      const char *what) {
+  if (!info[i].IsString())
+    throw Napi::TypeError::New(info.Env(), std::string(what) +
+                                               " must be a string");
+  return info[i].As<Napi::String>().Utf8Value();
+}
+
+// A string, or null/undefined for "none".
+bool GetOptString(const Napi::CallbackInfo &info, size_t i, const char *what,
+                  std::string *out) {
+  if (info[i].IsUndefined() || info[i].IsNull()) return false;
+  *out = GetString(info, i, what);
+  return true;
+}
+
+int64_t GetInt64(const Napi::CallbackInfo &info, size_t i, const char *what) {
+  if (!info[i].IsNumber())
+    throw Napi::TypeError::New(info.Env(), std::string(what) +
+                                               " must be a number");
+  return info[i].As<Napi::Number>().Int64Value();
+}
+
+// The per-environment data: the Iterator constructor.
+struct AddonData {
+  Napi::FunctionReference iterator_ctor;
+};
+
+// The shared state of one handle ---------------------------------------------
+
+struct DbState {
+  ctxdb_db *db = nullptr;
+  bool closed = false; // close() was called: no new calls
+  int pending = 0;     // async workers in flight (main thread only)
+  std::unordered_set<Iterator *> iters;
+
+  DbState() = default;
+  DbState(const DbState &) = delete;
+  DbState &operator=(const DbState &) = delete;
+  ~DbState() { CloseNow(); }
+
+  void CloseNow();
+  // Closes now unless a worker is still using the handle; the last worker
+  // closes it then (MaybeFinishClose).
+  void RequestClose() {
+    closed = true;
+    if (pending == 0) CloseNow();
+  }
+  void MaybeFinishClose() {
+    if (closed && pending == 0) CloseNow();
+  }
+};
+
+// Iterator ---------------------------------------------------------------------
+
+class Iterator : public Napi::ObjectWrap<Iterator> {
+public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Iterator",
+                       {InstanceMethod<&Iterator::Next>("next"),
+                        InstanceMethod<&Iterator::Close>("close")});
+  }
+
+  explicit Iterator(const Napi::CallbackInfo &info)
+      : Napi::ObjectWrap<Iterator>(info) {}
+
+  ~Iterator() override { Release(); }
+
+  void Attach(std::shared_ptr<DbState> state, ctxdb_iter *it) {
+    state_ = std::move(state);
+    it_ = it;
+    state_->iters.insert(this);
+  }
+
+  // Called by DbState::CloseNow: the handle is going away.
+  void Detach() {
+    ctxdb_iter_free(it_);
+    it_ = nullptr;
+    db_closed_ = true;
+  }
+
+private:
+  void Release() {
+    if (it_) {
+      ctxdb_iter_free(it_);
+      it_ = nullptr;
+    }
+    if (state_) {
+      state_->iters.erase(this);
+      state_.reset();
+    }
+  }
+
+  // The next row as a JSON string, or undefined at the end.
+  Napi::Value Next(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!it_) {
+      if (db_closed_) ThrowClosed(env);
+      if (!state_ && !done_)
+        throw StatusError(env, CTXDB_MISUSE, "the iterator was never opened");
+      return env.Undefined();
+    }
+    const char *row = nullptr;
+    size_t len = 0;
+    int rc = ctxdb_iter_next(it_, &row, &len);
+    if (rc == CTXDB_ROW) return Napi::String::New(env, row, len);
+    if (rc == CTXDB_DONE) {
+      // Free at the end, not at GC: the engine's read state goes at once.
+      done_ = true;
+      Release();
+      return env.Undefined();
+    }
+    std::string msg = ErrMsg(nullptr); // iterators report through errmsg(NULL)
+    done_ = true;
+    Release();
+    throw StatusError(env, rc, msg);
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo &info) {
+    done_ = true;
+    db_closed_ = false;
+    Release();
+    return info.Env().Undefined();
+  }
+
+  std::shared_ptr<DbState> state_;
+  ctxdb_iter *it_ = nullptr;
+  bool done_ = false;
+  bool db_closed_ = false;
+};
+
+void DbState::CloseNow() {
+  for (Iterator *it : iters) it->Detach();
+  iters.clear();
+  if (db) {
+    ctxdb_close(db);
+    db = nullptr;
+  }
+  closed = true;
+}
+
+// Async workers ------------------------------------------------------------------
+
+// Runs one ctxdb call on the libuv thread pool and settles a promise with
+// the engine's JSON text (or rejects with the status Error). All inputs are
+// copied before the worker is queued; the message of a failure is read on
+// the worker thread, where ctxdb_errmsg keeps it.
+class CallWorker : public Napi::AsyncWorker {
+public:
+  enum class Kind { kAppendBatch, kImport, kVerify };
+
+  CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind,
+             std::string sid, bool has_sid, std::string data)
+      : Napi::AsyncWorker(env, "ctxdb"), deferred_(Napi::Promise::Deferred::New(env)),
+        state_(std::move(state)), db_(state_->db), kind_(kind),
+        sid_(std::move(sid)), has_sid_(has_sid), data_(std::move(data)) {
+    state_->pending++;
+  }
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+protected:
+  void Execute() override {
+    OwnedBuf out;
+    switch (kind_) {
+    case Kind::kAppendBatch:
+      rc_ = ctxdb_append_batch(db_, sid_.data(), sid_.size(), data_.data(),
+                               data_.size(), &out.p, &out.n);
+      break;
+    case Kind::kImport:
+      rc_ = ctxdb_import(db_, data_.data(), data_.size(), &out.p, &out.n);
+      break;
+    case Kind::kVerify:
+      rc_ = ctxdb_verify(db_, has_sid_ ? sid_.data() : nullptr,
+                         has_sid_ ? sid_.size() : 0, &out.p, &out.n);
+      break;
+    }
+    if (rc_ == CTXDB_OK)
+      result_ = out.ToStd();
+    else
+      message_ = ErrMsg(db_);
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Done();
+    if (rc_ == CTXDB_OK)
+      deferred_.Resolve(Napi::String::New(env, result_));
+    else
+      deferred_.Reject(StatusError(env, rc_, message_).Value());
+  }
+
+  void OnError(const Napi::Error &e) override {
+    Done();
+    deferred_.Reject(e.Value());
+  }
+
+private:
+  void Done() {
+    state_->pending--;
+    state_->MaybeFinishClose();
+  }
+
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<DbState> state_;
+  ctxdb_db *db_;
+  Kind kind_;
+  std::string sid_;
+  bool has_sid_;
+  std::string data_;
+  int rc_ = CTXDB_INTERNAL;
+  std::string result_;
+  std::string message_;
+};
+
+// Database ------------------------------------------------------------------------
+
+class Database : public Napi::ObjectWrap<Database> {
+public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(
+        env, "Database",
+        {InstanceMethod<&Database::Close>("close"),
+         InstanceMethod<&Database::IsClosed>("isClosed"),
+         InstanceMethod<&Database::SessionCreate>("sessionCreate"),
+         InstanceMethod<&Database::SessionGet>("sessionGet"),
+         InstanceMethod<&Database::SessionList>("sessionList"),
+         InstanceMethod<&Database::Append>("append"),
+         InstanceMethod<&Database::AppendBatch>("appendBatch"),
+         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
+         InstanceMethod<&Database::EventGet>("eventGet"),
+         InstanceMethod<&Database::EventsIter>("eventsIter"),
+         InstanceMethod<&Database::Verify>("verify"),
+         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
+         InstanceMethod<&Database::Import>("import"),
+         InstanceMethod<&Database::ImportAsync>("importAsync")});
+  }
+
+  // new Database(path: string, configJson?: string)
+  explicit Database(const Napi::CallbackInfo &info)
+      : Napi::ObjectWrap<Database>(info), state_(std::make_shared<DbState>()) {
+    Napi::Env env = info.Env();
+    std::string path = GetString(info, 0, "path");
+    if (path.find('\0') != std::string::npos)
+      throw Napi::TypeError::New(env, "path must not contain a NUL character");
+    std::string config;
+    bool has_config = GetOptString(info, 1, "config", &config);
+    ctxdb_db *db = nullptr;
+    int rc = ctxdb_open(path.c_str(), has_config ? config.data() : nullptr,
+                        has_config ? config.size() : 0, &db);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, nullptr); // *out_db is NULL
+    state_->db = db;
+  }
+
+  // The finalizer drops this wrapper's share of the state; the last share
+  // (this one, or an open iterator's, or a running worker's) closes.
+  ~Database() override = default;
+
+private:
+  ctxdb_db *Live(Napi::Env env) const {
+    if (state_->closed || !state_->db) ThrowClosed(env);
+    return state_->db;
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo &info) {
+    state_->RequestClose();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value IsClosed(const Napi::CallbackInfo &info) {
+    return Napi::Boolean::New(info.Env(), state_->closed);
+  }
+
+  Napi::Value SessionCreate(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    Bytes json = GetBytes(info, 0, "session");
+    OwnedBuf out;
+    int rc = ctxdb_session_create(db, json.p, json.n, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value SessionGet(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "sessionId");
+    OwnedBuf out;
+    int rc = ctxdb_session_get(db, id.data(), id.size(), &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value SessionList(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    OwnedBuf out;
+    int rc = ctxdb_session_list(db, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value Append(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    Bytes ev = GetBytes(info, 1, "event");
+    OwnedBuf out;
+    int rc = ctxdb_append(db, sid.data(), sid.size(), ev.p, ev.n, &out.p,
+                          &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value AppendBatch(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    Bytes nd = GetBytes(info, 1, "ndjson");
+    OwnedBuf out;
+    int rc = ctxdb_append_batch(db, sid.data(), sid.size(), nd.p, nd.n, &out.p,
+                                &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value AppendBatchAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    Bytes nd = GetBytes(info, 1, "ndjson");
+    nd.Own();
+    return Queue(env, CallWorker::Kind::kAppendBatch, std::move(sid), true,
+                 std::move(nd.owned));
+  }
+
+  Napi::Value EventGet(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "eventId");
+    OwnedBuf out;
+    int rc = ctxdb_event_get(db, id.data(), id.size(), &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  // eventsIter(sessionId: string | null, fromSeq: number, toSeq: number)
+  Napi::Value EventsIter(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    int64_t from = has_sid ? GetInt64(info, 1, "fromSeq") : 0;
+    int64_t to = has_sid ? GetInt64(info, 2, "toSeq") : -1;
+    AddonData *data = env.GetInstanceData<AddonData>();
+    Napi::Object obj = data->iterator_ctor.New({});
+    ctxdb_iter *it = nullptr;
+    int rc = ctxdb_events_iter(db, has_sid ? sid.data() : nullptr,
+                               has_sid ? sid.size() : 0, from, to, &it);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    Iterator::Unwrap(obj)->Attach(state_, it);
+    return obj;
+  }
+
+  Napi::Value Verify(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    OwnedBuf out;
+    int rc = ctxdb_verify(db, has_sid ? sid.data() : nullptr,
+                          has_sid ? sid.size() : 0, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value VerifyAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    return Queue(env, CallWorker::Kind::kVerify, std::move(sid), has_sid,
+                 std::string());
+  }
+
+  Napi::Value Import(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    Bytes nd = GetBytes(info, 0, "ndjson");
+    OwnedBuf out;
+    int rc = ctxdb_import(db, nd.p, nd.n, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value ImportAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    Bytes nd = GetBytes(info, 0, "ndjson");
+    nd.Own();
+    return Queue(env, CallWorker::Kind::kImport, std::string(), false,
+                 std::move(nd.owned));
+  }
+
+  Napi::Value Queue(Napi::Env env, CallWorker::Kind kind, std::string sid,
+                    bool has_sid, std::string data) {
+    auto *w = new CallWorker(env, state_, kind, std::move(sid), has_sid,
+                             std::move(data));
+    Napi::Promise p = w->Promise();
+    w->Queue(); // deletes itself after OnOK/OnError
+    return p;
+  }
+
+  std::shared_ptr<DbState> state_;
+};
+
+// Module functions ------------------------------------------------------------------
+
+Napi::Value Version(const Napi::CallbackInfo &info) {
+  return Napi::String::New(info.Env(), ctxdb_version());
+}
+
+Napi::Value VersionNumber(const Napi::CallbackInfo &info) {
+  return Napi::Number::New(info.Env(), ctxdb_version_number());
+}
+
+Napi::Value AbiVersion(const Napi::CallbackInfo &info) {
+  return Napi::Number::New(info.Env(), ctxdb_abi_version());
+}
+
+Napi::Value ErrStr(const Napi::CallbackInfo &info) {
+  return Napi::String::New(info.Env(),
+                           ctxdb_errstr(int(GetInt64(info, 0, "code"))));
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  auto *data = new AddonData();
+  data->iterator_ctor = Napi::Persistent(Iterator::Define(env));
+  env.SetInstanceData(data); // deleted with the environment
+  exports.Set("Database", Database::Define(env));
+  exports.Set("version", Napi::Function::New<Version>(env, "version"));
+  exports.Set("versionNumber",
+              Napi::Function::New<VersionNumber>(env, "versionNumber"));
+  exports.Set("abiVersion", Napi::Function::New<AbiVersion>(env, "abiVersion"));
+  exports.Set("errstr", Napi::Function::New<ErrStr>(env, "errstr"));
+  // The ABI this addon was compiled against, and the one the loaded
+  // library reports (they differ only if the wrong libctxdb was found).
+  exports.Set("headerAbiVersion", Napi::Number::New(env, CTXDB_ABI_VERSION));
+  exports.Set("loadedAbiVersion", Napi::Number::New(env, ctxdb_abi_version()));
+  return exports;
+}
+
+} // namespace
+
+NODE_API_MODULE(ctxdb, Init)

@@ -1,0 +1,35 @@
+'use strict';
+// Shared helpers of the Node binding's tests (not a test file itself).
+// The binding is loaded from the source tree; the addon from
+// $CTXDB_NODE_ADDON (CTest sets it) or the loader's default places.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const bindingDir = path.resolve(__dirname, '..', '..', 'bindings', 'node');
+const ctxdb = require(bindingDir);
+
+// A fresh temporary directory, removed when the test ends.
+function tmpDir(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxdb-node-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+// A database in a fresh temporary directory, closed when the test ends.
+function tmpDb(t, name = 'test.ctxdb', config) {
+  const file = path.join(tmpDir(t), name);
+  const db = ctxdb.open(file, config);
+  t.after(() => db.close());
+  return { db, file };
+}
+
+function prompt(text, extra = {}) {
+  return { type: 'UserPromptSubmitted', actor: 'user', payload: { text }, ...extra };
+}
+
+function fileRead(p) {
+  return { type: 'FileRead', actor: 'agent', payload: { path: p } };
+}
+
+module.exports = { ctxdb, bindingDir, tmpDir, tmpDb, prompt, fileRead };
