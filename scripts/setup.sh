@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config git
   libsqlite3-dev sqlite3 libsqlitecpp-dev libsimdjson-dev libzstd-dev
   doctest-dev libssl-dev libpcre2-dev
-  python3 python3-pytest python3-setuptools
+  python3 python3-pytest python3-setuptools clang-format
 )
 
 missing=()
