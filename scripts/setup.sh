@@ -1,30 +1,32 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of ctxdb from Debian's archive.
-# Idempotent: installs only what is missing, so a second run does nothing.
+# Installs every build and test dependency of ctxdb from Debian's archive
+# (and node-addon-api from the npm registry). Idempotent: installs only what
+# is missing, so a second run does nothing.
 set -euo pipefail
+setup_root=$(cd "$(dirname "$0")/.." && pwd)
 
-packages=(
-  build-essential cmake pkg-config git
-  libsqlite3-dev sqlite3 libsqlitecpp-dev libsimdjson-dev libzstd-dev
-  doctest-dev libssl-dev libpcre2-dev
-  python3 python3-pytest python3-setuptools clang-format
-)
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-done
-
-if [ ${#missing[@]} -gt 0 ]; then
+# Installs those of the given Debian packages that are not installed yet.
+install_missing() {
+  local missing=() p
+  for p in "$@"; do installed "$p" || missing+=("$p"); done
+  [ ${#missing[@]} -gt 0 ] || return 0
   echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
-  echo "setup: all dependencies present"
-fi
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+install_missing \
+  build-essential cmake pkg-config git \
+  libsqlite3-dev sqlite3 libsqlitecpp-dev libsimdjson-dev libzstd-dev \
+  doctest-dev libssl-dev libpcre2-dev \
+  python3 python3-pytest python3-setuptools clang-format
 
 # --- Node binding (bindings/node) -------------------------------------------
 # A node already on PATH is used as it is (e.g. Node 20 from nodesource, which
@@ -32,10 +34,6 @@ fi
 # libnode-dev and node-addon-api packages would conflict with it. Without a
 # node, Debian's Node 18 comes with npm and its headers (libnode-dev). The
 # binding builds only when node_api.h is found; CMake skips it otherwise.
-setup_root=$(cd "$(dirname "$0")/.." && pwd)
-installed() {
-  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
-}
 node_pkgs=()
 if ! command -v node >/dev/null 2>&1; then
   node_pkgs=(nodejs npm libnode-dev)
@@ -43,18 +41,7 @@ elif installed nodejs && ! dpkg-query -W -f='${Version}' nodejs | grep -q nodeso
   # Debian's own nodejs: complete it with npm and the headers if missing.
   node_pkgs=(npm libnode-dev)
 fi
-node_missing=()
-for p in "${node_pkgs[@]}"; do
-  installed "$p" || node_missing+=("$p")
-done
-if [ ${#node_missing[@]} -gt 0 ]; then
-  echo "setup: installing ${node_missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${node_missing[@]}"
-fi
+install_missing "${node_pkgs[@]}"
 
 node_api_h=""
 if command -v node >/dev/null 2>&1; then

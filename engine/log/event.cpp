@@ -5,7 +5,14 @@
 namespace ctxdb::log {
 
 namespace {
-void optional_fields(json::JsonWriter &w, const Event &e) {
+// The fields every form of an event shares, in their fixed order.
+void header_fields(json::JsonWriter &w, const Event &e) {
+  w.field("id", e.id)
+      .field("session_id", e.session_id)
+      .field("seq", e.seq)
+      .field("ts", e.ts)
+      .field("type", e.type)
+      .field("actor", e.actor);
   if (e.parent_id) w.field("parent_id", *e.parent_id);
   if (e.run_id) w.field("run_id", *e.run_id);
   if (e.causality) w.raw_field("causality", *e.causality);
@@ -15,14 +22,8 @@ void optional_fields(json::JsonWriter &w, const Event &e) {
 
 std::string to_json(const Event &e) {
   json::JsonWriter w;
-  w.begin_object()
-      .field("id", e.id)
-      .field("session_id", e.session_id)
-      .field("seq", e.seq)
-      .field("ts", e.ts)
-      .field("type", e.type)
-      .field("actor", e.actor);
-  optional_fields(w, e);
+  w.begin_object();
+  header_fields(w, e);
   w.raw_field("payload", e.payload)
       .field("payload_hash", util::to_hex(e.payload_hash))
       .field("prev_hash", util::to_hex(e.prev_hash))
@@ -33,15 +34,8 @@ std::string to_json(const Event &e) {
 
 std::string canonical_header(const Event &e) {
   json::JsonWriter w;
-  w.begin_object()
-      .field("v", int64_t{1})
-      .field("id", e.id)
-      .field("session_id", e.session_id)
-      .field("seq", e.seq)
-      .field("ts", e.ts)
-      .field("type", e.type)
-      .field("actor", e.actor);
-  optional_fields(w, e);
+  w.begin_object().field("v", int64_t{1});
+  header_fields(w, e);
   w.end_object();
   return w.take();
 }

@@ -255,8 +255,7 @@ bool EventLog::place_imported(const Event &imported, Heads &heads) {
   return true;
 }
 
-Event EventLog::create_session(std::string_view json) {
-  EventDraft d = parser_.parse_session_create(json);
+Event EventLog::append_one(EventDraft &d) {
   store::Store::WriteTransaction tx(store_);
   Heads heads;
   Event e = place(d, heads);
@@ -265,14 +264,14 @@ Event EventLog::create_session(std::string_view json) {
   return e;
 }
 
+Event EventLog::create_session(std::string_view json) {
+  EventDraft d = parser_.parse_session_create(json);
+  return append_one(d);
+}
+
 Event EventLog::append(std::string_view session_id, std::string_view json) {
   EventDraft d = parser_.parse_append(json, session_id);
-  store::Store::WriteTransaction tx(store_);
-  Heads heads;
-  Event e = place(d, heads);
-  save_heads(heads);
-  tx.commit();
-  return e;
+  return append_one(d);
 }
 
 BatchResult EventLog::append_batch(std::string_view session_id,

@@ -90,6 +90,8 @@ private:
   // Places a host's draft after its session's head and stores it; returns
   // the stored event, or the existing one for an identical retry.
   Event place(EventDraft &draft, Heads &heads);
+  // place() in a transaction of its own.
+  Event append_one(EventDraft &draft);
   // Checks an imported event against the head it must follow.
   bool place_imported(const Event &e, Heads &heads);
   void check_parent(const Event &e);

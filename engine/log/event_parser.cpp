@@ -81,6 +81,16 @@ void read_payload(simdjson::dom::object o, Event &e) {
   e.payload_hash = util::sha256(e.payload);
 }
 
+// A host's draft: ts is the host's when given, else the log's at append.
+void read_ts_and_payload(simdjson::dom::object o, EventDraft &d) {
+  int64_t ts = 0;
+  if (!o["ts"].get(ts)) {
+    d.event.ts = ts;
+    d.has_ts = true;
+  }
+  read_payload(o, d.event);
+}
+
 void read_digest(simdjson::dom::object o, std::string_view key,
                  util::Digest &out) {
   // The schema's pattern already guarantees 64 lowercase hex digits.
@@ -117,12 +127,7 @@ EventDraft EventParser::parse_append(std::string_view text,
     e.id = *id;
     d.has_id = true;
   }
-  int64_t ts = 0;
-  if (!o["ts"].get(ts)) {
-    e.ts = ts;
-    d.has_ts = true;
-  }
-  read_payload(o, e);
+  read_ts_and_payload(o, d);
   return d;
 }
 
@@ -135,12 +140,7 @@ EventDraft EventParser::parse_session_create(std::string_view text) {
   e.type = "SessionStarted";
   e.actor = optional_string(o, "actor").value_or("host");
   e.session_id = optional_string(o, "id").value_or(util::new_id("ses_"));
-  int64_t ts = 0;
-  if (!o["ts"].get(ts)) {
-    e.ts = ts;
-    d.has_ts = true;
-  }
-  read_payload(o, e);
+  read_ts_and_payload(o, d);
   return d;
 }
 
