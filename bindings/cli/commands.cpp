@@ -101,10 +101,28 @@ std::string session_payload(const Args &args) {
   return out + "}";
 }
 
+// The value of a flag that takes a non-negative integer (a seq, a time).
+int64_t non_negative(std::string_view flag, const std::string &text,
+                     std::string_view what) {
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 0)
+    throw UsageError(std::string(flag) + " needs " + std::string(what) +
+                     ", got '" + text + "'");
+  return n;
+}
+
 int cmd_session_new(const Args &args) {
   std::string request = "{";
   if (auto id = args.value("--id"))
     request += "\"id\":" + json_quote(*id) + ",";
+  if (auto eid = args.value("--event-id"))
+    request += "\"event_id\":" + json_quote(*eid) + ",";
+  if (auto ts = args.value("--ts"))
+    request += "\"ts\":" +
+               std::to_string(non_negative(
+                   "--ts", *ts, "milliseconds since the Unix epoch")) +
+               ",";
   request += "\"payload\":" + session_payload(args) + "}";
   auto db = open_db(args, Access::create);
   JsonDoc session(db.session_create(request));
@@ -158,12 +176,7 @@ int cmd_append(const Args &args) {
 int64_t parse_from_seq(const Args &args) {
   auto text = args.value("--from");
   if (!text) return 1;
-  int64_t seq = 0;
-  auto [end, ec] =
-      std::from_chars(text->data(), text->data() + text->size(), seq);
-  if (ec != std::errc() || end != text->data() + text->size() || seq < 0)
-    throw UsageError("--from needs a sequence number, got '" + *text + "'");
-  return seq;
+  return non_negative("--from", *text, "a sequence number");
 }
 
 // One event per line, at most kLogWidth characters. The date is printed as
@@ -270,15 +283,19 @@ const CommandSpec kCommands[] = {
      "Creates the database file when it does not exist (an existing one is\n"
      "opened and left as it is) and prints its absolute path.\n",
      {}, {}, 0, 0, cmd_init},
-    {"session new", "[--id ID] [--agent AGENT] [--meta JSON]",
+    {"session new", "[--id ID] [--agent AGENT] [--meta JSON] [--ts MS]\n"
+     "                         [--event-id ID]",
      "start a session and print its id",
      "Appends a SessionStarted event whose payload is {\"agent_id\": AGENT,\n"
      "...the fields of the --meta object} and prints the new session's id.\n"
      "\n"
      "  --id ID        use this session id instead of a generated one\n"
      "  --agent AGENT  the agent_id (default: --meta's, else \"cli\")\n"
-     "  --meta JSON    a JSON object merged into the payload (model, cwd...)\n",
-     {"--id", "--agent", "--meta"}, {}, 0, 0, cmd_session_new},
+     "  --meta JSON    a JSON object merged into the payload (model, cwd...)\n"
+     "  --ts MS        the start time, in ms since the Unix epoch (default:\n"
+     "                 now), e.g. to replay a recorded session\n"
+     "  --event-id ID  the id of the SessionStarted event (default: generated)\n",
+     {"--id", "--agent", "--meta", "--ts", "--event-id"}, {}, 0, 0, cmd_session_new},
     {"sessions", "", "list sessions: id, agent, events, first and last time",
      "Prints one row per session, oldest first; times are UTC.\n",
      {}, {}, 0, 0, cmd_sessions},

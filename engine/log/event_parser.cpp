@@ -140,6 +140,10 @@ EventDraft EventParser::parse_session_create(std::string_view text) {
   e.type = "SessionStarted";
   e.actor = optional_string(o, "actor").value_or("host");
   e.session_id = optional_string(o, "id").value_or(util::new_id("ses_"));
+  if (auto id = optional_string(o, "event_id")) {
+    e.id = *id;
+    d.has_id = true;
+  }
   read_ts_and_payload(o, d);
   return d;
 }

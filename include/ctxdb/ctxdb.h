@@ -145,8 +145,9 @@ CTXDB_API int ctxdb_close(ctxdb_db *db);
 /* ---- sessions ---------------------------------------------------------- */
 
 /* Creates a session by appending its SessionStarted event.
- * session_json: {"id"?: "ses_...", "actor"?: "host", "payload": {"agent_id":
- * ..., ...}}; the id is generated when absent. *out is the session object
+ * session_json: {"id"?: "ses_...", "event_id"?: "evt_...", "actor"?: "host",
+ * "ts"?: ms, "payload": {"agent_id": ..., ...}}; id (the session's) and
+ * event_id (its SessionStarted event's) are generated when absent. *out is the session object
  * (as ctxdb_session_get). An existing id is CTXDB_CONFLICT. */
 CTXDB_API int ctxdb_session_create(ctxdb_db *db, const char *session_json,
                                    size_t len, char **out, size_t *out_len);

@@ -108,6 +108,27 @@ test_session_new() {
   run ctx session new --meta '[1,2]'
   expect_rc 2
   expect_contains "--meta must be an object" "--meta" "$ERR"
+
+  # --ts sets the start time (own file: the checks below count sessions).
+  local ts_db="$WORK/ts.ctxdb"
+  run "$CLI" --db "$ts_db" session new --id ses_ts --ts 1767225600000
+  expect_rc 0
+  expect_eq "session new --ts prints the id" "ses_ts" "$OUT"
+  run "$CLI" --db "$ts_db" log ses_ts --json
+  expect_contains "SessionStarted has the --ts time" '"ts":1767225600000,' "$OUT"
+  run "$CLI" --db "$ts_db" sessions
+  expect_match "the table shows the --ts time" \
+    '(^|'$'\n'')ses_ts +cli +1 +2026-01-01T00:00:00\.000Z +2026-01-01T00:00:00\.000Z$' "$OUT"
+  run "$CLI" --db "$ts_db" session new --ts=0
+  expect_rc 0
+  local ts
+  for ts in -5 12x 1.5 "" 99999999999999999999; do
+    run "$CLI" --db "$ts_db" session new --ts "$ts"
+    expect_rc 2
+    expect_contains "--ts '$ts' is refused" "--ts needs milliseconds" "$ERR"
+  done
+  run "$CLI" --db "$ts_db" sessions
+  expect_eq "refused --ts values create no session" 3 "$(wc -l <<<"$OUT")"
 }
 
 test_sessions_table() {
@@ -292,6 +313,8 @@ test_help() {
   done
   run "$CLI" log --help
   expect_contains "log --help documents --from" "--from SEQ" "$OUT"
+  run "$CLI" session new --help
+  expect_contains "session new --help documents --ts" "--ts MS" "$OUT"
   run "$CLI" --version
   expect_rc 0
   expect_match "--version" '^ctxdb [0-9]+\.[0-9]+\.[0-9]+ \(library [0-9]+\.[0-9]+\.[0-9]+\)$' "$OUT"

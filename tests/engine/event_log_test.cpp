@@ -115,6 +115,19 @@ TEST_CASE("sessions: unknown ids, duplicates and listing") {
   CHECK(list.find(generated) < list.find("\"s2\""));
 }
 
+TEST_CASE("a session created with a host event id is deterministic and safe to retry") {
+  test::TempDir dir;
+  Engine a(dir.file("a.ctxdb"), ""), b(dir.file("b.ctxdb"), "");
+  const char *create = R"({"id":"s","event_id":"evt_s0","ts":1000,"payload":{"agent_id":"a"}})";
+  std::string first = a.session_create(create);
+  CHECK(a.session_create(create) == first); // a retry returns the same session
+  b.session_create(create);
+  CHECK(a.event_get("evt_s0") == b.event_get("evt_s0")); // same bytes, same hash
+  CHECK(code_of([&] {
+          a.session_create(R"({"id":"s","event_id":"evt_s0","ts":1000,"payload":{"agent_id":"b"}})");
+        }) == Code::kConflict);
+}
+
 TEST_CASE("a host-given id makes a retry safe and a different reuse a conflict") {
   test::TempDir dir;
   Engine db(dir.file("a.ctxdb"), "");

@@ -186,6 +186,9 @@ class Database {
     const input = {};
     if (id !== undefined) input.id = id;
     if (actor !== undefined) input.actor = actor;
+    const eventId = check.optString(opts.eventId ?? opts.event_id, 'options.eventId');
+    if (eventId !== undefined) input.event_id = eventId;
+    if (opts.ts !== undefined && opts.ts !== null) input.ts = check.integer(opts.ts, 'options.ts', 0);
     input.payload = { agent_id: agentId, ...meta };
     const json = check.stringify(input, 'options');
     return parse(call(() => this.#db.sessionCreate(json)));
