@@ -49,15 +49,27 @@ def _text(value: Any, what: str) -> bytes:
     raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
 
 
+# One encoder for every call (json.dumps with options builds a new one each
+# time). ASCII output: escaping non-ASCII characters is much faster in the
+# stdlib encoder than writing them as UTF-8, and the engine stores its own
+# canonical form, so the stored bytes and hashes are the same either way.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_UTF8_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
+                                 allow_nan=False)
+
+
 def _json(value: Any, what: str) -> bytes:
     try:
-        s = json.dumps(value, ensure_ascii=False, separators=(",", ":"),
-                       allow_nan=False)
+        s = _ENCODER.encode(value)
     except TypeError as e:
         raise TypeError(f"{what}: {e}") from None
     except ValueError as e:  # NaN/Infinity, circular reference
         raise ValueError(f"{what}: {e}") from None
-    return _encode(s, what + " (a string in it)")
+    # A "\ud..." escape may be a lone surrogate, which has no UTF-8 form:
+    # such documents take the slow path, which names it.
+    if "\\ud" in s:
+        _encode(_UTF8_ENCODER.encode(value), what + " (a string in it)")
+    return s.encode("ascii")
 
 
 def _event(event: Any, fields: Mapping, what: str) -> bytes:
@@ -82,7 +94,7 @@ def _event(event: Any, fields: Mapping, what: str) -> bytes:
 
 def _line(item: Any, what: str, index: int) -> bytes:
     if isinstance(item, Mapping):
-        return _json(dict(item), f"{what} item {index}")
+        return _json(item if type(item) is dict else dict(item), f"{what} item {index}")
     if isinstance(item, str):
         item = _encode(item, f"{what} item {index}")
     elif isinstance(item, (bytes, bytearray, memoryview)):
