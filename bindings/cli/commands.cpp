@@ -154,19 +154,53 @@ int cmd_sessions(const Args &args) {
   return 0;
 }
 
+int cmd_session_show(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  print_row(db.session_get(args.positional.at(0)));
+  return 0;
+}
+
 // ---- append --------------------------------------------------------------
+
+// --each: every line in its own transaction (ctxdb_append), as a live host
+// appends; stops at the first bad line, keeping the lines before it.
+int64_t append_each(ctxdb::Database &db, const std::string &session,
+                     std::string_view ndjson, int64_t &last_seq) {
+  int64_t count = 0, line_no = 0;
+  while (!ndjson.empty()) {
+    size_t nl = ndjson.find('\n');
+    std::string_view line = ndjson.substr(0, nl);
+    ndjson = nl == std::string_view::npos ? std::string_view{} : ndjson.substr(nl + 1);
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    try {
+      JsonDoc event(db.append(session, line));
+      last_seq = get_int(event.root(), "seq");
+    } catch (const ctxdb::Error &e) {
+      throw ctxdb::Error(e.code(), "line " + std::to_string(line_no) + ": " + e.what() +
+                                       " (" + std::to_string(count) +
+                                       " earlier lines were appended)");
+    }
+    ++count;
+  }
+  return count;
+}
 
 int cmd_append(const Args &args) {
   const std::string &session = args.positional.at(0);
   std::string ndjson = read_all(stdin, "stdin");
   auto db = open_db(args, Access::existing);
-  JsonDoc result(db.append_batch(session, ndjson));
-  int64_t count = get_int(result.root(), "count");
+  int64_t count = 0, last_seq = 0;
+  if (args.has("--each")) {
+    count = append_each(db, session, ndjson, last_seq);
+  } else {
+    JsonDoc result(db.append_batch(session, ndjson));
+    count = get_int(result.root(), "count");
+    last_seq = get_int(result.root(), "last_seq");
+  }
   std::printf("appended %lld event%s", static_cast<long long>(count),
               count == 1 ? "" : "s");
-  if (count > 0)
-    std::printf("; last seq %lld",
-                static_cast<long long>(get_int(result.root(), "last_seq")));
+  if (count > 0) std::printf("; last seq %lld", static_cast<long long>(last_seq));
   std::printf("\n");
   return 0;
 }
@@ -218,6 +252,12 @@ int cmd_log(const Args &args) {
     else
       print_event_line(row, last_date);
   }
+  return 0;
+}
+
+int cmd_event(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  print_row(db.event_get(args.positional.at(0)));
   return 0;
 }
 
@@ -299,12 +339,23 @@ const CommandSpec kCommands[] = {
     {"sessions", "", "list sessions: id, agent, events, first and last time",
      "Prints one row per session, oldest first; times are UTC.\n",
      {}, {}, 0, 0, cmd_sessions},
-    {"append", "SESSION", "append NDJSON events from stdin to a session",
+    {"session show", "SESSION", "print one session as JSON",
+     "Prints the session object: id, agent_id, started_event_id, created_ts,\n"
+     "last_ts, event_count, last_seq and meta (its SessionStarted payload).\n",
+     {}, {}, 1, 1, cmd_session_show},
+    {"append", "SESSION [--each]", "append NDJSON events from stdin to a session",
      "Reads events from stdin, one JSON object per line, each like\n"
      "  {\"type\": TYPE, \"actor\": ACTOR, \"payload\": {...}}\n"
      "and appends them in one transaction: all of them or, on any error,\n"
-     "none (the error names the line). Prints the count and the last seq.\n",
-     {}, {}, 1, 1, cmd_append},
+     "none (the error names the line). Prints the count and the last seq.\n"
+     "\n"
+     "  --each  append every line in its own transaction instead, as a live\n"
+     "          host does; a bad line stops there, keeping those before it\n",
+     {}, {"--each"}, 1, 1, cmd_append},
+    {"event", "EVENT_ID", "print one stored event as JSON",
+     "Prints the stored event with this id: seq, ts, type, actor, payload\n"
+     "and its hashes.\n",
+     {}, {}, 1, 1, cmd_event},
     {"log", "SESSION [--from SEQ] [--json]", "show a session's events",
      "Lists the session's events in seq order: seq, time (UTC), type, actor\n"
      "and a one-line summary of the payload.\n"

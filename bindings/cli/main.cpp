@@ -20,7 +20,7 @@ void print_main_help(std::FILE *out) {
            "Inspects a ctxdb database: the append-only, hash-chained log of\n"
            "what AI agents did, kept in one SQLite file.\n\ncommands:\n");
   for (const CommandSpec &c : cli::commands())
-    std::fprintf(out, "  %-12s %s\n", std::string(c.name).c_str(),
+    std::fprintf(out, "  %-14s %s\n", std::string(c.name).c_str(),
                  std::string(c.summary).c_str());
   std::fprintf(
       out, "\noptions:\n"
@@ -49,7 +49,7 @@ void print_group_help(std::string_view group) {
               std::string(group).c_str());
   for (const CommandSpec &c : cli::commands())
     if (c.name.starts_with(std::string(group) + " "))
-      std::printf("  %-12s %s\n", std::string(c.name).c_str(),
+      std::printf("  %-14s %s\n", std::string(c.name).c_str(),
                   std::string(c.summary).c_str());
 }
 

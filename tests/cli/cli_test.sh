@@ -302,10 +302,11 @@ test_help() {
   run "$CLI" --help
   expect_rc 0
   local cmd
-  for cmd in init "session new" sessions append log verify export import; do
+  for cmd in init "session new" "session show" sessions append event log verify export import; do
     expect_contains "ctxdb --help lists $cmd" "  $cmd " "$OUT"
   done
-  for cmd in init "session new" sessions append log verify export import session; do
+  for cmd in init "session new" "session show" sessions append event log verify export \
+    import session; do
     # shellcheck disable=SC2086 # "session new" is two words on purpose
     run "$CLI" $cmd --help
     expect_rc 0
@@ -320,9 +321,43 @@ test_help() {
   expect_match "--version" '^ctxdb [0-9]+\.[0-9]+\.[0-9]+ \(library [0-9]+\.[0-9]+\.[0-9]+\)$' "$OUT"
 }
 
+test_show_one() {
+  run ctx session show ses_cli_test
+  expect_rc 0
+  expect_match "session show prints the session object" \
+    '^\{"id":"ses_cli_test","agent_id":"test-agent",.*"event_count":7,' "$OUT"
+  run ctx session show ses_nope
+  expect_rc 1
+  expect_contains "session show of an unknown id" "CTXDB_NOT_FOUND" "$ERR"
+  local id
+  id=$(ctx log ses_cli_test --json | sed -n 3p |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  run ctx event "$id"
+  expect_rc 0
+  expect_match "event prints the stored event" "^\\{\"id\":\"$id\",\"session_id\":\"ses_cli_test\",\"seq\":3," "$OUT"
+  run ctx event evt_nope
+  expect_rc 1
+  expect_contains "event with an unknown id" "CTXDB_NOT_FOUND" "$ERR"
+}
+
+test_append_each() {
+  ctx session new --id ses_each >/dev/null
+  run_in '{"type":"Note","actor":"a","payload":{}}
+{"type":"Note","actor":"a","payload":{}}
+{"type":"Note"}
+{"type":"Note","actor":"a","payload":{}}' ctx append ses_each --each
+  expect_rc 1
+  expect_contains "--each names the bad line" "line 3: missing required field 'actor'" "$ERR"
+  run ctx session show ses_each
+  expect_contains "--each kept the lines before the bad one" '"event_count":3' "$OUT"
+  run_in '{"type":"Note","actor":"a","payload":{}}' ctx append ses_each --each
+  expect_rc 0
+  expect_eq "--each summary" "appended 1 event; last seq 4" "$OUT"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_errors test_help; do
+  test_show_one test_append_each test_errors test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"
