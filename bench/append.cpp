@@ -64,9 +64,7 @@ struct BenchError : std::runtime_error {
 
 enum class Durability { Normal, Full };
 
-const char *durability_name(Durability d) {
-  return d == Durability::Full ? "full" : "normal";
-}
+const char *durability_name(Durability d) { return d == Durability::Full ? "full" : "normal"; }
 
 // One event as the host writes it, plus the columns the raw baseline stores.
 struct Event {
@@ -122,17 +120,12 @@ public:
 private:
   // The event line length to aim at; fill() stops after the sentence or log
   // line that crosses it, so lines land a little above.
-  size_t target_size() {
-    return std::uniform_int_distribution<size_t>(880, 1100)(rng_);
-  }
+  size_t target_size() { return std::uniform_int_distribution<size_t>(880, 1100)(rng_); }
 
-  template <size_t N>
-  const char *pick(const std::array<const char *, N> &options) {
+  template <size_t N> const char *pick(const std::array<const char *, N> &options) {
     return options[std::uniform_int_distribution<size_t>(0, N - 1)(rng_)];
   }
-  int number(int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(rng_);
-  }
+  int number(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
   // Appends escaped text to `out` until the event line reaches `target`
   // bytes; `fixed_len` is the length of the rest of that line.
@@ -144,45 +137,40 @@ private:
   }
 
   std::string log_line() {
-    static constexpr std::array<const char *, 6> kFiles = {
-        "engine/log/event_log.cpp",
-        "engine/project/tool_calls.cpp",
-        "engine/compile/fit.cpp",
-        "capi/ctxdb.cpp",
-        "src/parser.ts",
-        "tests/engine/log/append_test.cpp"};
+    static constexpr std::array<const char *, 6> kFiles = {"engine/log/event_log.cpp",
+                                                           "engine/project/tool_calls.cpp",
+                                                           "engine/compile/fit.cpp",
+                                                           "capi/ctxdb.cpp",
+                                                           "src/parser.ts",
+                                                           "tests/engine/log/append_test.cpp"};
     char buf[200];
     switch (number(0, 5)) {
     case 0:
-      std::snprintf(buf, sizeof buf, "[%3d%%] Building CXX object %s.o\n",
-                    number(0, 100), pick(kFiles));
+      std::snprintf(buf, sizeof buf, "[%3d%%] Building CXX object %s.o\n", number(0, 100),
+                    pick(kFiles));
       break;
     case 1:
-      std::snprintf(
-          buf, sizeof buf,
-          "%s:%d:%d: warning: unused variable 'tmp%d' [-Wunused-variable]\n",
-          pick(kFiles), number(1, 900), number(1, 80), number(0, 9));
+      std::snprintf(buf, sizeof buf,
+                    "%s:%d:%d: warning: unused variable 'tmp%d' [-Wunused-variable]\n",
+                    pick(kFiles), number(1, 900), number(1, 80), number(0, 9));
       break;
     case 2:
       std::snprintf(buf, sizeof buf,
                     "2024-06-01T12:%02d:%02d.%03dZ INFO\tworker-%d: fetched %d "
                     "rows in %d ms\n",
-                    number(0, 59), number(0, 59), number(0, 999), number(1, 8),
-                    number(1, 5000), number(1, 900));
+                    number(0, 59), number(0, 59), number(0, 999), number(1, 8), number(1, 5000),
+                    number(1, 900));
       break;
     case 3:
-      std::snprintf(buf, sizeof buf,
-                    "test_session_tree.py::test_fork_%d PASSED [%3d%%]\n",
+      std::snprintf(buf, sizeof buf, "test_session_tree.py::test_fork_%d PASSED [%3d%%]\n",
                     number(1, 300), number(0, 100));
       break;
     case 4:
-      std::snprintf(buf, sizeof buf,
-                    "  \xE2\x9C\x93 append keeps the chain intact (%d ms)\n",
+      std::snprintf(buf, sizeof buf, "  \xE2\x9C\x93 append keeps the chain intact (%d ms)\n",
                     number(1, 40));
       break;
     default:
-      std::snprintf(buf, sizeof buf,
-                    "error: expected ';' after expression at \"%s\" line %d\n",
+      std::snprintf(buf, sizeof buf, "error: expected ';' after expression at \"%s\" line %d\n",
                     pick(kFiles), number(1, 900));
     }
     return buf;
@@ -213,8 +201,8 @@ private:
     Event e;
     e.type = type;
     e.actor = actor;
-    e.line = std::string(R"({"type":")") + type + R"(","actor":")" + actor +
-             R"(","payload":)" + payload + "}";
+    e.line = std::string(R"({"type":")") + type + R"(","actor":")" + actor + R"(","payload":)" +
+             payload + "}";
     e.payload = std::move(payload);
     return e;
   }
@@ -228,27 +216,22 @@ private:
   Event user_prompt() {
     std::string p = R"({"text":")";
     const std::string_view tail = R"("})";
-    fill(p, envelope("UserPromptSubmitted", "user") + p.size() + tail.size(),
-         target_size(), false);
+    fill(p, envelope("UserPromptSubmitted", "user") + p.size() + tail.size(), target_size(), false);
     p += tail;
     return make("UserPromptSubmitted", "user", std::move(p));
   }
 
   Event assistant_tool_call(const std::string &call_id) {
     static constexpr std::array<const char *, 4> kCommands = {
-        "ctest --test-dir build -R log -j4 --output-on-failure",
-        "cmake --build build -j2", "grep -rn \\\"prev_hash\\\" engine/",
-        "git diff --stat HEAD~1"};
+        "ctest --test-dir build -R log -j4 --output-on-failure", "cmake --build build -j2",
+        "grep -rn \\\"prev_hash\\\" engine/", "git diff --stat HEAD~1"};
     std::string p = R"({"content":[{"type":"text","text":")";
-    std::string tail =
-        R"("},{"type":"tool_call","id":")" + call_id +
-        R"(","name":"bash","args":{"command":")" + pick(kCommands) +
-        R"("}}],"model":"gpt-4o-2024-08-06","usage":{"input_tokens":)" +
-        std::to_string(number(2000, 90000)) + R"(,"output_tokens":)" +
-        std::to_string(number(20, 800)) + "}}";
-    fill(p,
-         envelope("AssistantMessageCreated", "assistant") + p.size() +
-             tail.size(),
+    std::string tail = R"("},{"type":"tool_call","id":")" + call_id +
+                       R"(","name":"bash","args":{"command":")" + pick(kCommands) +
+                       R"("}}],"model":"gpt-4o-2024-08-06","usage":{"input_tokens":)" +
+                       std::to_string(number(2000, 90000)) + R"(,"output_tokens":)" +
+                       std::to_string(number(20, 800)) + "}}";
+    fill(p, envelope("AssistantMessageCreated", "assistant") + p.size() + tail.size(),
          target_size(), false);
     p += tail;
     return make("AssistantMessageCreated", "assistant", std::move(p));
@@ -257,8 +240,7 @@ private:
   Event tool_result(const std::string &call_id) {
     std::string p = R"({"tool_call_id":")" + call_id + R"(","output":")";
     const std::string_view tail = R"("})";
-    fill(p, envelope("ToolCallFinished", "tool") + p.size() + tail.size(),
-         target_size(), true);
+    fill(p, envelope("ToolCallFinished", "tool") + p.size() + tail.size(), target_size(), true);
     p += tail;
     return make("ToolCallFinished", "tool", std::move(p));
   }
@@ -266,9 +248,7 @@ private:
   Event assistant_answer() {
     std::string p = R"({"content":[{"type":"text","text":")";
     const std::string_view tail = R"("}],"model":"gpt-4o-2024-08-06"})";
-    fill(p,
-         envelope("AssistantMessageCreated", "assistant") + p.size() +
-             tail.size(),
+    fill(p, envelope("AssistantMessageCreated", "assistant") + p.size() + tail.size(),
          target_size(), false);
     p += tail;
     return make("AssistantMessageCreated", "assistant", std::move(p));
@@ -329,12 +309,10 @@ std::string_view json_field(std::string_view json, std::string_view key) {
   if (pos == std::string_view::npos) return {};
   if (json[pos] == '"') {
     size_t end = json.find('"', pos + 1);
-    return end == std::string_view::npos ? std::string_view{}
-                                         : json.substr(pos + 1, end - pos - 1);
+    return end == std::string_view::npos ? std::string_view{} : json.substr(pos + 1, end - pos - 1);
   }
   size_t end = json.find_first_of(",}] \t\r\n", pos);
-  return json.substr(pos, end == std::string_view::npos ? std::string_view::npos
-                                                        : end - pos);
+  return json.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
 }
 
 // ---- ctxdb side ------------------------------------------------------------
@@ -347,30 +325,25 @@ struct CtxdbBuffer {
   CtxdbBuffer(const CtxdbBuffer &) = delete;
   CtxdbBuffer &operator=(const CtxdbBuffer &) = delete;
   ~CtxdbBuffer() { ctxdb_free(p); }
-  std::string_view view() const {
-    return p ? std::string_view(p, len) : std::string_view{};
-  }
+  std::string_view view() const { return p ? std::string_view(p, len) : std::string_view{}; }
 };
 
 class CtxdbRunner {
 public:
   CtxdbRunner(const fs::path &file, Durability durability) {
-    std::string config =
-        std::string(R"({"durability":")") + durability_name(durability) + "\"}";
+    std::string config = std::string(R"({"durability":")") + durability_name(durability) + "\"}";
     int rc = ctxdb_open(file.c_str(), config.data(), config.size(), &db_);
     if (rc != CTXDB_OK) fail_ctxdb("ctxdb_open", rc, nullptr);
 
     static constexpr std::string_view kSession =
         R"({"actor":"host","payload":{"agent_id":"bench-agent"}})";
     CtxdbBuffer out;
-    rc = ctxdb_session_create(db_, kSession.data(), kSession.size(), &out.p,
-                              &out.len);
+    rc = ctxdb_session_create(db_, kSession.data(), kSession.size(), &out.p, &out.len);
     if (rc != CTXDB_OK) fail_ctxdb("ctxdb_session_create", rc, db_);
     // "id" is the session object's first field, so the first match is it.
     session_id_ = std::string(json_field(out.view(), "id"));
     if (session_id_.empty())
-      throw BenchError("ctxdb_session_create: no id in " +
-                       std::string(out.view()));
+      throw BenchError("ctxdb_session_create: no id in " + std::string(out.view()));
   }
   CtxdbRunner(const CtxdbRunner &) = delete;
   CtxdbRunner &operator=(const CtxdbRunner &) = delete;
@@ -380,15 +353,15 @@ public:
   // returned JSON: a host pays for that result too.
   void append(const std::string &line) {
     CtxdbBuffer out;
-    int rc = ctxdb_append(db_, session_id_.data(), session_id_.size(),
-                          line.data(), line.size(), &out.p, &out.len);
+    int rc = ctxdb_append(db_, session_id_.data(), session_id_.size(), line.data(), line.size(),
+                          &out.p, &out.len);
     if (rc != CTXDB_OK) fail_ctxdb("ctxdb_append", rc, db_);
   }
 
   void append_batch(const std::string &ndjson) {
     CtxdbBuffer out;
-    int rc = ctxdb_append_batch(db_, session_id_.data(), session_id_.size(),
-                                ndjson.data(), ndjson.size(), &out.p, &out.len);
+    int rc = ctxdb_append_batch(db_, session_id_.data(), session_id_.size(), ndjson.data(),
+                                ndjson.size(), &out.p, &out.len);
     if (rc != CTXDB_OK) fail_ctxdb("ctxdb_append_batch", rc, db_);
   }
 
@@ -396,25 +369,21 @@ public:
   // hash chain verifies, so the speed measured is that of correct appends.
   void check(size_t appended) {
     CtxdbBuffer session;
-    int rc = ctxdb_session_get(db_, session_id_.data(), session_id_.size(),
-                               &session.p, &session.len);
+    int rc =
+        ctxdb_session_get(db_, session_id_.data(), session_id_.size(), &session.p, &session.len);
     if (rc != CTXDB_OK) fail_ctxdb("ctxdb_session_get", rc, db_);
     // Whether SessionStarted counts is the engine's business; allow both.
-    size_t count = std::strtoull(
-        std::string(json_field(session.view(), "event_count")).c_str(), nullptr,
-        10);
+    size_t count =
+        std::strtoull(std::string(json_field(session.view(), "event_count")).c_str(), nullptr, 10);
     if (count != appended && count != appended + 1) {
-      throw BenchError("ctxdb session holds " + std::to_string(count) +
-                       " events after appending " + std::to_string(appended) +
-                       ": " + std::string(session.view()));
+      throw BenchError("ctxdb session holds " + std::to_string(count) + " events after appending " +
+                       std::to_string(appended) + ": " + std::string(session.view()));
     }
     CtxdbBuffer report;
-    rc = ctxdb_verify(db_, session_id_.data(), session_id_.size(), &report.p,
-                      &report.len);
+    rc = ctxdb_verify(db_, session_id_.data(), session_id_.size(), &report.p, &report.len);
     if (rc != CTXDB_OK) fail_ctxdb("ctxdb_verify", rc, db_);
     if (json_field(report.view(), "ok") != "true") {
-      throw BenchError("ctxdb_verify reports a broken chain: " +
-                       std::string(report.view()));
+      throw BenchError("ctxdb_verify reports a broken chain: " + std::string(report.view()));
     }
   }
 
@@ -430,8 +399,7 @@ public:
   RawRunner(const fs::path &file, Durability durability, bool indexed) {
     if (sqlite3_open(file.c_str(), &db_) != SQLITE_OK) fail_sqlite("open", db_);
     exec("PRAGMA journal_mode=WAL");
-    exec(durability == Durability::Full ? "PRAGMA synchronous=FULL"
-                                        : "PRAGMA synchronous=NORMAL");
+    exec(durability == Durability::Full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     // ctxdb's events columns; rowid key, no other index: the floor. The
     // indexed variant adds ctxdb's two unique indexes.
     exec(indexed ? "CREATE TABLE events(id TEXT UNIQUE, session_id TEXT, seq INTEGER, "
@@ -466,12 +434,11 @@ public:
       sqlite3_bind_text(insert_, 2, kSessionId, -1, SQLITE_STATIC);
       sqlite3_bind_int64(insert_, 3, static_cast<sqlite3_int64>(i + 1));
       sqlite3_bind_int64(insert_, 4, kBaseTs + static_cast<sqlite3_int64>(i));
-      sqlite3_bind_text(insert_, 5, e.type.data(),
-                        static_cast<int>(e.type.size()), SQLITE_STATIC);
-      sqlite3_bind_text(insert_, 6, e.actor.data(),
-                        static_cast<int>(e.actor.size()), SQLITE_STATIC);
-      sqlite3_bind_text(insert_, 7, e.payload.data(),
-                        static_cast<int>(e.payload.size()), SQLITE_STATIC);
+      sqlite3_bind_text(insert_, 5, e.type.data(), static_cast<int>(e.type.size()), SQLITE_STATIC);
+      sqlite3_bind_text(insert_, 6, e.actor.data(), static_cast<int>(e.actor.size()),
+                        SQLITE_STATIC);
+      sqlite3_bind_text(insert_, 7, e.payload.data(), static_cast<int>(e.payload.size()),
+                        SQLITE_STATIC);
       sqlite3_bind_blob(insert_, 8, kHash.data(), kHash.size(), SQLITE_STATIC);
       sqlite3_bind_blob(insert_, 9, kHash.data(), kHash.size(), SQLITE_STATIC);
       sqlite3_bind_blob(insert_, 10, kHash.data(), kHash.size(), SQLITE_STATIC);
@@ -482,13 +449,12 @@ public:
 
   void check(size_t appended) {
     sqlite3_stmt *count = prepare("SELECT count(*) FROM events");
-    size_t rows = sqlite3_step(count) == SQLITE_ROW
-                      ? static_cast<size_t>(sqlite3_column_int64(count, 0))
-                      : 0;
+    size_t rows =
+        sqlite3_step(count) == SQLITE_ROW ? static_cast<size_t>(sqlite3_column_int64(count, 0)) : 0;
     sqlite3_finalize(count);
     if (rows != appended)
-      throw BenchError("raw sqlite holds " + std::to_string(rows) +
-                       " rows, expected " + std::to_string(appended));
+      throw BenchError("raw sqlite holds " + std::to_string(rows) + " rows, expected " +
+                       std::to_string(appended));
   }
 
 private:
@@ -501,13 +467,11 @@ private:
       0xbd, 0xd6, 0x2a, 0x11, 0xef, 0x72, 0x1d, 0x15, 0x42, 0xd8};
 
   void exec(const char *sql) {
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
-      fail_sqlite(sql, db_);
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail_sqlite(sql, db_);
   }
   sqlite3_stmt *prepare(const char *sql) {
     sqlite3_stmt *s = nullptr;
-    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s,
-                           nullptr) != SQLITE_OK)
+    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
       fail_sqlite(sql, db_);
     return s;
   }
@@ -523,8 +487,7 @@ private:
 // ---- running ---------------------------------------------------------------
 
 // Events per second for one round of ctxdb on a fresh file.
-double ctxdb_round(const fs::path &file, const Scenario &sc,
-                   const std::vector<Event> &events,
+double ctxdb_round(const fs::path &file, const Scenario &sc, const std::vector<Event> &events,
                    const std::vector<std::string> &batches) {
   remove_db_files(file);
   double eps;
@@ -532,11 +495,9 @@ double ctxdb_round(const fs::path &file, const Scenario &sc,
     CtxdbRunner db(file, sc.durability); // open and session: not timed
     auto t0 = Clock::now();
     if (sc.batch == 1) {
-      for (size_t i = 0; i < sc.events; ++i)
-        db.append(events[i].line);
+      for (size_t i = 0; i < sc.events; ++i) db.append(events[i].line);
     } else {
-      for (const std::string &ndjson : batches)
-        db.append_batch(ndjson);
+      for (const std::string &ndjson : batches) db.append_batch(ndjson);
     }
     eps = static_cast<double>(sc.events) / seconds_since(t0);
     db.check(sc.events);
@@ -545,15 +506,14 @@ double ctxdb_round(const fs::path &file, const Scenario &sc,
   return eps;
 }
 
-double raw_round(const fs::path &file, const Scenario &sc,
-                 const std::vector<Event> &events, bool indexed) {
+double raw_round(const fs::path &file, const Scenario &sc, const std::vector<Event> &events,
+                 bool indexed) {
   remove_db_files(file);
   double eps;
   {
     RawRunner db(file, sc.durability, indexed);
     auto t0 = Clock::now();
-    for (size_t i = 0; i < sc.events; i += sc.batch)
-      db.insert(events, i, sc.batch);
+    for (size_t i = 0; i < sc.events; i += sc.batch) db.insert(events, i, sc.batch);
     eps = static_cast<double>(sc.events) / seconds_since(t0);
     db.check(sc.events);
   }
@@ -561,15 +521,14 @@ double raw_round(const fs::path &file, const Scenario &sc,
   return eps;
 }
 
-Samples run_scenario(const Scenario &sc, const std::vector<Event> &events,
-                     int rounds, const fs::path &dir) {
+Samples run_scenario(const Scenario &sc, const std::vector<Event> &events, int rounds,
+                     const fs::path &dir) {
   // NDJSON is built before timing: a host has its lines ready too.
   std::vector<std::string> batches;
   if (sc.batch > 1) {
     for (size_t i = 0; i < sc.events; i += sc.batch) {
       std::string ndjson;
-      for (size_t j = i; j < i + sc.batch; ++j)
-        (ndjson += events[j].line) += '\n';
+      for (size_t j = i; j < i + sc.batch; ++j) (ndjson += events[j].line) += '\n';
       batches.push_back(std::move(ndjson));
     }
   }
@@ -580,8 +539,7 @@ Samples run_scenario(const Scenario &sc, const std::vector<Event> &events,
   Samples s;
   for (int r = 0; r < rounds; ++r) {
     if (progress) {
-      std::fprintf(stderr, "\r%-18s round %d/%d", sc.name.c_str(), r + 1,
-                   rounds);
+      std::fprintf(stderr, "\r%-18s round %d/%d", sc.name.c_str(), r + 1, rounds);
       std::fflush(stderr);
     }
     // Rotate who goes first, so no side always gets the warmer cache.
@@ -612,8 +570,7 @@ std::string with_commas(double v) {
 std::string filesystem_note(const fs::path &dir) {
 #ifdef __linux__
   struct statfs st {};
-  if (statfs(dir.c_str(), &st) == 0 &&
-      st.f_type == 0x01021994 /* TMPFS_MAGIC */) {
+  if (statfs(dir.c_str(), &st) == 0 && st.f_type == 0x01021994 /* TMPFS_MAGIC */) {
     return " (tmpfs: fsync is free, so \"full\" figures mean little; use --dir "
            "on a disk)";
   }
@@ -653,22 +610,21 @@ struct Options {
 };
 
 void usage(FILE *to) {
-  std::fprintf(
-      to, "usage: bench_append [--quick] [--events N] [--full-events N] "
-          "[--rounds R]\n"
-          "                    [--dir PATH] [--only NAME[,NAME...]]\n"
-          "  --quick          a seconds-long smoke run (600 events, 3 rounds)\n"
-          "  --events N       events per round for the normal-durability "
-          "scenarios (default 6000)\n"
-          "  --full-events N  events per round for single/full (default "
-          "events/20)\n"
-          "  --rounds R       rounds per scenario, ctxdb and raw alternating "
-          "(default 7)\n"
-          "  --dir PATH       where to create the temp dir (default: the "
-          "system temp dir)\n"
-          "  --only NAMES     run only these of: single_normal single_full "
-          "batch100_normal\n"
-          "                   batch1000_normal (e.g. to profile one)\n");
+  std::fprintf(to, "usage: bench_append [--quick] [--events N] [--full-events N] "
+                   "[--rounds R]\n"
+                   "                    [--dir PATH] [--only NAME[,NAME...]]\n"
+                   "  --quick          a seconds-long smoke run (600 events, 3 rounds)\n"
+                   "  --events N       events per round for the normal-durability "
+                   "scenarios (default 6000)\n"
+                   "  --full-events N  events per round for single/full (default "
+                   "events/20)\n"
+                   "  --rounds R       rounds per scenario, ctxdb and raw alternating "
+                   "(default 7)\n"
+                   "  --dir PATH       where to create the temp dir (default: the "
+                   "system temp dir)\n"
+                   "  --only NAMES     run only these of: single_normal single_full "
+                   "batch100_normal\n"
+                   "                   batch1000_normal (e.g. to profile one)\n");
 }
 
 size_t parse_count(const char *flag, const char *value) {
@@ -709,8 +665,7 @@ Options parse_args(int argc, char **argv) {
       while (!list.empty()) {
         size_t comma = list.find(',');
         o.only.emplace_back(list.substr(0, comma));
-        list = comma == std::string_view::npos ? std::string_view{}
-                                               : list.substr(comma + 1);
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
       }
     } else if (a == "--help" || a == "-h") {
       usage(stdout);
@@ -727,49 +682,40 @@ Options parse_args(int argc, char **argv) {
   return o;
 }
 
-size_t round_up(size_t n, size_t multiple) {
-  return (n + multiple - 1) / multiple * multiple;
-}
+size_t round_up(size_t n, size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
 int run(const Options &opt) {
   std::vector<Scenario> scenarios = {
       {"single_normal", "single append", Durability::Normal, 1, opt.events},
       {"single_full", "single append", Durability::Full, 1, opt.full_events},
-      {"batch100_normal", "batch of 100", Durability::Normal, 100,
-       round_up(opt.events, 100)},
-      {"batch1000_normal", "batch of 1000", Durability::Normal, 1000,
-       round_up(opt.events, 1000)},
+      {"batch100_normal", "batch of 100", Durability::Normal, 100, round_up(opt.events, 100)},
+      {"batch1000_normal", "batch of 1000", Durability::Normal, 1000, round_up(opt.events, 1000)},
   };
   if (!opt.only.empty()) {
     for (const std::string &name : opt.only) {
       if (std::none_of(scenarios.begin(), scenarios.end(),
                        [&](const Scenario &s) { return s.name == name; })) {
-        std::fprintf(stderr, "bench_append: unknown scenario '%s'\n",
-                     name.c_str());
+        std::fprintf(stderr, "bench_append: unknown scenario '%s'\n", name.c_str());
         return 2;
       }
     }
     std::erase_if(scenarios, [&](const Scenario &s) {
-      return std::find(opt.only.begin(), opt.only.end(), s.name) ==
-             opt.only.end();
+      return std::find(opt.only.begin(), opt.only.end(), s.name) == opt.only.end();
     });
   }
 
   size_t most = 0;
-  for (const Scenario &s : scenarios)
-    most = std::max(most, s.events);
+  for (const Scenario &s : scenarios) most = std::max(most, s.events);
   // One event sequence for all scenarios: each uses a prefix of it.
   const std::vector<Event> events = SessionGenerator().generate(most);
   size_t bytes = 0;
-  for (const Event &e : events)
-    bytes += e.line.size();
+  for (const Event &e : events) bytes += e.line.size();
 
   TempDir dir(opt.dir.empty() ? fs::temp_directory_path() : opt.dir);
   const char *build = CTXDB_BENCH_BUILD_TYPE;
   std::printf("bench_append: ctxdb %s, SQLite %s, build %s\n", ctxdb_version(),
               sqlite3_libversion(), *build ? build : "(none)");
-  std::printf("files in %s%s\n", dir.path().c_str(),
-              filesystem_note(dir.path()).c_str());
+  std::printf("files in %s%s\n", dir.path().c_str(), filesystem_note(dir.path()).c_str());
   std::printf("%d rounds per scenario, ctxdb and raw alternating; mean event "
               "%zu bytes\n\n",
               opt.rounds, bytes / events.size());
@@ -782,8 +728,8 @@ int run(const Options &opt) {
   std::printf("%-14s %-10s %12s %14s %14s %10s %14s %14s\n", "scenario", "durability",
               "events/round", "ctxdb ev/s", "raw ev/s", "ctxdb/raw", "raw+idx ev/s",
               "ctxdb/raw+idx");
-  std::printf("%-14s %-10s %12s %14s %14s %10s %14s %14s\n", "", "", "", "(median)",
-              "(median)", "", "(median)", "");
+  std::printf("%-14s %-10s %12s %14s %14s %10s %14s %14s\n", "", "", "", "(median)", "(median)", "",
+              "(median)", "");
   for (size_t i = 0; i < scenarios.size(); ++i) {
     const Scenario &sc = scenarios[i];
     double c = median(results[i].ctxdb_eps), r = median(results[i].raw_eps);
@@ -797,8 +743,8 @@ int run(const Options &opt) {
     const Scenario &sc = scenarios[i];
     if (sc.batch > 1) {
       double ratio = median(results[i].ctxdb_eps) / median(results[i].raw_eps);
-      std::printf("goal: %s at >= 0.70 of raw: %.2f, %s\n", sc.label.c_str(),
-                  ratio, ratio >= 0.70 ? "met" : "NOT met");
+      std::printf("goal: %s at >= 0.70 of raw: %.2f, %s\n", sc.label.c_str(), ratio,
+                  ratio >= 0.70 ? "met" : "NOT met");
     }
   }
   std::printf("\n");
@@ -814,9 +760,9 @@ int run(const Options &opt) {
                 "\"raw_indexed_eps\":%.1f,\"ratio_indexed\":%.4f,"
                 "\"ctxdb_eps_min\":%.1f,\"ctxdb_eps_max\":%.1f,\"raw_eps_min\":"
                 "%.1f,\"raw_eps_max\":%.1f}\n",
-                sc.name.c_str(), durability_name(sc.durability), sc.batch,
-                sc.events, opt.rounds, bytes / events.size(), c, r, c / r,
-                median(s.raw_indexed_eps), c / median(s.raw_indexed_eps),
+                sc.name.c_str(), durability_name(sc.durability), sc.batch, sc.events, opt.rounds,
+                bytes / events.size(), c, r, c / r, median(s.raw_indexed_eps),
+                c / median(s.raw_indexed_eps),
                 *std::min_element(s.ctxdb_eps.begin(), s.ctxdb_eps.end()),
                 *std::max_element(s.ctxdb_eps.begin(), s.ctxdb_eps.end()),
                 *std::min_element(s.raw_eps.begin(), s.raw_eps.end()),

@@ -9,8 +9,8 @@
 
 #include "engine.hpp"
 #include "error.hpp"
-#include "json/parse.hpp"
 #include "store/store.hpp"
+#include "json/parse.hpp"
 
 #include <simdjson.h>
 
@@ -47,7 +47,7 @@ static_assert(CTXDB_INTERNAL == int(Code::kInternal));
 static_assert(CTXDB_NOTADB == int(Code::kNotADb));
 
 struct ctxdb_db {
-  std::mutex mu; // serializes calls on the handle
+  std::mutex mu;                         // serializes calls on the handle
   std::unique_ptr<ctxdb::Engine> engine; // null once closed
   std::mutex messages_mu;
   std::unordered_map<std::thread::id, std::string> messages;
@@ -127,8 +127,8 @@ int fail_current(ctxdb_db *h) {
 // with length 0.
 std::string_view arg(const char *p, size_t n, const char *name) {
   if (!p && n)
-    throw Error(Code::kMisuse, std::string(name) + " is NULL but its length is " +
-                                   std::to_string(n));
+    throw Error(Code::kMisuse,
+                std::string(name) + " is NULL but its length is " + std::to_string(n));
   return p ? std::string_view(p, n) : std::string_view();
 }
 
@@ -168,8 +168,7 @@ template <class Fn> int with_engine(ctxdb_db *db, Fn &&fn) {
 
 // For calls that return a buffer: clears the out-parameters first, so they
 // are NULL/0 on every failure.
-template <class Fn>
-int with_output(ctxdb_db *db, char **out, size_t *out_len, Fn &&fn) {
+template <class Fn> int with_output(ctxdb_db *db, char **out, size_t *out_len, Fn &&fn) {
   if (out_len) *out_len = 0;
   if (!out) return fail(live_handle(db).get(), Code::kMisuse, "out is NULL");
   *out = nullptr;
@@ -220,8 +219,8 @@ CTXDB_API const char *ctxdb_errmsg(const ctxdb_db *db) {
 
 CTXDB_API void ctxdb_free(void *p) { std::free(p); }
 
-CTXDB_API int ctxdb_open(const char *path, const char *config_json,
-                         size_t config_len, ctxdb_db **out_db) {
+CTXDB_API int ctxdb_open(const char *path, const char *config_json, size_t config_len,
+                         ctxdb_db **out_db) {
   if (!out_db) return fail(nullptr, Code::kMisuse, "out_db is NULL");
   *out_db = nullptr;
   try {
@@ -250,8 +249,7 @@ CTXDB_API int ctxdb_close(ctxdb_db *db) {
     std::lock_guard lock(r.mu);
     auto it = r.handles.find(db);
     if (it == r.handles.end())
-      return fail(nullptr, Code::kMisuse,
-                  "ctxdb_close: the handle is not open (closed twice?)");
+      return fail(nullptr, Code::kMisuse, "ctxdb_close: the handle is not open (closed twice?)");
     h = std::move(it->second);
     r.handles.erase(it);
   }
@@ -264,52 +262,47 @@ CTXDB_API int ctxdb_close(ctxdb_db *db) {
   }
 }
 
-CTXDB_API int ctxdb_session_create(ctxdb_db *db, const char *session_json,
-                                   size_t len, char **out, size_t *out_len) {
+CTXDB_API int ctxdb_session_create(ctxdb_db *db, const char *session_json, size_t len, char **out,
+                                   size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
     return e.session_create(arg(session_json, len, "session_json"));
   });
 }
 
-CTXDB_API int ctxdb_session_get(ctxdb_db *db, const char *session_id,
-                                size_t id_len, char **out, size_t *out_len) {
+CTXDB_API int ctxdb_session_get(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                                size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
     return e.session_get(id_arg(session_id, id_len, "session_id"));
   });
 }
 
 CTXDB_API int ctxdb_session_list(ctxdb_db *db, char **out, size_t *out_len) {
-  return with_output(db, out, out_len,
-                     [&](ctxdb::Engine &e) { return e.session_list(); });
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) { return e.session_list(); });
 }
 
 CTXDB_API int ctxdb_append(ctxdb_db *db, const char *session_id, size_t id_len,
-                           const char *event_json, size_t len, char **out,
-                           size_t *out_len) {
+                           const char *event_json, size_t len, char **out, size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
-    return e.append(id_arg(session_id, id_len, "session_id"),
-                    arg(event_json, len, "event_json"));
+    return e.append(id_arg(session_id, id_len, "session_id"), arg(event_json, len, "event_json"));
   });
 }
 
-CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id,
-                                 size_t id_len, const char *ndjson, size_t len,
-                                 char **out, size_t *out_len) {
+CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id, size_t id_len,
+                                 const char *ndjson, size_t len, char **out, size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
-    return e.append_batch(id_arg(session_id, id_len, "session_id"),
-                          arg(ndjson, len, "ndjson"));
+    return e.append_batch(id_arg(session_id, id_len, "session_id"), arg(ndjson, len, "ndjson"));
   });
 }
 
-CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
-                              char **out, size_t *out_len) {
+CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len, char **out,
+                              size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
     return e.event_get(id_arg(event_id, id_len, "event_id"));
   });
 }
 
-CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len,
-                           char **out, size_t *out_len) {
+CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                           size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
     std::optional<std::string_view> sid;
     if (session_id) sid = id_arg(session_id, id_len, "session_id");
@@ -317,18 +310,15 @@ CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len,
   });
 }
 
-CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len,
-                           char **out, size_t *out_len) {
-  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
-    return e.import(arg(ndjson, len, "ndjson"));
-  });
+CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
+                           size_t *out_len) {
+  return with_output(db, out, out_len,
+                     [&](ctxdb::Engine &e) { return e.import(arg(ndjson, len, "ndjson")); });
 }
 
-CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id,
-                                size_t id_len, int64_t from_seq,
-                                int64_t to_seq, ctxdb_iter **out_iter) {
-  if (!out_iter)
-    return fail(live_handle(db).get(), Code::kMisuse, "out_iter is NULL");
+CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
+                                int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter) {
+  if (!out_iter) return fail(live_handle(db).get(), Code::kMisuse, "out_iter is NULL");
   *out_iter = nullptr;
   return with_engine(db, [&](ctxdb::Engine &e) {
     auto it = std::make_unique<ctxdb_iter>();
@@ -348,18 +338,15 @@ CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id,
   });
 }
 
-CTXDB_API int ctxdb_iter_next(ctxdb_iter *it, const char **row,
-                              size_t *row_len) {
+CTXDB_API int ctxdb_iter_next(ctxdb_iter *it, const char **row, size_t *row_len) {
   if (row) *row = nullptr;
   if (row_len) *row_len = 0;
   if (!it) return fail(nullptr, Code::kMisuse, "the iterator is NULL");
-  if (!live_iter(it))
-    return fail(nullptr, Code::kMisuse, "the iterator is not live (freed?)");
+  if (!live_iter(it)) return fail(nullptr, Code::kMisuse, "the iterator is not live (freed?)");
   if (!row) return fail(it->db.get(), Code::kMisuse, "row is NULL");
   ctxdb_db *h = it->db.get();
   std::lock_guard lock(h->mu);
-  if (!h->engine)
-    return fail(nullptr, Code::kMisuse, "the iterator's database was closed");
+  if (!h->engine) return fail(nullptr, Code::kMisuse, "the iterator's database was closed");
   try {
     if (it->next == it->rows.size() && !it->exhausted) {
       it->rows.clear(); // ends the life of the previous page's borrowed rows

@@ -5,8 +5,7 @@
 namespace ctxdb {
 
 Engine::Engine(const std::string &path, std::string_view config_json)
-    : store_(path, store::parse_config(config_json)), log_(store_),
-      sessions_(store_) {
+    : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_) {
   log_.add_observer(&sessions_);
 }
 
@@ -26,8 +25,7 @@ std::string Engine::append(std::string_view session_id, std::string_view json) {
   return log::to_json(log_.append(session_id, json));
 }
 
-std::string Engine::append_batch(std::string_view session_id,
-                                 std::string_view ndjson) {
+std::string Engine::append_batch(std::string_view session_id, std::string_view ndjson) {
   log::BatchResult r = log_.append_batch(session_id, ndjson);
   json::JsonWriter w;
   w.begin_object()
@@ -42,16 +40,11 @@ std::string Engine::append_batch(std::string_view session_id,
 std::string Engine::import(std::string_view ndjson) {
   log::ImportResult r = log_.import(ndjson);
   json::JsonWriter w;
-  w.begin_object()
-      .field("imported", r.imported)
-      .field("skipped", r.skipped)
-      .end_object();
+  w.begin_object().field("imported", r.imported).field("skipped", r.skipped).end_object();
   return w.take();
 }
 
-bool Engine::session_exists(std::string_view id) {
-  return log_.session_exists(id);
-}
+bool Engine::session_exists(std::string_view id) { return log_.session_exists(id); }
 
 std::string Engine::event_get(std::string_view id) {
   if (auto e = log_.find(id)) return log::to_json(*e);
@@ -61,11 +54,7 @@ std::string Engine::event_get(std::string_view id) {
 std::string Engine::verify(std::optional<std::string_view> session_id) {
   log::VerifyReport r = log_.verify(session_id);
   json::JsonWriter w;
-  w.begin_object()
-      .key("ok")
-      .boolean(r.ok)
-      .field("sessions", r.sessions)
-      .field("events", r.events);
+  w.begin_object().key("ok").boolean(r.ok).field("sessions", r.sessions).field("events", r.events);
   if (!r.ok) {
     w.key("first_broken")
         .begin_object()
@@ -79,12 +68,11 @@ std::string Engine::verify(std::optional<std::string_view> session_id) {
   return w.take();
 }
 
-std::vector<std::string>
-Engine::events_page(std::optional<std::string_view> session_id, int64_t &cursor,
-                    int64_t to_seq, int64_t limit) {
-  std::vector<log::Event> events =
-      session_id ? log_.read_session(*session_id, cursor + 1, to_seq, limit)
-                 : log_.read_all(cursor, limit);
+std::vector<std::string> Engine::events_page(std::optional<std::string_view> session_id,
+                                             int64_t &cursor, int64_t to_seq, int64_t limit) {
+  std::vector<log::Event> events = session_id
+                                       ? log_.read_session(*session_id, cursor + 1, to_seq, limit)
+                                       : log_.read_all(cursor, limit);
   std::vector<std::string> rows;
   rows.reserve(events.size());
   for (const auto &e : events) {

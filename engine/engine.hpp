@@ -34,9 +34,8 @@ public:
   // One page of stored-event JSON rows for a streaming iterator. `cursor`
   // is the seq (one session) or pos (all events) of the last row returned,
   // and is advanced past this page.
-  std::vector<std::string> events_page(std::optional<std::string_view> session_id,
-                                       int64_t &cursor, int64_t to_seq,
-                                       int64_t limit);
+  std::vector<std::string> events_page(std::optional<std::string_view> session_id, int64_t &cursor,
+                                       int64_t to_seq, int64_t limit);
 
 private:
   store::Store store_;

@@ -56,9 +56,9 @@ static double now(void) {
 /* ---- the event lines ---------------------------------------------------- */
 
 typedef struct {
-  char *text;     /* the whole file; lines point into it */
+  char *text; /* the whole file; lines point into it */
   const char **line;
-  size_t *len;    /* without the newline */
+  size_t *len; /* without the newline */
   size_t count;
 } Lines;
 
@@ -139,8 +139,7 @@ static Db db_open(const char *path) {
   remove_db(path);
   static const char config[] = "{\"durability\":\"normal\"}";
   check_rc(ctxdb_open(path, config, sizeof config - 1, &d.db), "ctxdb_open", NULL);
-  static const char session[] =
-      "{\"actor\":\"host\",\"payload\":{\"agent_id\":\"bench-agent\"}}";
+  static const char session[] = "{\"actor\":\"host\",\"payload\":{\"agent_id\":\"bench-agent\"}}";
   char *out = NULL;
   check_rc(ctxdb_session_create(d.db, session, sizeof session - 1, &out, NULL),
            "ctxdb_session_create", d.db);
@@ -153,8 +152,7 @@ static Db db_open(const char *path) {
 /* Untimed: every event is there and the chain verifies. */
 static void db_check_close(Db *d, size_t appended, const char *path) {
   char *out = NULL;
-  check_rc(ctxdb_session_get(d->db, d->sid, d->sid_len, &out, NULL),
-           "ctxdb_session_get", d->db);
+  check_rc(ctxdb_session_get(d->db, d->sid, d->sid_len, &out, NULL), "ctxdb_session_get", d->db);
   long long count = json_int(out, "event_count");
   /* Whether SessionStarted counts is the engine's business; allow both. */
   if (count != (long long)appended && count != (long long)appended + 1)
@@ -176,8 +174,7 @@ static double run_single(const char *path, const Lines *l, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     char *out = NULL;
     size_t out_len = 0;
-    int rc = ctxdb_append(d.db, d.sid, d.sid_len, l->line[i], l->len[i], &out,
-                          &out_len);
+    int rc = ctxdb_append(d.db, d.sid, d.sid_len, l->line[i], l->len[i], &out, &out_len);
     check_rc(rc, "ctxdb_append", d.db);
     ctxdb_free(out);
   }
@@ -210,15 +207,14 @@ static Chunk *make_chunks(const Lines *l, size_t n, size_t size, size_t *count) 
   return c;
 }
 
-static double run_batch(const char *path, const Chunk *chunks, size_t count,
-                        size_t n) {
+static double run_batch(const char *path, const Chunk *chunks, size_t count, size_t n) {
   Db d = db_open(path);
   double t0 = now();
   for (size_t k = 0; k < count; ++k) {
     char *out = NULL;
     size_t out_len = 0;
-    int rc = ctxdb_append_batch(d.db, d.sid, d.sid_len, chunks[k].text,
-                                chunks[k].len, &out, &out_len);
+    int rc =
+        ctxdb_append_batch(d.db, d.sid, d.sid_len, chunks[k].text, chunks[k].len, &out, &out_len);
     check_rc(rc, "ctxdb_append_batch", d.db);
     ctxdb_free(out);
   }
@@ -269,7 +265,7 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/c-batch.ctxdb", argv[2]);
   report("batch", batch_n, run_batch(path, chunks, nchunks, batch_n));
   /* The SQLite this process loaded is the one libctxdb runs on. */
-  printf("{\"host\":\"c\",\"meta\":{\"ctxdb\":\"%s\",\"sqlite\":\"%s\"}}\n",
-         ctxdb_version(), sqlite3_libversion());
+  printf("{\"host\":\"c\",\"meta\":{\"ctxdb\":\"%s\",\"sqlite\":\"%s\"}}\n", ctxdb_version(),
+         sqlite3_libversion());
   return 0;
 }

@@ -6,14 +6,12 @@
 namespace cli {
 namespace {
 
-bool contains(const std::vector<std::string_view> &flags,
-              std::string_view flag) {
+bool contains(const std::vector<std::string_view> &flags, std::string_view flag) {
   return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
 // "--from=3" is the same as "--from 3"; split the first form.
-std::pair<std::string, std::optional<std::string>>
-split_inline_value(const std::string &token) {
+std::pair<std::string, std::optional<std::string>> split_inline_value(const std::string &token) {
   auto eq = token.find('=');
   if (eq == std::string::npos) return {token, std::nullopt};
   return {token.substr(0, eq), token.substr(eq + 1)};
@@ -23,8 +21,7 @@ void check_arg_count(const CommandSpec &spec, const Args &args) {
   std::size_t n = args.positional.size();
   if (n < spec.min_args) throw UsageError("missing argument", &spec);
   if (n > spec.max_args)
-    throw UsageError(
-        "unexpected argument '" + args.positional[spec.max_args] + "'", &spec);
+    throw UsageError("unexpected argument '" + args.positional[spec.max_args] + "'", &spec);
 }
 
 } // namespace
@@ -68,8 +65,7 @@ Args parse_args(const CommandSpec &spec, std::span<const std::string> argv) {
       continue;
     }
     if (!inline_value) {
-      if (i + 1 == argv.size())
-        throw UsageError(flag + " needs a value", &spec);
+      if (i + 1 == argv.size()) throw UsageError(flag + " needs a value", &spec);
       inline_value = argv[++i];
     }
     if (flag == "--db")

@@ -24,8 +24,7 @@ struct CommandSpec;
 // line of the command it concerns (when there is one).
 class UsageError : public std::runtime_error {
 public:
-  explicit UsageError(const std::string &message,
-                      const CommandSpec *spec = nullptr)
+  explicit UsageError(const std::string &message, const CommandSpec *spec = nullptr)
       : std::runtime_error(message), spec_(spec) {}
   const CommandSpec *spec() const noexcept { return spec_; }
 

@@ -34,10 +34,8 @@ std::string db_path(const Args &args) {
 ctxdb::Database open_db(const Args &args, Access access) {
   std::string path = db_path(args);
   if (access != Access::create && !std::filesystem::exists(path))
-    throw ctxdb::Error(CTXDB_IO, "no database at '" + path +
-                                     "' (create one with 'ctxdb init')");
-  if (access == Access::read_only)
-    return ctxdb::Database::open(path, R"({"read_only":true})");
+    throw ctxdb::Error(CTXDB_IO, "no database at '" + path + "' (create one with 'ctxdb init')");
+  if (access == Access::read_only) return ctxdb::Database::open(path, R"({"read_only":true})");
   return ctxdb::Database::open(path);
 }
 
@@ -48,18 +46,14 @@ std::string read_all(std::FILE *f, const std::string &name) {
   std::size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
   if (std::ferror(f))
-    throw ctxdb::Error(CTXDB_IO,
-                       "cannot read " + name + ": " + std::strerror(errno));
+    throw ctxdb::Error(CTXDB_IO, "cannot read " + name + ": " + std::strerror(errno));
   return data;
 }
 
 std::string read_input(const std::string &file) {
   if (file == "-") return read_all(stdin, "stdin");
-  std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(
-      std::fopen(file.c_str(), "rb"), std::fclose);
-  if (!f)
-    throw ctxdb::Error(CTXDB_IO,
-                       "cannot open '" + file + "': " + std::strerror(errno));
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(std::fopen(file.c_str(), "rb"), std::fclose);
+  if (!f) throw ctxdb::Error(CTXDB_IO, "cannot open '" + file + "': " + std::strerror(errno));
   return read_all(f.get(), "'" + file + "'");
 }
 
@@ -91,8 +85,8 @@ std::string session_payload(const Args &args) {
   if (parser.parse(meta_text).get(root) != simdjson::SUCCESS ||
       root.get_object().get(meta) != simdjson::SUCCESS)
     throw UsageError("--meta must be a JSON object");
-  std::string agent = args.value("--agent").value_or(
-      std::string(get_string(root, "agent_id", "cli")));
+  std::string agent =
+      args.value("--agent").value_or(std::string(get_string(root, "agent_id", "cli")));
   std::string out = "{\"agent_id\":" + json_quote(agent);
   for (auto field : meta) {
     if (field.key == "agent_id") continue;
@@ -102,27 +96,22 @@ std::string session_payload(const Args &args) {
 }
 
 // The value of a flag that takes a non-negative integer (a seq, a time).
-int64_t non_negative(std::string_view flag, const std::string &text,
-                     std::string_view what) {
+int64_t non_negative(std::string_view flag, const std::string &text, std::string_view what) {
   int64_t n = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (ec != std::errc() || end != text.data() + text.size() || n < 0)
-    throw UsageError(std::string(flag) + " needs " + std::string(what) +
-                     ", got '" + text + "'");
+    throw UsageError(std::string(flag) + " needs " + std::string(what) + ", got '" + text + "'");
   return n;
 }
 
 int cmd_session_new(const Args &args) {
   std::string request = "{";
-  if (auto id = args.value("--id"))
-    request += "\"id\":" + json_quote(*id) + ",";
-  if (auto eid = args.value("--event-id"))
-    request += "\"event_id\":" + json_quote(*eid) + ",";
+  if (auto id = args.value("--id")) request += "\"id\":" + json_quote(*id) + ",";
+  if (auto eid = args.value("--event-id")) request += "\"event_id\":" + json_quote(*eid) + ",";
   if (auto ts = args.value("--ts"))
-    request += "\"ts\":" +
-               std::to_string(non_negative(
-                   "--ts", *ts, "milliseconds since the Unix epoch")) +
-               ",";
+    request +=
+        "\"ts\":" + std::to_string(non_negative("--ts", *ts, "milliseconds since the Unix epoch")) +
+        ",";
   request += "\"payload\":" + session_payload(args) + "}";
   auto db = open_db(args, Access::create);
   JsonDoc session(db.session_create(request));
@@ -135,16 +124,14 @@ int cmd_session_new(const Args &args) {
 int cmd_sessions(const Args &args) {
   auto db = open_db(args, Access::read_only);
   JsonDoc list(db.session_list());
-  std::vector<std::vector<std::string>> rows = {
-      {"ID", "AGENT", "EVENTS", "FIRST", "LAST"}};
+  std::vector<std::vector<std::string>> rows = {{"ID", "AGENT", "EVENTS", "FIRST", "LAST"}};
   simdjson::dom::array sessions;
   if (list.root().get_array().get(sessions) != simdjson::SUCCESS)
     throw ctxdb::Error(CTXDB_INTERNAL, "session_list did not return an array");
   for (element s : sessions) {
     rows.push_back({std::string(get_string(s, "id")),
                     one_line(get_string(s, "agent_id")), // host text
-                    std::to_string(get_int(s, "event_count")),
-                    iso_utc(get_int(s, "created_ts")),
+                    std::to_string(get_int(s, "event_count")), iso_utc(get_int(s, "created_ts")),
                     iso_utc(get_int(s, "last_ts"))});
   }
   if (rows.size() == 1)
@@ -164,8 +151,8 @@ int cmd_session_show(const Args &args) {
 
 // --each: every line in its own transaction (ctxdb_append), as a live host
 // appends; stops at the first bad line, keeping the lines before it.
-int64_t append_each(ctxdb::Database &db, const std::string &session,
-                     std::string_view ndjson, int64_t &last_seq) {
+int64_t append_each(ctxdb::Database &db, const std::string &session, std::string_view ndjson,
+                    int64_t &last_seq) {
   int64_t count = 0, line_no = 0;
   while (!ndjson.empty()) {
     size_t nl = ndjson.find('\n');
@@ -177,9 +164,8 @@ int64_t append_each(ctxdb::Database &db, const std::string &session,
       JsonDoc event(db.append(session, line));
       last_seq = get_int(event.root(), "seq");
     } catch (const ctxdb::Error &e) {
-      throw ctxdb::Error(e.code(), "line " + std::to_string(line_no) + ": " + e.what() +
-                                       " (" + std::to_string(count) +
-                                       " earlier lines were appended)");
+      throw ctxdb::Error(e.code(), "line " + std::to_string(line_no) + ": " + e.what() + " (" +
+                                       std::to_string(count) + " earlier lines were appended)");
     }
     ++count;
   }
@@ -198,8 +184,7 @@ int cmd_append(const Args &args) {
     count = get_int(result.root(), "count");
     last_seq = get_int(result.root(), "last_seq");
   }
-  std::printf("appended %lld event%s", static_cast<long long>(count),
-              count == 1 ? "" : "s");
+  std::printf("appended %lld event%s", static_cast<long long>(count), count == 1 ? "" : "s");
   if (count > 0) std::printf("; last seq %lld", static_cast<long long>(last_seq));
   std::printf("\n");
   return 0;
@@ -226,15 +211,13 @@ void print_event_line(std::string_view row, std::string &last_date) {
   if (date != last_date) std::printf("-- %s (UTC)\n", date.c_str());
   last_date = date;
   element payload;
-  std::string summary = e["payload"].get(payload) == simdjson::SUCCESS
-                            ? summarize_payload(payload)
-                            : "";
+  std::string summary =
+      e["payload"].get(payload) == simdjson::SUCCESS ? summarize_payload(payload) : "";
   // Type and actor are host text too, hence one_line. The widths fit the
   // longest core type (AssistantMessageCreated) and actor (assistant).
-  std::string line =
-      pad_left(std::to_string(get_int(e, "seq")), 4) + "  " + time + "  " +
-      pad_right(one_line(get_string(e, "type")), 23) + " " +
-      pad_right(one_line(get_string(e, "actor")), 9) + " " + summary;
+  std::string line = pad_left(std::to_string(get_int(e, "seq")), 4) + "  " + time + "  " +
+                     pad_right(one_line(get_string(e, "type")), 23) + " " +
+                     pad_right(one_line(get_string(e, "actor")), 9) + " " + summary;
   std::printf("%s\n", truncate_cols(line, kLogWidth).c_str());
 }
 
@@ -270,8 +253,7 @@ int cmd_verify(const Args &args) {
   JsonDoc report(db.verify(session));
   element r = report.root();
   if (get_bool(r, "ok")) {
-    std::printf("ok: %lld sessions, %lld events\n",
-                static_cast<long long>(get_int(r, "sessions")),
+    std::printf("ok: %lld sessions, %lld events\n", static_cast<long long>(get_int(r, "sessions")),
                 static_cast<long long>(get_int(r, "events")));
     return 0;
   }

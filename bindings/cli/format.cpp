@@ -9,9 +9,7 @@
 namespace cli {
 namespace {
 
-bool is_continuation_byte(char c) {
-  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
-}
+bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 void append_part(std::string &out, std::string_view part) {
   if (part.empty()) return;
@@ -42,8 +40,7 @@ std::string summarize_output(std::string_view output) {
 // else, as [type].
 std::string summarize_content(element content) {
   simdjson::dom::array blocks;
-  if (content.get_array().get(blocks) != simdjson::SUCCESS)
-    return to_json(content);
+  if (content.get_array().get(blocks) != simdjson::SUCCESS) return to_json(content);
   std::string texts, calls, others;
   for (element block : blocks) {
     std::string_view type = get_string(block, "type");
@@ -51,13 +48,11 @@ std::string summarize_content(element content) {
       append_part(texts, get_string(block, "text"));
     } else if (type == "tool_call") {
       element args;
-      std::string args_json =
-          block["args"].get(args) == simdjson::SUCCESS ? to_json(args) : "";
-      append_part(calls, "-> " + std::string(get_string(block, "name", "?")) +
-                             "(" + args_json + ")");
+      std::string args_json = block["args"].get(args) == simdjson::SUCCESS ? to_json(args) : "";
+      append_part(calls,
+                  "-> " + std::string(get_string(block, "name", "?")) + "(" + args_json + ")");
     } else {
-      append_part(others,
-                  "[" + std::string(type.empty() ? "block" : type) + "]");
+      append_part(others, "[" + std::string(type.empty() ? "block" : type) + "]");
     }
   }
   append_part(texts, calls);
@@ -68,8 +63,7 @@ std::string summarize_content(element content) {
 // to scan than JSON, and strings lose their quotes.
 std::string summarize_fields(element payload) {
   simdjson::dom::object fields;
-  if (payload.get_object().get(fields) != simdjson::SUCCESS)
-    return to_json(payload);
+  if (payload.get_object().get(fields) != simdjson::SUCCESS) return to_json(payload);
   std::string out;
   for (auto field : fields) {
     std::string_view text;
@@ -94,9 +88,9 @@ std::string iso_utc(int64_t ms) {
   std::tm tm{};
   if (!gmtime_r(&t, &tm)) return std::to_string(ms);
   char buf[80]; // ample for any int fields, which silences -Wformat-truncation
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                tm.tm_min, tm.tm_sec, static_cast<int>(frac));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(frac));
   return buf;
 }
 
@@ -115,8 +109,8 @@ std::string one_line(std::string_view s) {
     // Payloads hold untrusted text (tool output, web pages); control
     // characters, C1 ones (U+0080..U+009F) included, would reach the
     // terminal as escape sequences, so they print as '?'.
-    bool c1 = c == 0xC2 && i + 1 < s.size() &&
-              (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80;
+    bool c1 =
+        c == 0xC2 && i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80;
     if (std::iscntrl(c) || c1) {
       out += '?';
       i += c1 ? 1 : 0;
@@ -128,8 +122,8 @@ std::string one_line(std::string_view s) {
 }
 
 std::size_t display_width(std::string_view s) {
-  return static_cast<std::size_t>(std::count_if(
-      s.begin(), s.end(), [](char c) { return !is_continuation_byte(c); }));
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return !is_continuation_byte(c); }));
 }
 
 std::string truncate_cols(std::string_view s, std::size_t cols) {
@@ -160,9 +154,8 @@ std::string summarize_payload(element payload) {
   if (payload["error"].get(field) == simdjson::SUCCESS) {
     std::string_view msg;
     append_part(rest,
-                "error: " + (field.get_string().get(msg) == simdjson::SUCCESS
-                                 ? std::string(msg)
-                                 : to_json(field)));
+                "error: " + (field.get_string().get(msg) == simdjson::SUCCESS ? std::string(msg)
+                                                                              : to_json(field)));
   }
   append_part(rest, get_string(payload, "change_summary"));
   if (out.empty() && rest.empty()) return one_line(summarize_fields(payload));

@@ -12,8 +12,7 @@ JsonDoc::JsonDoc(std::string_view text) {
     throw ctxdb::Error(CTXDB_INTERNAL, "the library returned malformed JSON");
 }
 
-std::string_view get_string(element obj, std::string_view key,
-                            std::string_view fallback) {
+std::string_view get_string(element obj, std::string_view key, std::string_view fallback) {
   std::string_view value;
   if (obj[key].get_string().get(value) != simdjson::SUCCESS) return fallback;
   return value;
@@ -37,21 +36,11 @@ std::string json_quote(std::string_view s) {
   out += '"';
   for (char c : s) {
     switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\r': out += "\\r"; break;
+    case '\t': out += "\\t"; break;
     default:
       if (static_cast<unsigned char>(c) < 0x20) {
         char buf[8];

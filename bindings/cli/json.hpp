@@ -32,8 +32,7 @@ private:
 };
 
 // Fields of an object, with a fallback when absent or of another type.
-std::string_view get_string(element obj, std::string_view key,
-                            std::string_view fallback = {});
+std::string_view get_string(element obj, std::string_view key, std::string_view fallback = {});
 int64_t get_int(element obj, std::string_view key, int64_t fallback = 0);
 bool get_bool(element obj, std::string_view key, bool fallback = false);
 

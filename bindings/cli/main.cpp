@@ -15,21 +15,18 @@ using cli::CommandSpec;
 using cli::UsageError;
 
 void print_main_help(std::FILE *out) {
-  std::fprintf(
-      out, "usage: ctxdb [--db PATH] COMMAND [ARGS]\n\n"
-           "Inspects a ctxdb database: the append-only, hash-chained log of\n"
-           "what AI agents did, kept in one SQLite file.\n\ncommands:\n");
+  std::fprintf(out, "usage: ctxdb [--db PATH] COMMAND [ARGS]\n\n"
+                    "Inspects a ctxdb database: the append-only, hash-chained log of\n"
+                    "what AI agents did, kept in one SQLite file.\n\ncommands:\n");
   for (const CommandSpec &c : cli::commands())
-    std::fprintf(out, "  %-14s %s\n", std::string(c.name).c_str(),
-                 std::string(c.summary).c_str());
-  std::fprintf(
-      out, "\noptions:\n"
-           "  --db PATH    the database file (default: $CTXDB_DB); also\n"
-           "               accepted after the command\n"
-           "  --help, -h   show help; 'ctxdb COMMAND --help' for a command\n"
-           "  --version    print the versions of the CLI and the library\n"
-           "\nexit status: 0 ok, 1 error (verify: a broken chain), 2 usage "
-           "error\n");
+    std::fprintf(out, "  %-14s %s\n", std::string(c.name).c_str(), std::string(c.summary).c_str());
+  std::fprintf(out, "\noptions:\n"
+                    "  --db PATH    the database file (default: $CTXDB_DB); also\n"
+                    "               accepted after the command\n"
+                    "  --help, -h   show help; 'ctxdb COMMAND --help' for a command\n"
+                    "  --version    print the versions of the CLI and the library\n"
+                    "\nexit status: 0 ok, 1 error (verify: a broken chain), 2 usage "
+                    "error\n");
 }
 
 void print_usage_line(std::FILE *out, const CommandSpec &c) {
@@ -45,12 +42,10 @@ void print_command_help(const CommandSpec &c) {
 
 // `ctxdb session --help`: the members of a command group.
 void print_group_help(std::string_view group) {
-  std::printf("usage: ctxdb %s SUBCOMMAND [ARGS]\n\nsubcommands:\n",
-              std::string(group).c_str());
+  std::printf("usage: ctxdb %s SUBCOMMAND [ARGS]\n\nsubcommands:\n", std::string(group).c_str());
   for (const CommandSpec &c : cli::commands())
     if (c.name.starts_with(std::string(group) + " "))
-      std::printf("  %-14s %s\n", std::string(c.name).c_str(),
-                  std::string(c.summary).c_str());
+      std::printf("  %-14s %s\n", std::string(c.name).c_str(), std::string(c.summary).c_str());
 }
 
 const CommandSpec *find_command(std::string_view name) {
@@ -81,8 +76,7 @@ std::optional<Globals> parse_globals(const std::vector<std::string> &argv) {
       return std::nullopt;
     }
     if (t == "--version") {
-      std::printf("ctxdb %s (library %s)\n", CTXDB_VERSION_STRING,
-                  ctxdb_version());
+      std::printf("ctxdb %s (library %s)\n", CTXDB_VERSION_STRING, ctxdb_version());
       return std::nullopt;
     }
     if (t == "--db") {
@@ -103,8 +97,7 @@ int run(const std::vector<std::string> &argv) {
   auto globals = parse_globals(argv);
   if (!globals) return 0;
   std::size_t i = globals->next;
-  if (i == argv.size())
-    throw UsageError("no command given (see 'ctxdb --help')");
+  if (i == argv.size()) throw UsageError("no command given (see 'ctxdb --help')");
 
   const CommandSpec *spec = nullptr;
   std::size_t words = 1;
@@ -120,8 +113,7 @@ int run(const std::vector<std::string> &argv) {
       print_group_help(argv[i]);
       return 0;
     }
-    throw UsageError("'" + argv[i] + "' needs a subcommand (see 'ctxdb " +
-                     argv[i] + " --help')");
+    throw UsageError("'" + argv[i] + "' needs a subcommand (see 'ctxdb " + argv[i] + " --help')");
   }
   if (!spec) throw UsageError("unknown command '" + argv[i] + "'");
   if (cli::wants_help(rest)) {
@@ -142,8 +134,7 @@ int run(const std::vector<std::string> &argv) {
 // A library built for another ABI would misread every call; refuse it.
 void check_library_abi() {
   if (ctxdb_abi_version() != CTXDB_ABI_VERSION)
-    throw ctxdb::Error(CTXDB_MISUSE, "libctxdb has ABI " +
-                                         std::to_string(ctxdb_abi_version()) +
+    throw ctxdb::Error(CTXDB_MISUSE, "libctxdb has ABI " + std::to_string(ctxdb_abi_version()) +
                                          ", this ctxdb was built for ABI " +
                                          std::to_string(CTXDB_ABI_VERSION));
 }
@@ -170,8 +161,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::fprintf(stderr, "ctxdb: cannot write to stdout (%s)\n",
-                 ctxdb_errstr(CTXDB_IO));
+    std::fprintf(stderr, "ctxdb: cannot write to stdout (%s)\n", ctxdb_errstr(CTXDB_IO));
     return 1;
   }
   return status;

@@ -34,9 +34,8 @@ unsigned type_bit(std::string_view name, std::string_view schema) {
   if (name == "object") return kObject;
   if (name == "array") return kArray;
   if (name == "null") return kNull;
-  throw Error(Code::kInternal, "schema " + std::string(schema) +
-                                   ": unknown type '" + std::string(name) +
-                                   "'");
+  throw Error(Code::kInternal,
+              "schema " + std::string(schema) + ": unknown type '" + std::string(name) + "'");
 }
 
 bool has_type(unsigned mask, simdjson::dom::element e) {
@@ -125,8 +124,7 @@ double as_double(simdjson::dom::element e) {
   return d;
 }
 
-std::unique_ptr<Schema::Node> compile(simdjson::dom::element s,
-                                      std::string_view name) {
+std::unique_ptr<Schema::Node> compile(simdjson::dom::element s, std::string_view name) {
   auto bad = [&](const std::string &why) {
     return Error(Code::kInternal, "schema " + std::string(name) + ": " + why);
   };
@@ -149,8 +147,7 @@ std::unique_ptr<Schema::Node> compile(simdjson::dom::element s,
       }
     } else if (key == "required") {
       simdjson::dom::array list = value.get_array();
-      for (auto item : list)
-        node->required.emplace_back(item.get_string().value());
+      for (auto item : list) node->required.emplace_back(item.get_string().value());
     } else if (key == "properties") {
       simdjson::dom::object props = value.get_object();
       for (auto [pkey, pvalue] : props)
@@ -161,8 +158,7 @@ std::unique_ptr<Schema::Node> compile(simdjson::dom::element s,
       node->items = compile(value, name);
     } else if (key == "enum") {
       simdjson::dom::array list = value.get_array();
-      for (auto item : list)
-        node->enum_values.emplace_back(item.get_string().value());
+      for (auto item : list) node->enum_values.emplace_back(item.get_string().value());
     } else if (key == "minLength") {
       node->min_length = value.get_int64().value();
     } else if (key == "maxLength") {
@@ -176,9 +172,8 @@ std::unique_ptr<Schema::Node> compile(simdjson::dom::element s,
       int err = 0;
       PCRE2_SIZE offset = 0;
       node->regex = std::make_unique<Regex>();
-      node->regex->code = pcre2_compile(
-          reinterpret_cast<PCRE2_SPTR>(node->pattern.data()),
-          node->pattern.size(), PCRE2_UTF, &err, &offset, nullptr);
+      node->regex->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(node->pattern.data()),
+                                        node->pattern.size(), PCRE2_UTF, &err, &offset, nullptr);
       if (!node->regex->code) throw bad("bad pattern " + node->pattern);
       pcre2_jit_compile(node->regex->code, PCRE2_JIT_COMPLETE);
     }
@@ -188,11 +183,9 @@ std::unique_ptr<Schema::Node> compile(simdjson::dom::element s,
 
 } // namespace
 
-void Schema::Node::validate(simdjson::dom::element e,
-                            const Path &path) const {
+void Schema::Node::validate(simdjson::dom::element e, const Path &path) const {
   if (types && !has_type(types, e))
-    throw Error(Code::kInvalidArg, field(path) + " must be " +
-                                       describe_types(types) + ", not " +
+    throw Error(Code::kInvalidArg, field(path) + " must be " + describe_types(types) + ", not " +
                                        (e.is_null() ? "null" : type_name(e)));
   simdjson::dom::object o;
   simdjson::dom::array a;
@@ -210,12 +203,10 @@ void Schema::Node::validate(simdjson::dom::element e,
   }
 }
 
-void Schema::Node::validate_object(simdjson::dom::object o,
-                                   const Path &path) const {
+void Schema::Node::validate_object(simdjson::dom::object o, const Path &path) const {
   for (const auto &name : required) {
     if (o.at_key(name).error())
-      throw Error(Code::kInvalidArg,
-                  "missing required field '" + path.child(name).str() + "'");
+      throw Error(Code::kInvalidArg, "missing required field '" + path.child(name).str() + "'");
   }
   for (auto [key, value] : o) {
     const Node *child = nullptr;
@@ -226,14 +217,13 @@ void Schema::Node::validate_object(simdjson::dom::object o,
     } else if (!additional) {
       std::string allowed;
       for (const auto &p : properties) allowed += (allowed.empty() ? "" : ", ") + p.first;
-      throw Error(Code::kInvalidArg, "unknown field '" + path.child(key).str() +
-                                         "' (allowed: " + allowed + ")");
+      throw Error(Code::kInvalidArg,
+                  "unknown field '" + path.child(key).str() + "' (allowed: " + allowed + ")");
     }
   }
 }
 
-void Schema::Node::validate_string(std::string_view s,
-                                   const Path &path) const {
+void Schema::Node::validate_string(std::string_view s, const Path &path) const {
   if (!enum_values.empty()) {
     bool found = false;
     std::string allowed;
@@ -242,8 +232,7 @@ void Schema::Node::validate_string(std::string_view s,
       allowed += (allowed.empty() ? "" : ", ") + v;
     }
     if (!found)
-      throw Error(Code::kInvalidArg, field(path) + " must be one of " +
-                                         allowed + " (got \"" +
+      throw Error(Code::kInvalidArg, field(path) + " must be one of " + allowed + " (got \"" +
                                          std::string(s.substr(0, 64)) + "\")");
   }
   if (min_length || max_length) {
@@ -252,12 +241,10 @@ void Schema::Node::validate_string(std::string_view s,
     for (unsigned char c : s) n += (c & 0xC0) != 0x80;
     if (min_length && n < *min_length)
       throw Error(Code::kInvalidArg, field(path) + " must be at least " +
-                                         std::to_string(*min_length) +
-                                         " characters long");
+                                         std::to_string(*min_length) + " characters long");
     if (max_length && n > *max_length)
       throw Error(Code::kInvalidArg, field(path) + " must be at most " +
-                                         std::to_string(*max_length) +
-                                         " characters long");
+                                         std::to_string(*max_length) + " characters long");
   }
   if (regex) {
     // Schemas are shared between threads; the match data is per thread.
@@ -268,12 +255,11 @@ void Schema::Node::validate_string(std::string_view s,
     };
     thread_local MatchData match;
     if (!match.md) throw std::bad_alloc();
-    int rc = pcre2_match(regex->code, reinterpret_cast<PCRE2_SPTR>(s.data()),
-                         s.size(), 0, 0, match.md, nullptr);
+    int rc = pcre2_match(regex->code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, 0,
+                         match.md, nullptr);
     if (rc < 0)
-      throw Error(Code::kInvalidArg, field(path) + " has an invalid " +
-                                         "format (must match " + pattern +
-                                         ")");
+      throw Error(Code::kInvalidArg,
+                  field(path) + " has an invalid " + "format (must match " + pattern + ")");
   }
 }
 
@@ -285,31 +271,26 @@ void Schema::Node::validate_number(double v, const Path &path) const {
     return s;
   };
   if (minimum && v < *minimum)
-    throw Error(Code::kInvalidArg,
-                field(path) + " must be >= " + show(*minimum));
+    throw Error(Code::kInvalidArg, field(path) + " must be >= " + show(*minimum));
   if (maximum && v > *maximum)
-    throw Error(Code::kInvalidArg,
-                field(path) + " must be <= " + show(*maximum));
+    throw Error(Code::kInvalidArg, field(path) + " must be <= " + show(*maximum));
 }
 
 Schema Schema::parse(std::string_view schema_json, std::string_view name) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(schema_json.data(), schema_json.size()).get(doc))
-    throw Error(Code::kInternal,
-                "schema " + std::string(name) + " is not valid JSON");
+    throw Error(Code::kInternal, "schema " + std::string(name) + " is not valid JSON");
   Schema s;
   try {
     s.root_ = compile(doc, name);
   } catch (const simdjson::simdjson_error &e) {
-    throw Error(Code::kInternal, "schema " + std::string(name) +
-                                     " is malformed: " + e.what());
+    throw Error(Code::kInternal, "schema " + std::string(name) + " is malformed: " + e.what());
   }
   return s;
 }
 
-void Schema::validate(simdjson::dom::element value,
-                      std::string_view root) const {
+void Schema::validate(simdjson::dom::element value, std::string_view root) const {
   root_->validate(value, Path{nullptr, root, 0});
 }
 

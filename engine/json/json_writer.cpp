@@ -38,11 +38,10 @@ void append_quoted(std::string &out, std::string_view s) {
     // 0x20 (a signed compare after flipping the sign bit).
     if (i + 16 <= s.size()) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s.data() + i));
-      __m128i special = _mm_or_si128(
-          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                       _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-          _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8(char(0x80))),
-                         _mm_set1_epi8(char(0x20 ^ 0x80))));
+      __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                     _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8(char(0x80))),
+                                                    _mm_set1_epi8(char(0x20 ^ 0x80))));
       int mask = _mm_movemask_epi8(special);
       if (mask == 0) {
         i += 15;
@@ -94,8 +93,7 @@ void JsonWriter::before_value() {
 
 void JsonWriter::open(char bracket) {
   before_value();
-  if (depth_ == kMaxDepth)
-    throw Error(Code::kInternal, "JsonWriter: nesting deeper than 32");
+  if (depth_ == kMaxDepth) throw Error(Code::kInternal, "JsonWriter: nesting deeper than 32");
   out_.push_back(bracket);
   first_[depth_++] = true;
 }

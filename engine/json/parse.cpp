@@ -8,19 +8,17 @@
 
 namespace ctxdb::json {
 
-simdjson::dom::element parse(simdjson::dom::parser &parser,
-                             std::string_view text, std::string_view what) {
-  if (text.empty())
-    throw Error(Code::kInvalidJson, std::string(what) + ": empty input");
+simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
+                             std::string_view what) {
+  if (text.empty()) throw Error(Code::kInvalidJson, std::string(what) + ": empty input");
   simdjson::dom::element e;
   auto err = parser.parse(text.data(), text.size()).get(e);
   if (err == simdjson::UTF8_ERROR)
     throw Error(Code::kInvalidUtf8, std::string(what) + ": not valid UTF-8");
-  if (err == simdjson::MEMALLOC)
-    throw Error(Code::kNoMem, std::string(what) + ": out of memory");
+  if (err == simdjson::MEMALLOC) throw Error(Code::kNoMem, std::string(what) + ": out of memory");
   if (err)
-    throw Error(Code::kInvalidJson, std::string(what) + ": invalid JSON (" +
-                                        simdjson::error_message(err) + ")");
+    throw Error(Code::kInvalidJson,
+                std::string(what) + ": invalid JSON (" + simdjson::error_message(err) + ")");
   return e;
 }
 

@@ -12,8 +12,8 @@ namespace ctxdb::json {
 // Parses `text` (validating UTF-8); throws kInvalidUtf8 or kInvalidJson
 // with a message starting with `what`. The element lives as long as the
 // parser's next parse.
-simdjson::dom::element parse(simdjson::dom::parser &parser,
-                             std::string_view text, std::string_view what);
+simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
+                             std::string_view what);
 
 // Throws kInvalidUtf8 naming `what` when s is not valid UTF-8.
 void require_utf8(std::string_view s, std::string_view what);

@@ -42,10 +42,7 @@ std::string canonical_header(const Event &e) {
 
 util::Digest chain_hash(const Event &e) {
   thread_local util::Sha256 hasher;
-  return hasher.update(e.prev_hash)
-      .update(canonical_header(e))
-      .update(e.payload_hash)
-      .finish();
+  return hasher.update(e.prev_hash).update(canonical_header(e)).update(e.payload_hash).finish();
 }
 
 } // namespace ctxdb::log

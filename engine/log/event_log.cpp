@@ -10,17 +10,15 @@ namespace ctxdb::log {
 namespace {
 
 // Events carry their session as chains.session_no; reads join the text id.
-#define CTXDB_EVENT_COLUMNS                                                    \
-  "e.pos,e.id,c.session_id,e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,"   \
-  "e.causality,e.visibility,e.payload,e.payload_hash,e.prev_hash,e.hash "     \
+#define CTXDB_EVENT_COLUMNS                                                                        \
+  "e.pos,e.id,c.session_id,e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,"                        \
+  "e.causality,e.visibility,e.payload,e.payload_hash,e.prev_hash,e.hash "                          \
   "FROM events e JOIN chains c ON c.session_no=e.session_no "
 
 constexpr char kSelectById[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.id=?";
-constexpr char kSelectSession[] =
-    "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? AND e.seq>=? "
-    "AND e.seq<=? ORDER BY e.seq LIMIT ?";
-constexpr char kSelectAll[] =
-    "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.pos>? ORDER BY e.pos LIMIT ?";
+constexpr char kSelectSession[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? AND e.seq>=? "
+                                  "AND e.seq<=? ORDER BY e.seq LIMIT ?";
+constexpr char kSelectAll[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.pos>? ORDER BY e.pos LIMIT ?";
 // verify must also see events whose chain row is gone: a LEFT JOIN, with a
 // made-up name for the session it cannot name.
 constexpr char kVerifyAll[] =
@@ -30,10 +28,9 @@ constexpr char kVerifyAll[] =
     "LEFT JOIN chains c ON c.session_no=e.session_no ORDER BY e.session_no, e.seq";
 constexpr char kVerifySession[] =
     "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? ORDER BY e.seq";
-constexpr char kInsert[] =
-    "INSERT INTO events(id,session_no,seq,ts,type,actor,parent_id,run_id,"
-    "causality,visibility,payload,payload_hash,prev_hash,hash) "
-    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+constexpr char kInsert[] = "INSERT INTO events(id,session_no,seq,ts,type,actor,parent_id,run_id,"
+                           "causality,visibility,payload,payload_hash,prev_hash,hash) "
+                           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr char kSelectHead[] =
     "SELECT session_no,last_seq,last_hash,last_ts FROM chains WHERE session_id=?";
 constexpr char kInsertChain[] =
@@ -41,13 +38,11 @@ constexpr char kInsertChain[] =
 constexpr char kUpdateHead[] =
     "UPDATE chains SET last_seq=?,last_hash=?,last_ts=? WHERE session_no=?";
 constexpr char kAllHeads[] = "SELECT session_id,last_seq,last_hash FROM chains";
-constexpr char kOneHead[] =
-    "SELECT session_id,last_seq,last_hash FROM chains WHERE session_id=?";
+constexpr char kOneHead[] = "SELECT session_id,last_seq,last_hash FROM chains WHERE session_id=?";
 
 util::Digest read_digest(const SQLite::Column &c) {
   util::Digest d{};
-  if (c.getBytes() != int(d.size()))
-    throw Error(Code::kCorrupt, "a stored hash is not 32 bytes");
+  if (c.getBytes() != int(d.size())) throw Error(Code::kCorrupt, "a stored hash is not 32 bytes");
   std::memcpy(d.data(), c.getBlob(), d.size());
   return d;
 }
@@ -77,28 +72,25 @@ Event read_event(SQLite::Statement &q) {
   return e;
 }
 
-void bind_optional(SQLite::Statement &q, int i,
-                   const std::optional<std::string> &v) {
+void bind_optional(SQLite::Statement &q, int i, const std::optional<std::string> &v) {
   if (v) q.bindNoCopy(i, *v);
 }
 
 // An identical retry: everything the host chose matches the stored event.
 bool same_content(const Event &stored, const EventDraft &d) {
   const Event &e = d.event;
-  return stored.session_id == e.session_id && stored.type == e.type &&
-         stored.actor == e.actor && stored.payload_hash == e.payload_hash &&
-         stored.parent_id == e.parent_id && stored.run_id == e.run_id &&
-         stored.causality == e.causality && stored.visibility == e.visibility &&
-         (!d.has_ts || stored.ts == e.ts);
+  return stored.session_id == e.session_id && stored.type == e.type && stored.actor == e.actor &&
+         stored.payload_hash == e.payload_hash && stored.parent_id == e.parent_id &&
+         stored.run_id == e.run_id && stored.causality == e.causality &&
+         stored.visibility == e.visibility && (!d.has_ts || stored.ts == e.ts);
 }
 
 // SessionStarted opens a session and only it does.
 void check_first(const Event &e, bool session_exists) {
   if (!session_exists && e.type != "SessionStarted")
-    throw Error(Code::kNotFound,
-                "session '" + e.session_id +
-                    "' does not exist (a session begins with its "
-                    "SessionStarted event; create it first)");
+    throw Error(Code::kNotFound, "session '" + e.session_id +
+                                     "' does not exist (a session begins with its "
+                                     "SessionStarted event; create it first)");
   if (session_exists && e.type == "SessionStarted")
     throw Error(Code::kConflict, "session '" + e.session_id +
                                      "' already exists; SessionStarted can "
@@ -107,14 +99,12 @@ void check_first(const Event &e, bool session_exists) {
 
 } // namespace
 
-template <class Fn>
-void EventLog::for_each_line(std::string_view ndjson, Fn &&fn) {
+template <class Fn> void EventLog::for_each_line(std::string_view ndjson, Fn &&fn) {
   int64_t line_no = 0;
   while (!ndjson.empty()) {
     size_t nl = ndjson.find('\n');
     std::string_view line = ndjson.substr(0, nl);
-    ndjson = nl == std::string_view::npos ? std::string_view{}
-                                          : ndjson.substr(nl + 1);
+    ndjson = nl == std::string_view::npos ? std::string_view{} : ndjson.substr(nl + 1);
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
@@ -124,8 +114,7 @@ void EventLog::for_each_line(std::string_view ndjson, Fn &&fn) {
       throw Error(e.code(), "line " + std::to_string(line_no) + ": " + e.what());
     } catch (const SQLite::Exception &e) {
       Error err = store::to_error(e);
-      throw Error(err.code(),
-                  "line " + std::to_string(line_no) + ": " + err.what());
+      throw Error(err.code(), "line " + std::to_string(line_no) + ": " + err.what());
     }
   }
 }
@@ -199,8 +188,7 @@ void EventLog::check_parent(const Event &e) {
   if (!e.parent_id) return;
   auto parent = find(*e.parent_id);
   if (!parent || parent->session_id != e.session_id)
-    throw Error(Code::kNotFound, "parent_id '" + *e.parent_id +
-                                     "' names no event of session '" +
+    throw Error(Code::kNotFound, "parent_id '" + *e.parent_id + "' names no event of session '" +
                                      e.session_id + "'");
 }
 
@@ -209,8 +197,7 @@ Event EventLog::place(EventDraft &d, Heads &heads) {
   if (d.has_id) {
     if (auto stored = find(e.id)) {
       if (same_content(*stored, d)) return *stored;
-      throw Error(Code::kConflict, "event id '" + e.id +
-                                       "' already exists with different content");
+      throw Error(Code::kConflict, "event id '" + e.id + "' already exists with different content");
     }
   }
   Head *h = head(heads, e.session_id);
@@ -229,26 +216,24 @@ Event EventLog::place(EventDraft &d, Heads &heads) {
 bool EventLog::place_imported(const Event &imported, Heads &heads) {
   if (auto stored = find(imported.id)) {
     if (to_json(*stored) == to_json(imported)) return false;
-    throw Error(Code::kConflict, "event id '" + imported.id +
-                                     "' already exists with different content");
+    throw Error(Code::kConflict,
+                "event id '" + imported.id + "' already exists with different content");
   }
   Head *h = head(heads, imported.session_id);
   check_first(imported, h != nullptr);
   check_parent(imported);
   int64_t expected = h ? h->seq + 1 : 1;
   if (imported.seq != expected)
-    throw Error(Code::kCorrupt,
-                "event '" + imported.id + "' has seq " +
-                    std::to_string(imported.seq) + " but session '" +
-                    imported.session_id + "' expects seq " +
-                    std::to_string(expected) + " next");
+    throw Error(Code::kCorrupt, "event '" + imported.id + "' has seq " +
+                                    std::to_string(imported.seq) + " but session '" +
+                                    imported.session_id + "' expects seq " +
+                                    std::to_string(expected) + " next");
   if (imported.prev_hash != (h ? h->hash : util::Digest{}))
     throw Error(Code::kCorrupt, "event '" + imported.id +
                                     "': prev_hash does not match the hash of "
                                     "the event before it");
   if (chain_hash(imported) != imported.hash)
-    throw Error(Code::kCorrupt,
-                "event '" + imported.id + "': hash does not match its content");
+    throw Error(Code::kCorrupt, "event '" + imported.id + "': hash does not match its content");
   if (!h) h = new_chain(heads, imported.session_id);
   Event e = imported;
   insert(e, *h);
@@ -274,8 +259,7 @@ Event EventLog::append(std::string_view session_id, std::string_view json) {
   return append_one(d);
 }
 
-BatchResult EventLog::append_batch(std::string_view session_id,
-                                   std::string_view ndjson) {
+BatchResult EventLog::append_batch(std::string_view session_id, std::string_view ndjson) {
   store::Store::WriteTransaction tx(store_);
   Heads heads;
   BatchResult r;
@@ -320,9 +304,8 @@ bool EventLog::session_exists(std::string_view session_id) {
   return q->executeStep();
 }
 
-std::vector<Event> EventLog::read_session(std::string_view session_id,
-                                          int64_t from_seq, int64_t to_seq,
-                                          int64_t limit) {
+std::vector<Event> EventLog::read_session(std::string_view session_id, int64_t from_seq,
+                                          int64_t to_seq, int64_t limit) {
   auto q = store_.statement(kSelectSession);
   store::bind_text(*q, 1, session_id);
   q->bind(2, from_seq);
@@ -394,18 +377,15 @@ private:
     if (session_.empty()) return true;
     auto it = heads_.find(session_);
     int64_t last = expected_ - 1;
-    if (it == heads_.end())
-      return fail(session_, last, "", "the session has no chain head");
+    if (it == heads_.end()) return fail(session_, last, "", "the session has no chain head");
     auto [head_seq, head_hash] = it->second;
     heads_.erase(it);
     if (head_seq > last)
       return fail(session_, last + 1, "",
                   "events after seq " + std::to_string(last) +
-                      " are missing (the chain head records seq " +
-                      std::to_string(head_seq) + ")");
+                      " are missing (the chain head records seq " + std::to_string(head_seq) + ")");
     if (head_seq != last || head_hash != prev_)
-      return fail(session_, last, "",
-                  "the chain head does not match the last event");
+      return fail(session_, last, "", "the chain head does not match the last event");
     return true;
   }
 
@@ -446,8 +426,7 @@ VerifyReport EventLog::verify(std::optional<std::string_view> session_id) {
   while (ok && q->executeStep()) ok = checker.check(read_event(*q));
   if (ok) checker.finish();
   if (session_id && r.ok && r.sessions == 0)
-    throw Error(Code::kNotFound,
-                "session '" + std::string(*session_id) + "' not found");
+    throw Error(Code::kNotFound, "session '" + std::string(*session_id) + "' not found");
   return r;
 }
 

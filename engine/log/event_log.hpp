@@ -62,8 +62,8 @@ public:
 
   std::optional<Event> find(std::string_view id);
   // Up to `limit` events of a session with from_seq <= seq <= to_seq.
-  std::vector<Event> read_session(std::string_view session_id, int64_t from_seq,
-                                  int64_t to_seq, int64_t limit);
+  std::vector<Event> read_session(std::string_view session_id, int64_t from_seq, int64_t to_seq,
+                                  int64_t limit);
   // Up to `limit` events of any session with pos > after_pos.
   std::vector<Event> read_all(int64_t after_pos, int64_t limit);
   bool session_exists(std::string_view session_id);

@@ -1,10 +1,10 @@
 #include "log/event_parser.hpp"
 
 #include "error.hpp"
-#include "json/json_schema.hpp"
-#include "json/parse.hpp"
 #include "store/embedded_files.hpp"
 #include "util/ids.hpp"
+#include "json/json_schema.hpp"
+#include "json/parse.hpp"
 
 #include <map>
 #include <string>
@@ -26,8 +26,8 @@ const std::map<std::string, json::Schema, std::less<>> &payload_schemas() {
     const std::string_view prefix = "json/events/", suffix = ".schema.json";
     for (const auto &f : store::embedded_files()) {
       if (!f.path.starts_with(prefix) || !f.path.ends_with(suffix)) continue;
-      std::string_view type = f.path.substr(
-          prefix.size(), f.path.size() - prefix.size() - suffix.size());
+      std::string_view type =
+          f.path.substr(prefix.size(), f.path.size() - prefix.size() - suffix.size());
       m.emplace(std::string(type), json::Schema::parse(f.content, f.path));
     }
     return m;
@@ -46,15 +46,13 @@ const EnvelopeSchemas &envelopes() {
   return s;
 }
 
-std::optional<std::string> optional_string(simdjson::dom::object o,
-                                           std::string_view key) {
+std::optional<std::string> optional_string(simdjson::dom::object o, std::string_view key) {
   std::string_view v;
   if (o[key].get(v)) return std::nullopt;
   return std::string(v);
 }
 
-std::optional<std::string> optional_json(simdjson::dom::object o,
-                                         std::string_view key) {
+std::optional<std::string> optional_json(simdjson::dom::object o, std::string_view key) {
   simdjson::dom::element e;
   if (o[key].get(e)) return std::nullopt;
   return json::canonical(e);
@@ -91,8 +89,7 @@ void read_ts_and_payload(simdjson::dom::object o, EventDraft &d) {
   read_payload(o, d.event);
 }
 
-void read_digest(simdjson::dom::object o, std::string_view key,
-                 util::Digest &out) {
+void read_digest(simdjson::dom::object o, std::string_view key, util::Digest &out) {
   // The schema's pattern already guarantees 64 lowercase hex digits.
   util::from_hex(o[key].get_string().value(), out);
 }
@@ -110,8 +107,7 @@ void validate_payload(std::string_view type, simdjson::dom::element payload) {
   }
 }
 
-EventDraft EventParser::parse_append(std::string_view text,
-                                     std::string_view session_id) {
+EventDraft EventParser::parse_append(std::string_view text, std::string_view session_id) {
   simdjson::dom::element doc = json::parse(parser_, text, "event");
   envelopes().event.validate(doc, "");
   simdjson::dom::object o = doc.get_object().value();
@@ -119,8 +115,7 @@ EventDraft EventParser::parse_append(std::string_view text,
   Event &e = d.event;
   e.session_id = std::string(session_id);
   if (auto sid = optional_string(o, "session_id"); sid && *sid != session_id)
-    throw Error(Code::kInvalidArg, "event names session '" + *sid +
-                                       "' but is appended to '" +
+    throw Error(Code::kInvalidArg, "event names session '" + *sid + "' but is appended to '" +
                                        std::string(session_id) + "'");
   read_header(o, e);
   if (auto id = optional_string(o, "id")) {
@@ -162,8 +157,7 @@ Event EventParser::parse_stored(std::string_view text) {
   util::Digest claimed{};
   read_digest(o, "payload_hash", claimed);
   if (claimed != e.payload_hash)
-    throw Error(Code::kCorrupt, "event '" + e.id +
-                                    "': payload does not match its payload_hash");
+    throw Error(Code::kCorrupt, "event '" + e.id + "': payload does not match its payload_hash");
   read_digest(o, "prev_hash", e.prev_hash);
   read_digest(o, "hash", e.hash);
   return e;

@@ -6,19 +6,17 @@ namespace ctxdb::project {
 
 namespace {
 
-constexpr char kInsert[] =
-    "INSERT INTO sessions(id,agent_id,started_event_id,created_ts) "
-    "VALUES(?,?,?,?)";
+constexpr char kInsert[] = "INSERT INTO sessions(id,agent_id,started_event_id,created_ts) "
+                           "VALUES(?,?,?,?)";
 
-#define CTXDB_SESSION_SELECT                                                   \
-  "SELECT s.id,s.agent_id,s.started_event_id,s.created_ts,h.last_ts,"         \
-  "h.last_seq,e.payload FROM sessions s "                                      \
-  "JOIN chains h ON h.session_id=s.id "                                 \
+#define CTXDB_SESSION_SELECT                                                                       \
+  "SELECT s.id,s.agent_id,s.started_event_id,s.created_ts,h.last_ts,"                              \
+  "h.last_seq,e.payload FROM sessions s "                                                          \
+  "JOIN chains h ON h.session_id=s.id "                                                            \
   "JOIN events e ON e.id=s.started_event_id "
 
 constexpr char kSelectOne[] = CTXDB_SESSION_SELECT "WHERE s.id=?";
-constexpr char kSelectAll[] =
-    CTXDB_SESSION_SELECT "ORDER BY e.pos";
+constexpr char kSelectAll[] = CTXDB_SESSION_SELECT "ORDER BY e.pos";
 
 void write_session(json::JsonWriter &w, SQLite::Statement &q) {
   w.begin_object()
@@ -38,8 +36,7 @@ void write_session(json::JsonWriter &w, SQLite::Statement &q) {
 void Sessions::on_append(const log::Event &e) {
   if (e.type != "SessionStarted") return;
   // The payload passed its schema, so agent_id is a string.
-  std::string_view agent_id =
-      parser_.parse(e.payload)["agent_id"].get_string().value();
+  std::string_view agent_id = parser_.parse(e.payload)["agent_id"].get_string().value();
   auto q = store_.statement(kInsert);
   q->bindNoCopy(1, e.session_id);
   q->bind(2, std::string(agent_id));

@@ -8,7 +8,7 @@
 namespace ctxdb::store {
 
 struct EmbeddedFile {
-  std::string_view path;    // relative to schema/, e.g. "sql/001_init.sql"
+  std::string_view path; // relative to schema/, e.g. "sql/001_init.sql"
   std::string_view content;
 };
 

@@ -1,8 +1,8 @@
 #include "store/store.hpp"
 
+#include "store/embedded_files.hpp"
 #include "json/json_schema.hpp"
 #include "json/parse.hpp"
-#include "store/embedded_files.hpp"
 
 #include <sqlite3.h>
 
@@ -16,9 +16,8 @@ namespace ctxdb::store {
 
 const EmbeddedFile *find_embedded(std::string_view path) {
   auto files = embedded_files();
-  auto it = std::lower_bound(
-      files.begin(), files.end(), path,
-      [](const EmbeddedFile &f, std::string_view p) { return f.path < p; });
+  auto it = std::lower_bound(files.begin(), files.end(), path,
+                             [](const EmbeddedFile &f, std::string_view p) { return f.path < p; });
   return it != files.end() && it->path == path ? &*it : nullptr;
 }
 
@@ -39,12 +38,11 @@ const std::vector<Migration> &migrations() {
       int n = 0;
       auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
       if (ec != std::errc() || end == name.data() || *end != '_')
-        throw Error(Code::kInternal, "migration file name without a number: " +
-                                         std::string(f.path));
+        throw Error(Code::kInternal,
+                    "migration file name without a number: " + std::string(f.path));
       out.push_back({n, f.content});
     }
-    std::sort(out.begin(), out.end(),
-              [](auto &a, auto &b) { return a.number < b.number; });
+    std::sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.number < b.number; });
     return out;
   }();
   return list;
@@ -53,9 +51,9 @@ const std::vector<Migration> &migrations() {
 SQLite::Database open_database(const std::string &path, const Config &config) {
   // NOMUTEX: the ctxdb handle already serializes every call on this
   // connection, so SQLite's own per-call mutex would only add cost.
-  int flags = SQLite::OPEN_NOMUTEX |
-              (config.read_only ? SQLite::OPEN_READONLY
-                                : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  int flags =
+      SQLite::OPEN_NOMUTEX |
+      (config.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   try {
     return SQLite::Database(path, flags, config.busy_timeout_ms);
   } catch (const SQLite::Exception &e) {
@@ -64,9 +62,7 @@ SQLite::Database open_database(const std::string &path, const Config &config) {
   }
 }
 
-int pragma_int(SQLite::Database &db, const char *sql) {
-  return db.execAndGet(sql).getInt();
-}
+int pragma_int(SQLite::Database &db, const char *sql) { return db.execAndGet(sql).getInt(); }
 
 } // namespace
 
@@ -75,8 +71,8 @@ int schema_version() { return migrations().empty() ? 0 : migrations().back().num
 Config parse_config(std::string_view text) {
   Config config;
   if (text.empty()) return config;
-  static const json::Schema schema = json::Schema::parse(
-      find_embedded("json/config.schema.json")->content, "config");
+  static const json::Schema schema =
+      json::Schema::parse(find_embedded("json/config.schema.json")->content, "config");
   simdjson::dom::parser parser;
   simdjson::dom::element doc = json::parse(parser, text, "config");
   try {
@@ -124,19 +120,17 @@ Store::Store(const std::string &path, const Config &config)
   // SQLite's lock conflicts here return SQLITE_BUSY without waiting (a
   // reader upgrading to writer, a journal-mode change), so the whole
   // sequence is retried until the busy timeout runs out.
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(config_.busy_timeout_ms);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.busy_timeout_ms);
   for (;;) {
     try {
       prepare_file();
       return;
     } catch (const SQLite::Exception &e) {
       Error err = to_error(e);
-      if (err.code() != Code::kBusy || std::chrono::steady_clock::now() >= deadline)
-        throw err;
+      if (err.code() != Code::kBusy || std::chrono::steady_clock::now() >= deadline) throw err;
     } catch (const Error &e) {
-      if (e.code() != Code::kBusy || std::chrono::steady_clock::now() >= deadline)
-        throw;
+      if (e.code() != Code::kBusy || std::chrono::steady_clock::now() >= deadline) throw;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -171,16 +165,14 @@ void Store::check_identity() {
     objects = q.getColumn(2).getInt();
   } catch (const SQLite::Exception &e) {
     if (e.getErrorCode() == SQLITE_NOTADB)
-      throw Error(Code::kNotADb,
-                  "'" + path_ + "' is not a ctxdb database (not an SQLite file)");
+      throw Error(Code::kNotADb, "'" + path_ + "' is not a ctxdb database (not an SQLite file)");
     throw;
   }
   if (app == kApplicationId) {
     if (version > schema_version())
-      throw Error(Code::kSchema,
-                  "'" + path_ + "' has schema version " + std::to_string(version) +
-                      ", newer than this ctxdb supports (" +
-                      std::to_string(schema_version()) + "); upgrade ctxdb");
+      throw Error(Code::kSchema, "'" + path_ + "' has schema version " + std::to_string(version) +
+                                     ", newer than this ctxdb supports (" +
+                                     std::to_string(schema_version()) + "); upgrade ctxdb");
     return;
   }
   if (app != 0 || objects != 0 || version != 0)
@@ -194,8 +186,9 @@ void Store::migrate() {
   int target = schema_version();
   if (pragma_int(db_, "PRAGMA user_version") >= target) return;
   if (config_.read_only)
-    throw Error(Code::kReadOnly, "'" + path_ + "' needs its schema created or "
-                                               "upgraded; open it writable once");
+    throw Error(Code::kReadOnly, "'" + path_ +
+                                     "' needs its schema created or "
+                                     "upgraded; open it writable once");
   WriteTransaction tx(*this);
   // Another process may have migrated between our check and our lock.
   int version = pragma_int(db_, "PRAGMA user_version");
@@ -221,8 +214,7 @@ Store::Stmt Store::statement(const char *sql) {
 
 void Store::require_writable() const {
   if (config_.read_only)
-    throw Error(Code::kReadOnly,
-                "the database '" + path_ + "' was opened read-only");
+    throw Error(Code::kReadOnly, "the database '" + path_ + "' was opened read-only");
 }
 
 Store::WriteTransaction::WriteTransaction(Store &store) : store_(store) {
@@ -244,9 +236,7 @@ void Store::WriteTransaction::commit() {
   done_ = true;
 }
 
-Store::ReadTransaction::ReadTransaction(Store &store) : store_(store) {
-  store_.db_.exec("BEGIN");
-}
+Store::ReadTransaction::ReadTransaction(Store &store) : store_(store) { store_.db_.exec("BEGIN"); }
 
 Store::ReadTransaction::~ReadTransaction() {
   try {

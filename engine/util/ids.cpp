@@ -11,8 +11,7 @@ namespace ctxdb::util {
 
 int64_t now_ms() {
   using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch())
-      .count();
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 namespace {
@@ -48,8 +47,7 @@ std::string new_id(std::string_view prefix) {
       if (ms <= state.last_ms) ms = state.last_ms + 1;
     }
     state.last_ms = ms;
-    for (int i = 0; i < 6; ++i)
-      bytes[i] = static_cast<uint8_t>(uint64_t(ms) >> (40 - 8 * i));
+    for (int i = 0; i < 6; ++i) bytes[i] = static_cast<uint8_t>(uint64_t(ms) >> (40 - 8 * i));
     for (int i = 0; i < 10; ++i) bytes[6 + i] = state.random[i];
   }
   static const char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";

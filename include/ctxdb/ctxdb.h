@@ -49,13 +49,13 @@ extern "C" {
 #endif
 
 #if defined(_WIN32) && defined(CTXDB_BUILDING)
-#  define CTXDB_API __declspec(dllexport)
+#define CTXDB_API __declspec(dllexport)
 #elif defined(_WIN32)
-#  define CTXDB_API __declspec(dllimport)
+#define CTXDB_API __declspec(dllimport)
 #elif defined(__GNUC__)
-#  define CTXDB_API __attribute__((visibility("default")))
+#define CTXDB_API __attribute__((visibility("default")))
 #else
-#  define CTXDB_API
+#define CTXDB_API
 #endif
 
 /* ---- versions ---------------------------------------------------------- */
@@ -82,22 +82,22 @@ CTXDB_API int ctxdb_abi_version(void);
 
 enum {
   CTXDB_OK = 0,
-  CTXDB_MISUSE = 1,        /* NULL handle or pointer, closed handle, API misuse */
-  CTXDB_INVALID_ARG = 2,   /* a value is missing, of the wrong type or out of range */
-  CTXDB_INVALID_UTF8 = 3,  /* a string is not valid UTF-8 */
-  CTXDB_INVALID_JSON = 4,  /* a JSON input does not parse */
-  CTXDB_NOT_FOUND = 5,     /* an id names nothing */
-  CTXDB_CONFLICT = 6,      /* the id exists with different content, or a rule forbids it */
-  CTXDB_BUSY = 7,          /* the database stayed locked past busy_timeout_ms */
-  CTXDB_BUDGET = 8,        /* a token budget cannot be met */
-  CTXDB_CHECK_FAILED = 9,  /* a structured result failed its checks */
-  CTXDB_CORRUPT = 10,      /* stored data fails its hash or is malformed */
-  CTXDB_IO = 11,           /* the file cannot be read or written */
-  CTXDB_NOMEM = 12,        /* out of memory */
-  CTXDB_SCHEMA = 13,       /* the file's schema is newer than this library */
-  CTXDB_READONLY = 14,     /* a write on a read-only handle */
-  CTXDB_INTERNAL = 15,     /* a bug in ctxdb; the message says where */
-  CTXDB_NOTADB = 16,       /* the file is not a ctxdb database */
+  CTXDB_MISUSE = 1,       /* NULL handle or pointer, closed handle, API misuse */
+  CTXDB_INVALID_ARG = 2,  /* a value is missing, of the wrong type or out of range */
+  CTXDB_INVALID_UTF8 = 3, /* a string is not valid UTF-8 */
+  CTXDB_INVALID_JSON = 4, /* a JSON input does not parse */
+  CTXDB_NOT_FOUND = 5,    /* an id names nothing */
+  CTXDB_CONFLICT = 6,     /* the id exists with different content, or a rule forbids it */
+  CTXDB_BUSY = 7,         /* the database stayed locked past busy_timeout_ms */
+  CTXDB_BUDGET = 8,       /* a token budget cannot be met */
+  CTXDB_CHECK_FAILED = 9, /* a structured result failed its checks */
+  CTXDB_CORRUPT = 10,     /* stored data fails its hash or is malformed */
+  CTXDB_IO = 11,          /* the file cannot be read or written */
+  CTXDB_NOMEM = 12,       /* out of memory */
+  CTXDB_SCHEMA = 13,      /* the file's schema is newer than this library */
+  CTXDB_READONLY = 14,    /* a write on a read-only handle */
+  CTXDB_INTERNAL = 15,    /* a bug in ctxdb; the message says where */
+  CTXDB_NOTADB = 16,      /* the file is not a ctxdb database */
 
   /* Not errors: what ctxdb_iter_next returns. */
   CTXDB_ROW = 100,
@@ -132,8 +132,8 @@ CTXDB_API void ctxdb_free(void *p);
  *   "read_only":       true to open an existing file without writing.
  * Fails with CTXDB_NOTADB (file untouched) when the file is not a ctxdb
  * database and CTXDB_SCHEMA when it was written by a newer ctxdb. */
-CTXDB_API int ctxdb_open(const char *path, const char *config_json,
-                         size_t config_len, ctxdb_db **out_db);
+CTXDB_API int ctxdb_open(const char *path, const char *config_json, size_t config_len,
+                         ctxdb_db **out_db);
 
 /* Closes the handle. NULL is a no-op; closing twice is CTXDB_MISUSE. A call
  * in flight on another thread finishes first; calls made after the close
@@ -149,13 +149,13 @@ CTXDB_API int ctxdb_close(ctxdb_db *db);
  * "ts"?: ms, "payload": {"agent_id": ..., ...}}; id (the session's) and
  * event_id (its SessionStarted event's) are generated when absent. *out is the session object
  * (as ctxdb_session_get). An existing id is CTXDB_CONFLICT. */
-CTXDB_API int ctxdb_session_create(ctxdb_db *db, const char *session_json,
-                                   size_t len, char **out, size_t *out_len);
+CTXDB_API int ctxdb_session_create(ctxdb_db *db, const char *session_json, size_t len, char **out,
+                                   size_t *out_len);
 
 /* The session object: {"id", "agent_id", "started_event_id", "created_ts",
  * "last_ts", "event_count", "last_seq", "meta"}. Unknown id: NOT_FOUND. */
-CTXDB_API int ctxdb_session_get(ctxdb_db *db, const char *session_id,
-                                size_t id_len, char **out, size_t *out_len);
+CTXDB_API int ctxdb_session_get(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                                size_t *out_len);
 
 /* A JSON array of every session object, oldest first. */
 CTXDB_API int ctxdb_session_list(ctxdb_db *db, char **out, size_t *out_len);
@@ -170,36 +170,32 @@ CTXDB_API int ctxdb_session_list(ctxdb_db *db, char **out, size_t *out_len);
  * content returns the stored event (a safe retry); with different content
  * it is CTXDB_CONFLICT. *out is the stored event (as ctxdb_event_get). */
 CTXDB_API int ctxdb_append(ctxdb_db *db, const char *session_id, size_t id_len,
-                           const char *event_json, size_t len, char **out,
-                           size_t *out_len);
+                           const char *event_json, size_t len, char **out, size_t *out_len);
 
 /* Appends NDJSON events (one per line; blank lines skipped) to a session in
  * one transaction: all or nothing. An error names the line number.
  * *out: {"count", "first_seq", "last_seq", "last_id"}. */
-CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id,
-                                 size_t id_len, const char *ndjson, size_t len,
-                                 char **out, size_t *out_len);
+CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id, size_t id_len,
+                                 const char *ndjson, size_t len, char **out, size_t *out_len);
 
 /* A stored event: {"id", "session_id", "seq", "ts", "type", "actor",
  * "parent_id"?, "run_id"?, "causality"?, "visibility"?, "payload",
  * "payload_hash", "prev_hash", "hash"}. Unknown id: CTXDB_NOT_FOUND. */
-CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
-                              char **out, size_t *out_len);
+CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len, char **out,
+                              size_t *out_len);
 
 /* Opens a streaming iterator over stored events (each row as
  * ctxdb_event_get). With a session id: that session's events with
  * from_seq <= seq <= to_seq (to_seq < 0: no upper bound), in seq order.
  * With session_id NULL: every event of every session in append order
  * (from_seq/to_seq ignored) -- the export stream, which ctxdb_import takes. */
-CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id,
-                                size_t id_len, int64_t from_seq,
-                                int64_t to_seq, ctxdb_iter **out_iter);
+CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
+                                int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter);
 
 /* Advances the iterator: CTXDB_ROW with *row and *row_len set to a borrowed
  * row (valid until the next call on the iterator), CTXDB_DONE at the end,
  * or an error code. */
-CTXDB_API int ctxdb_iter_next(ctxdb_iter *iter, const char **row,
-                              size_t *row_len);
+CTXDB_API int ctxdb_iter_next(ctxdb_iter *iter, const char **row, size_t *row_len);
 
 /* Frees an iterator. NULL is a no-op. */
 CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
@@ -208,16 +204,16 @@ CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
  * Returns CTXDB_OK when the check ran; *out reports what it found:
  * {"ok": true, "sessions": N, "events": M} or {"ok": false, ...,
  * "first_broken": {"session_id", "seq", "event_id", "problem"}}. */
-CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len,
-                           char **out, size_t *out_len);
+CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                           size_t *out_len);
 
 /* Imports NDJSON of stored events (the export stream) in one transaction.
  * Every event keeps its id, seq, ts and hash; an event already present
  * with identical content is skipped; a hash or seq that does not match
  * what this database computes is CTXDB_CORRUPT naming the line.
  * *out: {"imported": N, "skipped": M}. */
-CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len,
-                           char **out, size_t *out_len);
+CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
+                           size_t *out_len);
 
 #ifdef __cplusplus
 }

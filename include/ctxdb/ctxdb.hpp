@@ -22,8 +22,7 @@ inline namespace client {
 
 class Error : public std::runtime_error {
 public:
-  Error(int code, const std::string &message)
-      : std::runtime_error(message), code_(code) {}
+  Error(int code, const std::string &message) : std::runtime_error(message), code_(code) {}
   int code() const noexcept { return code_; }
   const char *name() const noexcept { return ctxdb_errstr(code_); }
 
@@ -81,8 +80,7 @@ class Database {
 public:
   static Database open(const std::string &path, std::string_view config = {}) {
     ctxdb_db *db = nullptr;
-    detail::check(ctxdb_open(path.c_str(), config.data(), config.size(), &db),
-                  nullptr);
+    detail::check(ctxdb_open(path.c_str(), config.data(), config.size(), &db), nullptr);
     return Database(db);
   }
 
@@ -108,8 +106,7 @@ public:
   std::string session_create(std::string_view json) {
     char *out = nullptr;
     size_t n = 0;
-    detail::check(
-        ctxdb_session_create(db_, json.data(), json.size(), &out, &n), db_);
+    detail::check(ctxdb_session_create(db_, json.data(), json.size(), &out, &n), db_);
     return detail::take(out, n);
   }
 
@@ -130,18 +127,17 @@ public:
   std::string append(std::string_view session_id, std::string_view event) {
     char *out = nullptr;
     size_t n = 0;
-    detail::check(ctxdb_append(db_, session_id.data(), session_id.size(),
-                               event.data(), event.size(), &out, &n),
+    detail::check(ctxdb_append(db_, session_id.data(), session_id.size(), event.data(),
+                               event.size(), &out, &n),
                   db_);
     return detail::take(out, n);
   }
 
-  std::string append_batch(std::string_view session_id,
-                           std::string_view ndjson) {
+  std::string append_batch(std::string_view session_id, std::string_view ndjson) {
     char *out = nullptr;
     size_t n = 0;
-    detail::check(ctxdb_append_batch(db_, session_id.data(), session_id.size(),
-                                     ndjson.data(), ndjson.size(), &out, &n),
+    detail::check(ctxdb_append_batch(db_, session_id.data(), session_id.size(), ndjson.data(),
+                                     ndjson.size(), &out, &n),
                   db_);
     return detail::take(out, n);
   }
@@ -154,8 +150,7 @@ public:
   }
 
   // One session's events with from_seq <= seq <= to_seq (to_seq < 0: all).
-  Iter events(std::string_view session_id, int64_t from_seq = 1,
-              int64_t to_seq = -1) {
+  Iter events(std::string_view session_id, int64_t from_seq = 1, int64_t to_seq = -1) {
     ctxdb_iter *it = nullptr;
     // A non-NULL pointer even for "": NULL would mean every session.
     detail::check(ctxdb_events_iter(db_, session_id.empty() ? "" : session_id.data(),
@@ -184,8 +179,7 @@ public:
   std::string import_ndjson(std::string_view ndjson) {
     char *out = nullptr;
     size_t n = 0;
-    detail::check(ctxdb_import(db_, ndjson.data(), ndjson.size(), &out, &n),
-                  db_);
+    detail::check(ctxdb_import(db_, ndjson.data(), ndjson.size(), &out, &n), db_);
     return detail::take(out, n);
   }
 

@@ -24,23 +24,22 @@ static inline int check_at(int ok, const char *file, int line, const char *expr)
   ++check_total_;
   if (!ok) {
     ++check_failed_;
-    fprintf(stderr, "%s:%d: CHECK failed: %s\n    ctxdb_errmsg(NULL): %s\n",
-            file, line, expr, check_msg_(ctxdb_errmsg(NULL)));
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n    ctxdb_errmsg(NULL): %s\n", file, line, expr,
+            check_msg_(ctxdb_errmsg(NULL)));
     fflush(stderr);
   }
   return ok;
 }
 
-static inline int check_rc_at(int got, int want, const char *file, int line,
-                       const char *expr) {
+static inline int check_rc_at(int got, int want, const char *file, int line, const char *expr) {
   ++check_total_;
   if (got != want) {
     ++check_failed_;
     fprintf(stderr,
             "%s:%d: CHECK_RC failed: %s\n    got %s (%d), want %s (%d)\n"
             "    ctxdb_errmsg(NULL): %s\n",
-            file, line, expr, ctxdb_errstr(got), got, ctxdb_errstr(want),
-            want, check_msg_(ctxdb_errmsg(NULL)));
+            file, line, expr, ctxdb_errstr(got), got, ctxdb_errstr(want), want,
+            check_msg_(ctxdb_errmsg(NULL)));
     fflush(stderr);
   }
   return got == want;
@@ -52,8 +51,7 @@ static inline int check_rc_at(int got, int want, const char *file, int line,
 #define CHECK_AT(file, line, expr) check_at((expr) != 0, file, line, #expr)
 
 static inline int check_finish(const char *name) {
-  fprintf(stderr, "%s: %d checks, %d failed\n", name, check_total_,
-          check_failed_);
+  fprintf(stderr, "%s: %d checks, %d failed\n", name, check_total_, check_failed_);
   return check_failed_ ? 1 : 0;
 }
 

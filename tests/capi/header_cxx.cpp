@@ -5,9 +5,8 @@
 
 static_assert(CTXDB_OK == 0 && CTXDB_MISUSE == 1 && CTXDB_NOTADB == 16);
 static_assert(CTXDB_ROW == 100 && CTXDB_DONE == 101);
-static_assert(CTXDB_VERSION_NUMBER == CTXDB_VERSION_MAJOR * 1000000 +
-                                          CTXDB_VERSION_MINOR * 1000 +
-                                          CTXDB_VERSION_PATCH);
+static_assert(CTXDB_VERSION_NUMBER ==
+              CTXDB_VERSION_MAJOR * 1000000 + CTXDB_VERSION_MINOR * 1000 + CTXDB_VERSION_PATCH);
 
 int main() {
   // C linkage and the declared types.

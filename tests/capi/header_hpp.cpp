@@ -16,8 +16,8 @@ int failures = 0;
 void check(bool ok, int line, const char *what) {
   if (!ok) {
     ++failures;
-    std::fprintf(stderr, "%s:%d: CHECK failed: %s\n    ctxdb_errmsg(NULL): %s\n",
-                 __FILE__, line, what, ctxdb_errmsg(nullptr));
+    std::fprintf(stderr, "%s:%d: CHECK failed: %s\n    ctxdb_errmsg(NULL): %s\n", __FILE__, line,
+                 what, ctxdb_errmsg(nullptr));
   }
 }
 #define CHECK(e) check((e), __LINE__, #e)
@@ -45,9 +45,9 @@ int main() {
     CHECK(s.find(R"("id":"ses_x")") != std::string::npos);
     std::string e = db.append("ses_x", R"({"type":"Note","actor":"a","payload":{}})");
     CHECK(e.find(R"("seq":2)") != std::string::npos);
-    std::string b = db.append_batch(
-        "ses_x", "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{}}\n"
-                 "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{}}\n");
+    std::string b =
+        db.append_batch("ses_x", "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{}}\n"
+                                 "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{}}\n");
     CHECK(b.find(R"("count":2)") != std::string::npos);
 
     int rows = 0;
@@ -67,8 +67,7 @@ int main() {
     CHECK(code_of([&] { db.append("ses_x", R"({"actor":"a","payload":{}})"); }) ==
           CTXDB_INVALID_ARG);
     CHECK(code_of([&] { db.event_get("evt_nope"); }) == CTXDB_NOT_FOUND);
-    CHECK(code_of([&] { ctxdb::Database::open(path, R"({"bogus":1})"); }) ==
-          CTXDB_INVALID_ARG);
+    CHECK(code_of([&] { ctxdb::Database::open(path, R"({"bogus":1})"); }) == CTXDB_INVALID_ARG);
 
     // Moves hand the handle over; close() is explicit and final.
     ctxdb::Database moved = std::move(db);

@@ -63,15 +63,13 @@ static char *snapshot(ctxdb_db *db) {
   exp = export_all(db, &rows);
   if (ctxdb_session_list(db, &list, &n) != CTXDB_OK) list = NULL;
   s = (char *)malloc(slen(exp) + slen(list) + 16);
-  sprintf(s, "%s\n--\n%s", exp ? exp : "(export failed)",
-          list ? list : "(list failed)");
+  sprintf(s, "%s\n--\n%s", exp ? exp : "(export failed)", list ? list : "(list failed)");
   free(exp);
   ctxdb_free(list);
   return s;
 }
 
-static void unchanged_at(const char *file, int line, const char *what,
-                         ctxdb_db *db, char *before) {
+static void unchanged_at(const char *file, int line, const char *what, ctxdb_db *db, char *before) {
   char *after;
   char desc[300];
   if (!before) return;
@@ -86,9 +84,8 @@ static void unchanged_at(const char *file, int line, const char *what,
 
 /* rc is the wanted error (any error for ANY_ERROR); messages are set on the
  * thread and on the handle, equal, and name `mention` when given. */
-static void failed_at(const char *file, int line, const char *what,
-                      const ctxdb_db *db, int rc, int want,
-                      const char *mention) {
+static void failed_at(const char *file, int line, const char *what, const ctxdb_db *db, int rc,
+                      int want, const char *mention) {
   const char *g, *m;
   char desc[600];
   if (want == ANY_ERROR) {
@@ -96,37 +93,34 @@ static void failed_at(const char *file, int line, const char *what,
     check_at(rc != CTXDB_OK, file, line, desc);
   } else if (want > 0xff) {
     int a = want & 0xff, b = (want >> 8) - 1;
-    snprintf(desc, sizeof desc, "%s fails with %s or %s (got %s)", what,
-             ctxdb_errstr(a), ctxdb_errstr(b), ctxdb_errstr(rc));
+    snprintf(desc, sizeof desc, "%s fails with %s or %s (got %s)", what, ctxdb_errstr(a),
+             ctxdb_errstr(b), ctxdb_errstr(rc));
     check_at(rc == a || rc == b, file, line, desc);
   } else {
     check_rc_at(rc, want, file, line, what);
   }
   if (rc == CTXDB_OK) return;
   g = ctxdb_errmsg(NULL);
-  snprintf(desc, sizeof desc, "%s: ctxdb_errmsg(NULL) is a non-empty message",
-           what);
+  snprintf(desc, sizeof desc, "%s: ctxdb_errmsg(NULL) is a non-empty message", what);
   check_at(g != NULL && g[0] != '\0', file, line, desc);
   m = g;
   if (db && db != g_closed) {
     m = ctxdb_errmsg(db);
-    snprintf(desc, sizeof desc, "%s: ctxdb_errmsg(db) is a non-empty message",
-             what);
+    snprintf(desc, sizeof desc, "%s: ctxdb_errmsg(db) is a non-empty message", what);
     check_at(m != NULL && m[0] != '\0', file, line, desc);
-    snprintf(desc, sizeof desc,
-             "%s: ctxdb_errmsg(db) equals ctxdb_errmsg(NULL) ('%s' vs '%s')",
+    snprintf(desc, sizeof desc, "%s: ctxdb_errmsg(db) equals ctxdb_errmsg(NULL) ('%s' vs '%s')",
              what, check_msg_(m), check_msg_(g));
     check_at(m && g && strcmp(m, g) == 0, file, line, desc);
   }
   if (mention) {
-    snprintf(desc, sizeof desc, "%s: the message names '%s' (message: %s)",
-             what, mention, check_msg_(m));
+    snprintf(desc, sizeof desc, "%s: the message names '%s' (message: %s)", what, mention,
+             check_msg_(m));
     check_at(m && strstr(m, mention) != NULL, file, line, desc);
   }
 }
 
-static void cleared_at(const char *file, int line, const char *what,
-                       const void *out, size_t out_len) {
+static void cleared_at(const char *file, int line, const char *what, const void *out,
+                       size_t out_len) {
   char desc[300];
   snprintf(desc, sizeof desc, "%s sets its out-parameters to NULL/0", what);
   check_at(out == NULL && out_len == 0, file, line, desc);
@@ -145,32 +139,26 @@ static int names_line(const char *msg, int n) {
   return 0;
 }
 
-static void names_line_at(const char *file, int line, const char *what,
-                          const ctxdb_db *db, int n) {
+static void names_line_at(const char *file, int line, const char *what, const ctxdb_db *db, int n) {
   const char *m = ctxdb_errmsg(db);
   char desc[600];
-  snprintf(desc, sizeof desc, "%s: the message names line %d (message: %s)",
-           what, n, check_msg_(m));
+  snprintf(desc, sizeof desc, "%s: the message names line %d (message: %s)", what, n,
+           check_msg_(m));
   check_at(names_line(m, n), file, line, desc);
 }
 
 /* ---- successful calls ------------------------------------------------------ */
 
 /* Checks a call that must succeed and returns its buffer (NULL on failure). */
-static char *ok_buf_at(const char *file, int line, const char *what, int rc,
-                       char *out, size_t n) {
+static char *ok_buf_at(const char *file, int line, const char *what, int rc, char *out, size_t n) {
   char desc[300];
   if (!check_rc_at(rc, CTXDB_OK, file, line, what)) return NULL;
-  snprintf(desc, sizeof desc, "%s returns a NUL-terminated buffer of out_len",
-           what);
-  if (!check_at(out != NULL && out != SENT && strlen(out) == n, file, line,
-                desc))
-    return NULL;
+  snprintf(desc, sizeof desc, "%s returns a NUL-terminated buffer of out_len", what);
+  if (!check_at(out != NULL && out != SENT && strlen(out) == n, file, line, desc)) return NULL;
   return out;
 }
 
-static char *ok_create_at(const char *file, int line, ctxdb_db *db,
-                          const char *json) {
+static char *ok_create_at(const char *file, int line, ctxdb_db *db, const char *json) {
   char *out = SENT, *ev;
   size_t n = SENT_LEN;
   int rc = ctxdb_session_create(db, json, slen(json), &out, &n);
@@ -183,8 +171,8 @@ static char *ok_create_at(const char *file, int line, ctxdb_db *db,
 }
 #define OK_CREATE(db, json) ok_create_at(F, db, json)
 
-static char *ok_append_at(const char *file, int line, ctxdb_db *db,
-                          const char *sid, const char *json) {
+static char *ok_append_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                          const char *json) {
   char *out = SENT;
   size_t n = SENT_LEN;
   int rc = ctxdb_append(db, sid, slen(sid), json, slen(json), &out, &n);
@@ -194,8 +182,7 @@ static char *ok_append_at(const char *file, int line, ctxdb_db *db,
 }
 #define OK_APPEND(db, sid, json) ok_append_at(F, db, sid, json)
 
-static char *ok_get_at(const char *file, int line, ctxdb_db *db,
-                       const char *sid) {
+static char *ok_get_at(const char *file, int line, ctxdb_db *db, const char *sid) {
   char *out = SENT;
   size_t n = SENT_LEN;
   int rc = ctxdb_session_get(db, sid, slen(sid), &out, &n);
@@ -203,8 +190,7 @@ static char *ok_get_at(const char *file, int line, ctxdb_db *db,
 }
 #define OK_GET(db, sid) ok_get_at(F, db, sid)
 
-static char *ok_event_at(const char *file, int line, ctxdb_db *db,
-                         const char *eid) {
+static char *ok_event_at(const char *file, int line, ctxdb_db *db, const char *eid) {
   char *out = SENT;
   size_t n = SENT_LEN;
   int rc = ctxdb_event_get(db, eid, slen(eid), &out, &n);
@@ -220,8 +206,7 @@ static char *ok_list_at(const char *file, int line, ctxdb_db *db) {
 }
 #define OK_LIST(db) ok_list_at(F, db)
 
-static char *ok_verify_at(const char *file, int line, ctxdb_db *db,
-                          const char *sid) {
+static char *ok_verify_at(const char *file, int line, ctxdb_db *db, const char *sid) {
   char *out = SENT;
   size_t n = SENT_LEN;
   int rc = ctxdb_verify(db, sid, slen(sid), &out, &n);
@@ -230,18 +215,16 @@ static char *ok_verify_at(const char *file, int line, ctxdb_db *db,
 #define OK_VERIFY(db, sid) ok_verify_at(F, db, sid)
 
 /* Appends a batch and records the ids it stored (read back by seq). */
-static char *ok_batch_at(const char *file, int line, ctxdb_db *db,
-                         const char *sid, const char *ndjson) {
+static char *ok_batch_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                         const char *ndjson) {
   char *out = SENT;
   size_t n = SENT_LEN;
-  int rc = ctxdb_append_batch(db, sid, slen(sid), ndjson, slen(ndjson), &out,
-                              &n);
+  int rc = ctxdb_append_batch(db, sid, slen(sid), ndjson, slen(ndjson), &out, &n);
   out = ok_buf_at(file, line, "ctxdb_append_batch", rc, out, n);
   if (out && db == g_db1) {
     int rows, i;
     char **lines;
-    char *text = rows_of(db, sid, jnum(out, "first_seq"),
-                         jnum(out, "last_seq"), &rows);
+    char *text = rows_of(db, sid, jnum(out, "first_seq"), jnum(out, "last_seq"), &rows);
     int nl = split_lines(text, &lines);
     for (i = 0; i < nl; ++i) {
       record_id(db, lines[i]);
@@ -254,8 +237,7 @@ static char *ok_batch_at(const char *file, int line, ctxdb_db *db,
 }
 #define OK_BATCH(db, sid, ndjson) ok_batch_at(F, db, sid, ndjson)
 
-static ctxdb_db *ok_open_at(const char *file, int line, const char *path,
-                            const char *config) {
+static ctxdb_db *ok_open_at(const char *file, int line, const char *path, const char *config) {
   ctxdb_db *db = SENT_DB;
   int rc = ctxdb_open(path, config, slen(config), &db);
   if (!check_rc_at(rc, CTXDB_OK, file, line, "ctxdb_open")) return NULL;
@@ -268,79 +250,68 @@ static ctxdb_db *ok_open_at(const char *file, int line, const char *path,
 /* Each runs one call that must fail with `want`, checks the message and the
  * cleared out-parameters, and (for a live handle) that nothing changed. */
 
-static void create_fails_at(const char *file, int line, ctxdb_db *db,
-                            const char *json, size_t len, int null_out,
-                            int want, const char *mention) {
+static void create_fails_at(const char *file, int line, ctxdb_db *db, const char *json, size_t len,
+                            int null_out, int want, const char *mention) {
   char *before = snapshot(db), *out = SENT;
   size_t n = SENT_LEN;
-  int rc = ctxdb_session_create(db, json, len, null_out ? NULL : &out,
-                                null_out ? NULL : &n);
+  int rc = ctxdb_session_create(db, json, len, null_out ? NULL : &out, null_out ? NULL : &n);
   failed_at(file, line, "ctxdb_session_create", db, rc, want, mention);
   if (!null_out) cleared_at(file, line, "ctxdb_session_create", out, n);
   if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
   unchanged_at(file, line, "a failed ctxdb_session_create", db, before);
 }
-#define CREATE_FAILS(db, json, want, mention) \
+#define CREATE_FAILS(db, json, want, mention)                                                      \
   create_fails_at(F, db, json, slen(json), 0, want, mention)
 
-static void append_fails_at(const char *file, int line, ctxdb_db *db,
-                            const char *sid, size_t sid_len, const char *json,
-                            size_t len, int null_out, int want,
+static void append_fails_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                            size_t sid_len, const char *json, size_t len, int null_out, int want,
                             const char *mention) {
   char *before = snapshot(db), *out = SENT;
   size_t n = SENT_LEN;
-  int rc = ctxdb_append(db, sid, sid_len, json, len, null_out ? NULL : &out,
-                        null_out ? NULL : &n);
+  int rc = ctxdb_append(db, sid, sid_len, json, len, null_out ? NULL : &out, null_out ? NULL : &n);
   failed_at(file, line, "ctxdb_append", db, rc, want, mention);
   if (!null_out) cleared_at(file, line, "ctxdb_append", out, n);
   if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
   unchanged_at(file, line, "a failed ctxdb_append", db, before);
 }
-#define APPEND_FAILS(db, sid, json, want, mention) \
+#define APPEND_FAILS(db, sid, json, want, mention)                                                 \
   append_fails_at(F, db, sid, slen(sid), json, slen(json), 0, want, mention)
 
-static void batch_fails_at(const char *file, int line, ctxdb_db *db,
-                           const char *sid, size_t sid_len, const char *nd,
-                           size_t len, int null_out, int want,
+static void batch_fails_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                           size_t sid_len, const char *nd, size_t len, int null_out, int want,
                            const char *mention, int line_no) {
   char *before = snapshot(db), *out = SENT;
   size_t n = SENT_LEN;
-  int rc = ctxdb_append_batch(db, sid, sid_len, nd, len,
-                              null_out ? NULL : &out, null_out ? NULL : &n);
+  int rc =
+      ctxdb_append_batch(db, sid, sid_len, nd, len, null_out ? NULL : &out, null_out ? NULL : &n);
   failed_at(file, line, "ctxdb_append_batch", db, rc, want, mention);
-  if (rc != CTXDB_OK && line_no > 0)
-    names_line_at(file, line, "ctxdb_append_batch", db, line_no);
+  if (rc != CTXDB_OK && line_no > 0) names_line_at(file, line, "ctxdb_append_batch", db, line_no);
   if (!null_out) cleared_at(file, line, "ctxdb_append_batch", out, n);
   if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
   unchanged_at(file, line, "a failed ctxdb_append_batch", db, before);
 }
-#define BATCH_FAILS(db, sid, nd, want, mention, line_no) \
+#define BATCH_FAILS(db, sid, nd, want, mention, line_no)                                           \
   batch_fails_at(F, db, sid, slen(sid), nd, slen(nd), 0, want, mention, line_no)
 
-static void import_fails_at(const char *file, int line, ctxdb_db *db,
-                            const char *nd, size_t len, int null_out, int want,
-                            const char *mention, int line_no) {
+static void import_fails_at(const char *file, int line, ctxdb_db *db, const char *nd, size_t len,
+                            int null_out, int want, const char *mention, int line_no) {
   char *before = snapshot(db), *out = SENT;
   size_t n = SENT_LEN;
-  int rc = ctxdb_import(db, nd, len, null_out ? NULL : &out,
-                        null_out ? NULL : &n);
+  int rc = ctxdb_import(db, nd, len, null_out ? NULL : &out, null_out ? NULL : &n);
   failed_at(file, line, "ctxdb_import", db, rc, want, mention);
-  if (rc != CTXDB_OK && line_no > 0)
-    names_line_at(file, line, "ctxdb_import", db, line_no);
+  if (rc != CTXDB_OK && line_no > 0) names_line_at(file, line, "ctxdb_import", db, line_no);
   if (!null_out) cleared_at(file, line, "ctxdb_import", out, n);
   if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
   unchanged_at(file, line, "a failed ctxdb_import", db, before);
 }
-#define IMPORT_FAILS(db, nd, want, mention, line_no) \
+#define IMPORT_FAILS(db, nd, want, mention, line_no)                                               \
   import_fails_at(F, db, nd, slen(nd), 0, want, mention, line_no)
 
 /* Read calls: session_get, event_get, verify (an id, then a buffer). */
-typedef int (*id_read_fn)(ctxdb_db *, const char *, size_t, char **,
-                          size_t *);
+typedef int (*id_read_fn)(ctxdb_db *, const char *, size_t, char **, size_t *);
 
-static void read_fails_at(const char *file, int line, const char *what,
-                          id_read_fn fn, ctxdb_db *db, const char *id,
-                          size_t id_len, int null_out, int want,
+static void read_fails_at(const char *file, int line, const char *what, id_read_fn fn, ctxdb_db *db,
+                          const char *id, size_t id_len, int null_out, int want,
                           const char *mention) {
   char *out = SENT;
   size_t n = SENT_LEN;
@@ -350,8 +321,7 @@ static void read_fails_at(const char *file, int line, const char *what,
   if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
 }
 
-static void list_fails_at(const char *file, int line, ctxdb_db *db,
-                          int null_out, int want) {
+static void list_fails_at(const char *file, int line, ctxdb_db *db, int null_out, int want) {
   char *out = SENT;
   size_t n = SENT_LEN;
   int rc = ctxdb_session_list(db, null_out ? NULL : &out, null_out ? NULL : &n);
@@ -360,9 +330,8 @@ static void list_fails_at(const char *file, int line, ctxdb_db *db,
   if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
 }
 
-static void iter_fails_at(const char *file, int line, ctxdb_db *db,
-                          const char *sid, size_t sid_len, int null_out,
-                          int want) {
+static void iter_fails_at(const char *file, int line, ctxdb_db *db, const char *sid, size_t sid_len,
+                          int null_out, int want) {
   ctxdb_iter *it = SENT_IT;
   int rc = ctxdb_events_iter(db, sid, sid_len, 1, -1, null_out ? NULL : &it);
   failed_at(file, line, "ctxdb_events_iter", db, rc, want, NULL);
@@ -372,16 +341,15 @@ static void iter_fails_at(const char *file, int line, ctxdb_db *db,
   }
 }
 
-static void open_fails_at(const char *file, int line, const char *path,
-                          const char *config, size_t len, int want,
-                          const char *mention) {
+static void open_fails_at(const char *file, int line, const char *path, const char *config,
+                          size_t len, int want, const char *mention) {
   ctxdb_db *db = SENT_DB;
   int rc = ctxdb_open(path, config, len, &db);
   failed_at(file, line, "ctxdb_open", NULL, rc, want, mention);
   check_at(db == NULL, file, line, "a failed ctxdb_open sets *out_db = NULL");
   if (rc == CTXDB_OK && db != SENT_DB) ctxdb_close(db);
 }
-#define OPEN_FAILS(path, config, want, mention) \
+#define OPEN_FAILS(path, config, want, mention)                                                    \
   open_fails_at(F, path, config, slen(config), want, mention)
 
 /* ===========================================================================
@@ -430,27 +398,24 @@ static void test_versions_and_errstr(void) {
     const char *s = ctxdb_errstr(names[i].code);
     if (!CHECK(s != NULL)) continue;
     if (!CHECK(strcmp(s, names[i].name) == 0))
-      fprintf(stderr, "    ctxdb_errstr(%d) = '%s', want '%s'\n",
-              names[i].code, s, names[i].name);
+      fprintf(stderr, "    ctxdb_errstr(%d) = '%s', want '%s'\n", names[i].code, s, names[i].name);
   }
   for (i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
     const char *s = ctxdb_errstr(unknown[i]);
     if (!CHECK(s != NULL && s[0] != '\0')) continue;
     for (j = 0; j < sizeof names / sizeof names[0]; ++j)
       if (!CHECK(strcmp(s, names[j].name) != 0))
-        fprintf(stderr, "    ctxdb_errstr(%d) = '%s', a known code's name\n",
-                unknown[i], s);
+        fprintf(stderr, "    ctxdb_errstr(%d) = '%s', a known code's name\n", unknown[i], s);
   }
 
   CHECK(ctxdb_version() != NULL);
   CHECK(ctxdb_version() && strcmp(ctxdb_version(), CTXDB_VERSION_STRING) == 0);
-  snprintf(vbuf, sizeof vbuf, "%d.%d.%d", CTXDB_VERSION_MAJOR,
-           CTXDB_VERSION_MINOR, CTXDB_VERSION_PATCH);
+  snprintf(vbuf, sizeof vbuf, "%d.%d.%d", CTXDB_VERSION_MAJOR, CTXDB_VERSION_MINOR,
+           CTXDB_VERSION_PATCH);
   CHECK(strcmp(vbuf, CTXDB_VERSION_STRING) == 0);
   CHECK(ctxdb_version_number() == CTXDB_VERSION_NUMBER);
-  CHECK(CTXDB_VERSION_NUMBER == CTXDB_VERSION_MAJOR * 1000000 +
-                                    CTXDB_VERSION_MINOR * 1000 +
-                                    CTXDB_VERSION_PATCH);
+  CHECK(CTXDB_VERSION_NUMBER ==
+        CTXDB_VERSION_MAJOR * 1000000 + CTXDB_VERSION_MINOR * 1000 + CTXDB_VERSION_PATCH);
   CHECK(ctxdb_abi_version() == CTXDB_ABI_VERSION);
 
   /* Destructors accept NULL. */
@@ -494,7 +459,11 @@ static void test_happy_path(const char *path) {
   CHECK(jstr_prefix(s1obj, "started_event_id", "evt_"));
   CHECK(jnum(s1obj, "created_ts") >= t0 - 1 && jnum(s1obj, "created_ts") <= t1 + 1);
   CHECK(jnum(s1obj, "last_ts") >= jnum(s1obj, "created_ts"));
-  { const char *v_; size_t n_; CHECK(s1obj && jget(s1obj, strlen(s1obj), "meta", &v_, &n_)); }
+  {
+    const char *v_;
+    size_t n_;
+    CHECK(s1obj && jget(s1obj, strlen(s1obj), "meta", &v_, &n_));
+  }
   g_s1 = jstr(s1obj, "id");
   g_started1 = jstr(s1obj, "started_event_id");
   if (!g_s1 || !g_started1) exit(check_finish("test_api (no session)"));
@@ -523,8 +492,7 @@ static void test_happy_path(const char *path) {
     char *out = SENT;
     size_t on = SENT_LEN;
     CHECK_RC(ctxdb_session_get(g_db1, "ses_host_2XYZ", 10, &out, &on), CTXDB_OK);
-    CHECK(out != SENT && out && s2obj && strcmp(out, s2obj) == 0 &&
-          on == strlen(s2obj));
+    CHECK(out != SENT && out && s2obj && strcmp(out, s2obj) == 0 && on == strlen(s2obj));
     if (out != SENT) ctxdb_free(out);
   }
 
@@ -538,8 +506,7 @@ static void test_happy_path(const char *path) {
   payload = jraw(started, "payload");
   CHECK(payload && jstr_eq(payload, "agent_id", "a"));
   free(payload);
-  CHECK(jhex64(started, "hash") && jhex64(started, "payload_hash") &&
-        jhex64(started, "prev_hash"));
+  CHECK(jhex64(started, "hash") && jhex64(started, "payload_hash") && jhex64(started, "prev_hash"));
   CHECK(jstr_eq(started, "prev_hash",
                 "0000000000000000000000000000000000000000000000000000000000000000"));
   {
@@ -612,8 +579,7 @@ static void test_happy_path(const char *path) {
   CHECK(jhex64(ev, "hash") && jhex64(ev, "payload_hash"));
   /* The chain: prev_hash is the hash of seq 1. */
   {
-    char *h1 = jstr(started, "hash"), *p2 = jstr(ev, "prev_hash"),
-         *h2 = jstr(ev, "hash");
+    char *h1 = jstr(started, "hash"), *p2 = jstr(ev, "prev_hash"), *h2 = jstr(ev, "hash");
     CHECK(h1 && p2 && strcmp(h1, p2) == 0);
     CHECK(h1 && h2 && strcmp(h1, h2) != 0);
     free(h1);
@@ -698,8 +664,7 @@ static void test_happy_path(const char *path) {
   CHECK(jnum(ev, "seq") == 2);
   CHECK(jstr_eq(ev, "type", "my.custom:Event-1"));
   payload = jraw(ev, "payload");
-  CHECK(payload &&
-        strcmp(payload, "{\"anything\":[1,2,{\"x\":null}],\"b\":\"two\"}") == 0);
+  CHECK(payload && strcmp(payload, "{\"anything\":[1,2,{\"x\":null}],\"b\":\"two\"}") == 0);
   free(payload);
   ctxdb_free(ev);
 
@@ -707,8 +672,7 @@ static void test_happy_path(const char *path) {
   {
     const char *j = Q("{'type':'Note','actor':'host','payload':{'n':0}}");
     char *out = SENT;
-    CHECK_RC(ctxdb_append(g_db1, g_s2, strlen(g_s2), j, strlen(j), &out, NULL),
-             CTXDB_OK);
+    CHECK_RC(ctxdb_append(g_db1, g_s2, strlen(g_s2), j, strlen(j), &out, NULL), CTXDB_OK);
     CHECK(out != SENT && jnum(out, "seq") == 3);
     if (out != SENT) {
       record_id(g_db1, out);
@@ -727,8 +691,7 @@ static void test_happy_path(const char *path) {
   CHECK(jnum(b, "last_seq") == 10);
   last_id = jstr(b, "last_id");
   ev = OK_EVENT(g_db1, last_id);
-  CHECK(jnum(ev, "seq") == 10 && jstr_eq(ev, "type", "Note") &&
-        jstr_eq(ev, "session_id", g_s1));
+  CHECK(jnum(ev, "seq") == 10 && jstr_eq(ev, "type", "Note") && jstr_eq(ev, "session_id", g_s1));
   ctxdb_free(ev);
   free(last_id);
   ctxdb_free(b);
@@ -827,8 +790,8 @@ static void test_happy_path(const char *path) {
   for (i = 0; i < nl; ++i) {
     char *id = jstr(lines[i], "id");
     if (i < g_norder && !CHECK(id && strcmp(id, g_order[i]) == 0))
-      fprintf(stderr, "    export row %d is %s, appended as %s\n", i + 1,
-              id ? id : "?", g_order[i]);
+      fprintf(stderr, "    export row %d is %s, appended as %s\n", i + 1, id ? id : "?",
+              g_order[i]);
     free(id);
     free(lines[i]);
   }
@@ -874,8 +837,7 @@ static void test_retries(ctxdb_db *db) {
   {
     char *out = SENT;
     size_t n = SENT_LEN;
-    CHECK_RC(ctxdb_append(db, g_s2, strlen(g_s2), j1, strlen(j1), &out, &n),
-             CTXDB_OK);
+    CHECK_RC(ctxdb_append(db, g_s2, strlen(g_s2), j1, strlen(j1), &out, &n), CTXDB_OK);
     again = out == SENT ? NULL : out;
   }
   CHECK(again && first && jnum(again, "seq") == jnum(first, "seq"));
@@ -904,8 +866,7 @@ static void test_retries(ctxdb_db *db) {
   /* An event id used by an engine-made event (a SessionStarted). */
   {
     char json[512];
-    snprintf(json, sizeof json,
-             Q("{'id':'%s','type':'Note','actor':'host','payload':{}}"),
+    snprintf(json, sizeof json, Q("{'id':'%s','type':'Note','actor':'host','payload':{}}"),
              g_started1);
     APPEND_FAILS(db, g_s1, json, CTXDB_CONFLICT, NULL);
   }
@@ -970,8 +931,7 @@ static void test_open_config(void) {
     char what[200];
     int failed_before = check_failed_;
     snprintf(what, sizeof what, "ctxdb_open config #%u", (unsigned)i);
-    open_fails_at(__FILE__, __LINE__, p, c, strlen(c), bad[i].code,
-                  bad[i].mention);
+    open_fails_at(__FILE__, __LINE__, p, c, strlen(c), bad[i].code, bad[i].mention);
     if (check_failed_ != failed_before) fprintf(stderr, "    (config: %s)\n", c);
     /* A refused config touches no file. */
     if (!check_at(!file_exists(p), __FILE__, __LINE__, what))
@@ -1049,10 +1009,8 @@ static void test_bad_sessions(ctxdb_db *db) {
   for (i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     const char *json = Q(bad[i].json);
     int failed_before = check_failed_;
-    create_fails_at(__FILE__, __LINE__, db, json, strlen(json), 0, bad[i].code,
-                    bad[i].mention);
-    if (check_failed_ != failed_before)
-      fprintf(stderr, "    (input: %s)\n", json);
+    create_fails_at(__FILE__, __LINE__, db, json, strlen(json), 0, bad[i].code, bad[i].mention);
+    if (check_failed_ != failed_before) fprintf(stderr, "    (input: %s)\n", json);
   }
   /* NULLs. */
   create_fails_at(F, NULL, j, strlen(j), 0, CTXDB_MISUSE, NULL);
@@ -1062,23 +1020,21 @@ static void test_bad_sessions(ctxdb_db *db) {
   create_fails_at(F, db, j, strlen(j), 1, CTXDB_MISUSE, NULL); /* out NULL */
 
   /* session_get */
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, NULL, g_s1,
-                strlen(g_s1), 0, CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, NULL, 5, 0,
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, NULL, g_s1, strlen(g_s1), 0,
                 CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, g_s1,
-                strlen(g_s1), 1, CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "ses_nope", 8,
-                0, CTXDB_NOT_FOUND, NULL);
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "ses_host_", 9,
-                0, CTXDB_NOT_FOUND, NULL); /* a prefix of a real id */
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "\xff\xfe", 2,
-                0, CTXDB_INVALID_UTF8, NULL);
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "", 0, 0,
-                ANY_ERROR, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, NULL, 5, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, g_s1, strlen(g_s1), 1, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND,
+                NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "ses_host_", 9, 0, CTXDB_NOT_FOUND,
+                NULL); /* a prefix of a real id */
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "\xff\xfe", 2, 0, CTXDB_INVALID_UTF8,
+                NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, "", 0, 0, ANY_ERROR, NULL);
   /* An event id is not a session id. */
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, g_started1,
-                strlen(g_started1), 0, CTXDB_NOT_FOUND, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, db, g_started1, strlen(g_started1), 0,
+                CTXDB_NOT_FOUND, NULL);
 
   /* session_list */
   list_fails_at(F, NULL, 0, CTXDB_MISUSE);
@@ -1114,10 +1070,13 @@ static void test_bad_appends(ctxdb_db *db) {
       {"{'type':'Note','payload':{}}", CTXDB_INVALID_ARG, "actor"},
       {"{'type':'Note','actor':'a'}", CTXDB_INVALID_ARG, "payload"},
       {"{'type':'UserPromptSubmitted','actor':'user','payload':{}}", CTXDB_INVALID_ARG, "text"},
-      {"{'type':'UserPromptSubmitted','actor':'user','payload':{'acceptance_criteria':[]}}", CTXDB_INVALID_ARG, "text"},
-      {"{'type':'ToolCallFinished','actor':'tool','payload':{'output':'x'}}", CTXDB_INVALID_ARG, "tool_call_id"},
+      {"{'type':'UserPromptSubmitted','actor':'user','payload':{'acceptance_criteria':[]}}",
+       CTXDB_INVALID_ARG, "text"},
+      {"{'type':'ToolCallFinished','actor':'tool','payload':{'output':'x'}}", CTXDB_INVALID_ARG,
+       "tool_call_id"},
       {"{'type':'FileRead','actor':'agent','payload':{'bytes':3}}", CTXDB_INVALID_ARG, "path"},
-      {"{'type':'AssistantMessageCreated','actor':'assistant','payload':{}}", CTXDB_INVALID_ARG, "content"},
+      {"{'type':'AssistantMessageCreated','actor':'assistant','payload':{}}", CTXDB_INVALID_ARG,
+       "content"},
       /* wrong types and out of range */
       {"{'type':5,'actor':'a','payload':{}}", CTXDB_INVALID_ARG, "type"},
       {"{'type':'','actor':'a','payload':{}}", CTXDB_INVALID_ARG, "type"},
@@ -1138,13 +1097,18 @@ static void test_bad_appends(ctxdb_db *db) {
       {"{'type':'Note','actor':'a','payload':{},'causality':3}", CTXDB_INVALID_ARG, "causality"},
       {"{'type':'Note','actor':'a','payload':{},'visibility':3}", CTXDB_INVALID_ARG, "visibility"},
       {"{'type':'Note','actor':'a','payload':{},'bogus':1}", CTXDB_INVALID_ARG, "bogus"},
-      {"{'type':'Note','actor':'a','payload':{},'session_id':'ses_host_2'}", CTXDB_INVALID_ARG, "ses_host_2"},
-      {"{'type':'UserPromptSubmitted','actor':'user','payload':{'text':5}}", CTXDB_INVALID_ARG, "text"},
-      {"{'type':'ToolCallFinished','actor':'tool','payload':{'tool_call_id':1}}", CTXDB_INVALID_ARG, "tool_call_id"},
-      {"{'type':'ToolCallFinished','actor':'tool','payload':{'tool_call_id':''}}", CTXDB_INVALID_ARG, "tool_call_id"},
+      {"{'type':'Note','actor':'a','payload':{},'session_id':'ses_host_2'}", CTXDB_INVALID_ARG,
+       "ses_host_2"},
+      {"{'type':'UserPromptSubmitted','actor':'user','payload':{'text':5}}", CTXDB_INVALID_ARG,
+       "text"},
+      {"{'type':'ToolCallFinished','actor':'tool','payload':{'tool_call_id':1}}", CTXDB_INVALID_ARG,
+       "tool_call_id"},
+      {"{'type':'ToolCallFinished','actor':'tool','payload':{'tool_call_id':''}}",
+       CTXDB_INVALID_ARG, "tool_call_id"},
       {"{'type':'FileRead','actor':'agent','payload':{'path':{}}}", CTXDB_INVALID_ARG, "path"},
       {"{'type':'FileRead','actor':'agent','payload':{'path':''}}", CTXDB_INVALID_ARG, "path"},
-      {"{'type':'AssistantMessageCreated','actor':'assistant','payload':{'content':'hi'}}", CTXDB_INVALID_ARG, "content"},
+      {"{'type':'AssistantMessageCreated','actor':'assistant','payload':{'content':'hi'}}",
+       CTXDB_INVALID_ARG, "content"},
       /* unknown ids */
       {"{'type':'Note','actor':'a','payload':{},'parent_id':'evt_nope'}", CTXDB_NOT_FOUND, NULL},
   };
@@ -1155,17 +1119,16 @@ static void test_bad_appends(ctxdb_db *db) {
   for (i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     const char *json = Q(bad[i].json);
     int failed_before = check_failed_;
-    append_fails_at(__FILE__, __LINE__, db, g_s1, strlen(g_s1), json,
-                    strlen(json), 0, bad[i].code, bad[i].mention);
-    if (check_failed_ != failed_before)
-      fprintf(stderr, "    (input: %s)\n", json);
+    append_fails_at(__FILE__, __LINE__, db, g_s1, strlen(g_s1), json, strlen(json), 0, bad[i].code,
+                    bad[i].mention);
+    if (check_failed_ != failed_before) fprintf(stderr, "    (input: %s)\n", json);
   }
   /* NULLs and ids. */
   append_fails_at(F, NULL, g_s1, strlen(g_s1), j, strlen(j), 0, CTXDB_MISUSE, NULL);
   append_fails_at(F, db, NULL, 5, j, strlen(j), 0, CTXDB_MISUSE, NULL);
   append_fails_at(F, db, g_s1, strlen(g_s1), NULL, 5, 0, CTXDB_MISUSE, NULL);
-  append_fails_at(F, db, g_s1, strlen(g_s1), NULL, 0, 0,
-                  OR_CODE(CTXDB_MISUSE, CTXDB_INVALID_JSON), NULL);
+  append_fails_at(F, db, g_s1, strlen(g_s1), NULL, 0, 0, OR_CODE(CTXDB_MISUSE, CTXDB_INVALID_JSON),
+                  NULL);
   append_fails_at(F, db, g_s1, strlen(g_s1), j, strlen(j), 1, CTXDB_MISUSE, NULL);
   append_fails_at(F, db, "ses_nope", 8, j, strlen(j), 0, CTXDB_NOT_FOUND, NULL);
   append_fails_at(F, db, "\xff\xfe", 2, j, strlen(j), 0, CTXDB_INVALID_UTF8, NULL);
@@ -1184,8 +1147,8 @@ static void test_batches_all_or_nothing(ctxdb_db *db) {
            Q("{'type':'Note','actor':'a','payload':\n"), Q(good), Q(good));
   BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_JSON, NULL, 3);
   /* Line 3 of 5 missing its type. */
-  snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good),
-           Q("{'actor':'a','payload':{}}\n"), Q(good), Q(good));
+  snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good), Q("{'actor':'a','payload':{}}\n"),
+           Q(good), Q(good));
   BATCH_FAILS(db, g_s1, nd, CTXDB_INVALID_ARG, "type", 3);
   /* Line 3 of 5 missing a core payload field. */
   snprintf(nd, sizeof nd, "%s%s%s%s%s", Q(good), Q(good),
@@ -1258,20 +1221,18 @@ static void test_bad_reads(ctxdb_db *db) {
   size_t rlen;
 
   /* event_get */
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, NULL, g_started1,
-                strlen(g_started1), 0, CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, NULL, 4, 0,
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, NULL, g_started1, strlen(g_started1), 0,
                 CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_started1,
-                strlen(g_started1), 1, CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, "evt_nope", 8, 0,
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, NULL, 4, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_started1, strlen(g_started1), 1,
+                CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, "evt_nope", 8, 0, CTXDB_NOT_FOUND, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_started1, strlen(g_started1) - 1, 0,
                 CTXDB_NOT_FOUND, NULL);
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_started1,
-                strlen(g_started1) - 1, 0, CTXDB_NOT_FOUND, NULL);
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, "evt_\xff", 5, 0,
-                CTXDB_INVALID_UTF8, NULL);
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_s1,
-                strlen(g_s1), 0, CTXDB_NOT_FOUND, NULL); /* a session id */
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, "evt_\xff", 5, 0, CTXDB_INVALID_UTF8,
+                NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, db, g_s1, strlen(g_s1), 0, CTXDB_NOT_FOUND,
+                NULL); /* a session id */
 
   /* events_iter */
   iter_fails_at(F, NULL, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
@@ -1306,14 +1267,10 @@ static void test_bad_reads(ctxdb_db *db) {
   }
 
   /* verify */
-  read_fails_at(F, "ctxdb_verify", ctxdb_verify, NULL, NULL, 0, 0,
-                CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, NULL, 0, 1, CTXDB_MISUSE,
-                NULL);
-  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "ses_nope", 8, 0,
-                CTXDB_NOT_FOUND, NULL);
-  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "\xff", 1, 0,
-                CTXDB_INVALID_UTF8, NULL);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, NULL, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, NULL, 0, 1, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND, NULL);
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "\xff", 1, 0, CTXDB_INVALID_UTF8, NULL);
 }
 
 /* ===========================================================================
@@ -1366,8 +1323,7 @@ static void test_import(ctxdb_db *db1) {
   ctxdb_free(list1);
   ctxdb_free(list2);
   v = OK_VERIFY(db2, NULL);
-  CHECK(jbool(v, "ok") == 1 && jnum(v, "events") == rows1 &&
-        jnum(v, "sessions") == 3);
+  CHECK(jbool(v, "ok") == 1 && jnum(v, "events") == rows1 && jnum(v, "sessions") == 3);
   ctxdb_free(v);
   for (i = 0; i < nl; ++i) { /* every row, by id */
     char *id = jstr(lines[i], "id");
@@ -1427,8 +1383,7 @@ static void test_import(ctxdb_db *db1) {
     char *bad = join_lines(lines, 0, nl, -1), *p;
     /* A payload that does not match its hash, on line 2. */
     p = strstr(bad, "/tmp/w"); /* in line 2: the SessionStarted of ses_host_2 */
-    if (CHECK(p != NULL && strchr(bad, '\n') < p &&
-              strchr(strchr(bad, '\n') + 1, '\n') > p)) {
+    if (CHECK(p != NULL && strchr(bad, '\n') < p && strchr(strchr(bad, '\n') + 1, '\n') > p)) {
       p[5] = 'v';
       IMPORT_FAILS(db4, bad, CTXDB_CORRUPT, NULL, 2);
     }
@@ -1453,8 +1408,7 @@ static void test_import(ctxdb_db *db1) {
       bad = join_lines(lines, 0, nl, 0);
       /* Its seq and prev_hash do not follow; its session is also unknown. */
       if (CHECK(first_of_s1 > 0))
-        IMPORT_FAILS(db4, bad, OR_CODE(CTXDB_CORRUPT, CTXDB_NOT_FOUND), NULL,
-                     first_of_s1);
+        IMPORT_FAILS(db4, bad, OR_CODE(CTXDB_CORRUPT, CTXDB_NOT_FOUND), NULL, first_of_s1);
       free(bad);
       free(s1id);
     }
@@ -1554,13 +1508,13 @@ static void test_closed_handle(const char *path) {
 
   /* No handle is opened below, so the address cannot be reused. */
   create_fails_at(F, h, cr, strlen(cr), 0, CTXDB_MISUSE, NULL);
-  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, h, g_s1,
-                strlen(g_s1), 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_session_get", ctxdb_session_get, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE,
+                NULL);
   list_fails_at(F, h, 0, CTXDB_MISUSE);
   append_fails_at(F, h, g_s1, strlen(g_s1), ev, strlen(ev), 0, CTXDB_MISUSE, NULL);
   batch_fails_at(F, h, g_s1, strlen(g_s1), ev, strlen(ev), 0, CTXDB_MISUSE, NULL, 0);
-  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, h, g_started1,
-                strlen(g_started1), 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_event_get", ctxdb_event_get, h, g_started1, strlen(g_started1), 0,
+                CTXDB_MISUSE, NULL);
   iter_fails_at(F, h, NULL, 0, 0, CTXDB_MISUSE);
   iter_fails_at(F, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
@@ -1593,8 +1547,7 @@ static long long sql_int(const char *path, const char *sql) {
   sqlite3_stmt *st = NULL;
   long long v = LLONG_MIN;
   if (sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-      sqlite3_prepare_v2(s, sql, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
+      sqlite3_prepare_v2(s, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
     v = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   sqlite3_close(s);
@@ -1603,9 +1556,8 @@ static long long sql_int(const char *path, const char *sql) {
 
 /* Opens path (default and read-only) expecting `want`; the file's bytes
  * must not change. */
-static void open_refused_at(const char *file, int line, const char *path,
-                            int want, const char *m1, long long n1,
-                            long long n2) {
+static void open_refused_at(const char *file, int line, const char *path, int want, const char *m1,
+                            long long n1, long long n2) {
   size_t n0 = 0, n = 0;
   char *before = file_read(path, &n0), *after;
   const char *configs[2];
@@ -1616,20 +1568,19 @@ static void open_refused_at(const char *file, int line, const char *path,
   for (i = 0; i < 2; ++i) {
     ctxdb_db *db = SENT_DB;
     int rc = ctxdb_open(path, configs[i], slen(configs[i]), &db);
-    failed_at(file, line, i ? "ctxdb_open (read_only)" : "ctxdb_open", NULL,
-              rc, want, m1);
+    failed_at(file, line, i ? "ctxdb_open (read_only)" : "ctxdb_open", NULL, rc, want, m1);
     check_at(db == NULL, file, line, "a failed ctxdb_open sets *out_db = NULL");
     if (rc == CTXDB_OK && db != SENT_DB) ctxdb_close(db);
     if (n1 >= 0) {
       const char *m = ctxdb_errmsg(NULL);
       char desc[600];
-      snprintf(desc, sizeof desc, "the message names versions %lld and %lld: %s",
-               n1, n2, check_msg_(m));
+      snprintf(desc, sizeof desc, "the message names versions %lld and %lld: %s", n1, n2,
+               check_msg_(m));
       check_at(mentions_number(m, n1) && mentions_number(m, n2), file, line, desc);
     }
     after = file_read(path, &n);
-    check_at(before && after && n == n0 && memcmp(before, after, n) == 0, file,
-             line, "the refused file's bytes are unchanged");
+    check_at(before && after && n == n0 && memcmp(before, after, n) == 0, file, line,
+             "the refused file's bytes are unchanged");
     free(after);
   }
   free(before);
@@ -1727,7 +1678,8 @@ static void test_verify_detects_tampering(void) {
   /* A payload rewritten behind ctxdb's back. */
   CHECK(sql_exec(p, "DROP TRIGGER IF EXISTS events_no_update;"
                     "UPDATE events SET payload = '{\"text\":\"forged\"}' "
-                    "WHERE session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_t') AND seq = 2;"));
+                    "WHERE session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_t') "
+                    "AND seq = 2;"));
   db = OK_OPEN(p, NULL);
   if (db) {
     v = OK_VERIFY(db, NULL);
@@ -1750,7 +1702,8 @@ static void test_verify_detects_tampering(void) {
 
   /* A deleted tail: the chain alone looks fine, the head does not. */
   CHECK(sql_exec(p2, "DROP TRIGGER IF EXISTS events_no_delete;"
-                     "DELETE FROM events WHERE session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_t') AND seq = 4;"));
+                     "DELETE FROM events WHERE session_no = (SELECT session_no FROM chains WHERE "
+                     "session_id = 'ses_t') AND seq = 4;"));
   db = OK_OPEN(p2, NULL);
   if (db) {
     v = OK_VERIFY(db, NULL);
@@ -1775,10 +1728,9 @@ static void test_log_is_append_only(const char *path) {
     return;
   }
   sqlite3_busy_timeout(s, 5000);
-  CHECK(sqlite3_exec(s, "UPDATE events SET payload = '{}' WHERE seq = 1", NULL,
-                     NULL, NULL) != SQLITE_OK);
-  CHECK(sqlite3_exec(s, "DELETE FROM events WHERE seq = 1", NULL, NULL, NULL) !=
+  CHECK(sqlite3_exec(s, "UPDATE events SET payload = '{}' WHERE seq = 1", NULL, NULL, NULL) !=
         SQLITE_OK);
+  CHECK(sqlite3_exec(s, "DELETE FROM events WHERE seq = 1", NULL, NULL, NULL) != SQLITE_OK);
   sqlite3_close(s);
 }
 

@@ -30,16 +30,15 @@
 #define MAX_EVENTS_PER_CHILD 200000
 #define BATCH 5
 
-static void child_main(const char *path, int round, const char *durability,
-                       int batches, int ack_fd) {
+static void child_main(const char *path, int round, const char *durability, int batches,
+                       int ack_fd) {
   ctxdb_db *db = NULL;
   char config[128], json[160], line[200];
   char *out = NULL, *sid, *eid;
   size_t n;
   int rc, k;
 
-  snprintf(config, sizeof config,
-           "{\"durability\":\"%s\",\"busy_timeout_ms\":10000}", durability);
+  snprintf(config, sizeof config, "{\"durability\":\"%s\",\"busy_timeout_ms\":10000}", durability);
   rc = ctxdb_open(path, config, strlen(config), &db);
   if (rc != CTXDB_OK) goto fail;
   snprintf(json, sizeof json, "{\"payload\":{\"agent_id\":\"crash%d\"}}", round);
@@ -58,13 +57,11 @@ static void child_main(const char *path, int round, const char *durability,
     size_t used = 0, aused = 0;
     int i;
     for (i = 0; i < BATCH; ++i) {
-      used += (size_t)snprintf(
-          nd + used, sizeof nd - used,
-          "{\"id\":\"evt_r%d_%d\",\"type\":\"Note\",\"actor\":\"crash\","
-          "\"payload\":{\"round\":%d,\"k\":%d}}\n",
-          round, k + i, round, k + i);
-      aused += (size_t)snprintf(acks + aused, sizeof acks - aused,
-                                "evt_r%d_%d\n", round, k + i);
+      used += (size_t)snprintf(nd + used, sizeof nd - used,
+                               "{\"id\":\"evt_r%d_%d\",\"type\":\"Note\",\"actor\":\"crash\","
+                               "\"payload\":{\"round\":%d,\"k\":%d}}\n",
+                               round, k + i, round, k + i);
+      aused += (size_t)snprintf(acks + aused, sizeof acks - aused, "evt_r%d_%d\n", round, k + i);
     }
     rc = ctxdb_append_batch(db, sid, strlen(sid), nd, used, &out, &n);
     if (rc != CTXDB_OK) goto fail;
@@ -74,8 +71,8 @@ static void child_main(const char *path, int round, const char *durability,
   }
   for (k = 0; k < MAX_EVENTS_PER_CHILD; ++k) {
     snprintf(json, sizeof json,
-             "{\"type\":\"Note\",\"actor\":\"crash\",\"payload\":{\"round\":%d,\"k\":%d}}",
-             round, k);
+             "{\"type\":\"Note\",\"actor\":\"crash\",\"payload\":{\"round\":%d,\"k\":%d}}", round,
+             k);
     rc = ctxdb_append(db, sid, strlen(sid), json, strlen(json), &out, &n);
     if (rc != CTXDB_OK) goto fail;
     eid = jstr(out, "id");
@@ -140,8 +137,7 @@ static int count_present(ctxdb_db *db, int round, int k0, int n) {
 /* Reopens the file and checks it: verify ok, every id acknowledged from
  * index `from` on is stored, and (batch rounds, acked > 0 batch events)
  * the batch in flight is all-or-nothing. */
-static int check_after_crash(const char *path, int round, int from,
-                             int batch_acked) {
+static int check_after_crash(const char *path, int round, int from, int batch_acked) {
   ctxdb_db *db = NULL;
   char *out = NULL;
   size_t n;
@@ -158,11 +154,10 @@ static int check_after_crash(const char *path, int round, int from,
   ctxdb_free(out);
   for (i = from; i < g_nacked; ++i) {
     out = NULL;
-    if (ctxdb_event_get(db, g_acked[i], strlen(g_acked[i]), &out, &n) !=
-        CTXDB_OK) {
+    if (ctxdb_event_get(db, g_acked[i], strlen(g_acked[i]), &out, &n) != CTXDB_OK) {
       if (missing++ < 5)
-        fprintf(stderr, "    round %d: acknowledged event %s is lost: %s\n",
-                round, g_acked[i], check_msg_(ctxdb_errmsg(db)));
+        fprintf(stderr, "    round %d: acknowledged event %s is lost: %s\n", round, g_acked[i],
+                check_msg_(ctxdb_errmsg(db)));
     }
     ctxdb_free(out);
   }
@@ -171,8 +166,10 @@ static int check_after_crash(const char *path, int round, int from,
   if (batch_acked >= 0) {
     int in_flight = count_present(db, round, batch_acked, BATCH);
     if (!CHECK(in_flight == 0 || in_flight == BATCH))
-      fprintf(stderr, "    round %d: %d of the %d events of the batch in "
-              "flight are stored\n", round, in_flight, BATCH);
+      fprintf(stderr,
+              "    round %d: %d of the %d events of the batch in "
+              "flight are stored\n",
+              round, in_flight, BATCH);
     CHECK(count_present(db, round, batch_acked + BATCH, BATCH) == 0);
   }
   CHECK_RC(ctxdb_close(db), CTXDB_OK);
@@ -182,15 +179,14 @@ static int check_after_crash(const char *path, int round, int from,
 int main(void) {
   const char *path;
   const char *seed_env = getenv("CTXDB_TEST_SEED");
-  unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10)
-                           : (unsigned)(now_ms() ^ (int64_t)getpid());
+  unsigned seed =
+      seed_env ? (unsigned)strtoul(seed_env, NULL, 10) : (unsigned)(now_ms() ^ (int64_t)getpid());
   int round, killed_mid_append = 0, i;
 
   scratch_init("crash");
   path = scratch_path("crash.ctxdb");
   srand(seed);
-  fprintf(stderr, "test_crash: seed %u (CTXDB_TEST_SEED=%u to replay)\n", seed,
-          seed);
+  fprintf(stderr, "test_crash: seed %u (CTXDB_TEST_SEED=%u to replay)\n", seed, seed);
 
   for (round = 0; round < ROUNDS; ++round) {
     const char *durability = (round % 3 == 2) ? "full" : "normal";
@@ -247,12 +243,11 @@ int main(void) {
     } else {
       /* The child ended by itself: an error (3/4/5) or, implausibly, done. */
       if (!CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        fprintf(stderr, "    round %d: child ended with status %d\n", round,
-                status);
+        fprintf(stderr, "    round %d: child ended with status %d\n", round, status);
     }
-    fprintf(stderr, "round %2d (%s, %s, %s): %d acknowledged\n", round,
-            durability, batches ? "batches" : "single appends",
-            early ? "early kill" : "kill mid-append", g_nacked - from);
+    fprintf(stderr, "round %2d (%s, %s, %s): %d acknowledged\n", round, durability,
+            batches ? "batches" : "single appends", early ? "early kill" : "kill mid-append",
+            g_nacked - from);
     /* Acks of a batch round: the SessionStarted event, then batch ids. */
     check_after_crash(path, round, from,
                       batches && g_nacked - from >= 1 ? g_nacked - from - 1 : -1);

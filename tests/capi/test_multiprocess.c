@@ -50,8 +50,7 @@ static void wait_for_start(int fd) {
 
 /* One writer: PER_PROC events, alternating blocks of single appends and
  * one batch of BLOCK lines. Payloads carry (writer, k) so order is checked. */
-static void writer_child(int idx, const char *path, const char *sid,
-                         int start_fd) {
+static void writer_child(int idx, const char *path, const char *sid, int start_fd) {
   ctxdb_db *db = NULL;
   int rc, k = 0, block = 0;
   char *out = NULL;
@@ -65,8 +64,8 @@ static void writer_child(int idx, const char *path, const char *sid,
       for (i = 0; i < BLOCK && k < PER_PROC; ++i, ++k) {
         char ev[256];
         snprintf(ev, sizeof ev,
-                 "{\"type\":\"Note\",\"actor\":\"w%d\",\"payload\":{\"p\":%d,\"k\":%d}}",
-                 idx, idx, k);
+                 "{\"type\":\"Note\",\"actor\":\"w%d\",\"payload\":{\"p\":%d,\"k\":%d}}", idx, idx,
+                 k);
         rc = ctxdb_append(db, sid, strlen(sid), ev, strlen(ev), &out, &n);
         if (rc != CTXDB_OK) child_fail(idx, "ctxdb_append", rc, db);
         ctxdb_free(out);
@@ -78,16 +77,15 @@ static void writer_child(int idx, const char *path, const char *sid,
       for (i = 0; i < BLOCK && k < PER_PROC; ++i, ++k)
         used += (size_t)snprintf(
             nd + used, sizeof nd - used,
-            "{\"type\":\"Note\",\"actor\":\"w%d\",\"payload\":{\"p\":%d,\"k\":%d}}\n",
-            idx, idx, k);
+            "{\"type\":\"Note\",\"actor\":\"w%d\",\"payload\":{\"p\":%d,\"k\":%d}}\n", idx, idx, k);
       rc = ctxdb_append_batch(db, sid, strlen(sid), nd, used, &out, &n);
       if (rc != CTXDB_OK) child_fail(idx, "ctxdb_append_batch", rc, db);
       {
         int ok;
         int64_t count = jint(out, "count", &ok);
         if (!ok || count != k - first) {
-          fprintf(stderr, "child %d: batch count %lld, want %d: %s\n", idx,
-                  (long long)count, k - first, out);
+          fprintf(stderr, "child %d: batch count %lld, want %d: %s\n", idx, (long long)count,
+                  k - first, out);
           _exit(1);
         }
       }
@@ -102,8 +100,7 @@ static void writer_child(int idx, const char *path, const char *sid,
 
 /* Forks NPROC children running fn(idx); returns after releasing them all at
  * once and reaping them. Each child must exit 0. */
-typedef void (*child_fn)(int idx, const char *path, const char *sid,
-                         int start_fd);
+typedef void (*child_fn)(int idx, const char *path, const char *sid, int start_fd);
 
 static void run_children(child_fn fn, const char *path, const char *sid) {
   pid_t pids[NPROC];
@@ -148,8 +145,7 @@ static void test_concurrent_writers(const char *path) {
   if (!CHECK_RC(ctxdb_open(path, NULL, 0, &db), CTXDB_OK)) return;
   {
     const char *j = "{\"payload\":{\"agent_id\":\"mp\"}}";
-    if (CHECK_RC(ctxdb_session_create(db, j, strlen(j), &out, &n), CTXDB_OK))
-      sid = jstr(out, "id");
+    if (CHECK_RC(ctxdb_session_create(db, j, strlen(j), &out, &n), CTXDB_OK)) sid = jstr(out, "id");
   }
   ctxdb_free(out);
   CHECK_RC(ctxdb_close(db), CTXDB_OK);
@@ -173,16 +169,15 @@ static void test_concurrent_writers(const char *path) {
   nl = split_lines(text, &lines);
   for (i = 0; i < nl; ++i) {
     int64_t seq = jnum(lines[i], "seq");
-    if (!CHECK(seq == i + 1))
-      fprintf(stderr, "    row %d has seq %lld\n", i + 1, (long long)seq);
+    if (!CHECK(seq == i + 1)) fprintf(stderr, "    row %d has seq %lld\n", i + 1, (long long)seq);
     if (i > 0) {
       char *payload = jraw(lines[i], "payload");
       int64_t p = jnum(payload, "p"), k = jnum(payload, "k");
       if (CHECK(p >= 0 && p < NPROC)) {
         /* Each writer's events appear in the order it appended them. */
         if (!CHECK(k == next_k[p]))
-          fprintf(stderr, "    writer %lld: k %lld at seq %lld, want %d\n",
-                  (long long)p, (long long)k, (long long)seq, next_k[p]);
+          fprintf(stderr, "    writer %lld: k %lld at seq %lld, want %d\n", (long long)p,
+                  (long long)k, (long long)seq, next_k[p]);
         next_k[p] = (int)k + 1;
       }
       free(payload);
@@ -205,8 +200,7 @@ static void test_concurrent_writers(const char *path) {
 
 /* ---- concurrent creation of a new file ----------------------------------- */
 
-static void creator_child(int idx, const char *path, const char *sid,
-                          int start_fd) {
+static void creator_child(int idx, const char *path, const char *sid, int start_fd) {
   ctxdb_db *db = NULL;
   char json[128], nd[64 * 20];
   char *out = NULL, *my_sid;
@@ -216,8 +210,7 @@ static void creator_child(int idx, const char *path, const char *sid,
   wait_for_start(start_fd); /* all open the missing file at once */
   rc = ctxdb_open(path, kBusyConfig, strlen(kBusyConfig), &db);
   if (rc != CTXDB_OK) child_fail(idx, "ctxdb_open (new file)", rc, NULL);
-  snprintf(json, sizeof json, "{\"id\":\"ses_c%d\",\"payload\":{\"agent_id\":\"c%d\"}}",
-           idx, idx);
+  snprintf(json, sizeof json, "{\"id\":\"ses_c%d\",\"payload\":{\"agent_id\":\"c%d\"}}", idx, idx);
   rc = ctxdb_session_create(db, json, strlen(json), &out, &n);
   if (rc != CTXDB_OK) child_fail(idx, "ctxdb_session_create", rc, db);
   my_sid = jstr(out, "id");
@@ -272,8 +265,7 @@ struct thread_arg {
 };
 
 static void thread_failed(struct thread_arg *a, const char *msg) {
-  if (a->failures++ == 0)
-    snprintf(a->first_error, sizeof a->first_error, "%s", msg);
+  if (a->failures++ == 0) snprintf(a->first_error, sizeof a->first_error, "%s", msg);
 }
 
 static void *thread_main(void *p) {
@@ -284,8 +276,7 @@ static void *thread_main(void *p) {
   size_t n;
   snprintf(key, sizeof key, "bogus_t%d", a->idx);
   for (k = 0; k < PER_THREAD; ++k) {
-    snprintf(ev, sizeof ev,
-             "{\"type\":\"Note\",\"actor\":\"t%d\",\"payload\":{\"t\":%d,\"k\":%d}}",
+    snprintf(ev, sizeof ev, "{\"type\":\"Note\",\"actor\":\"t%d\",\"payload\":{\"t\":%d,\"k\":%d}}",
              a->idx, a->idx, k);
     out = NULL;
     rc = ctxdb_append(a->db, a->sid, strlen(a->sid), ev, strlen(ev), &out, &n);
@@ -294,8 +285,7 @@ static void *thread_main(void *p) {
     if (k % 10 == 0) {
       /* A failing call whose message names this thread's own key. */
       const char *m;
-      snprintf(ev, sizeof ev,
-               "{\"type\":\"Note\",\"actor\":\"t\",\"payload\":{},\"%s\":1}", key);
+      snprintf(ev, sizeof ev, "{\"type\":\"Note\",\"actor\":\"t\",\"payload\":{},\"%s\":1}", key);
       out = (char *)&n;
       rc = ctxdb_append(a->db, a->sid, strlen(a->sid), ev, strlen(ev), &out, &n);
       if (rc != CTXDB_INVALID_ARG) thread_failed(a, "bad event not refused");
@@ -337,8 +327,8 @@ static void test_threads_share_a_handle(const char *path) {
   for (i = 0; i < NTHREADS; ++i) {
     pthread_join(th[i], NULL);
     if (!CHECK(args[i].failures == 0))
-      fprintf(stderr, "    thread %d: %d failures, first: %s\n", i,
-              args[i].failures, args[i].first_error);
+      fprintf(stderr, "    thread %d: %d failures, first: %s\n", i, args[i].failures,
+              args[i].first_error);
   }
   text = rows_of(db, sid, 1, -1, &rows);
   CHECK(rows == total);

@@ -30,8 +30,7 @@ static char scratch_dir_[512];
 static inline const char *scratch_init(const char *tag) {
   const char *tmp = getenv("TMPDIR");
   if (!tmp || !*tmp) tmp = "/tmp";
-  snprintf(scratch_dir_, sizeof scratch_dir_, "%s/ctxdb-capi-%s-XXXXXX", tmp,
-           tag);
+  snprintf(scratch_dir_, sizeof scratch_dir_, "%s/ctxdb-capi-%s-XXXXXX", tmp, tag);
   if (!mkdtemp(scratch_dir_)) {
     fprintf(stderr, "mkdtemp(%s): %s\n", scratch_dir_, strerror(errno));
     exit(2);
@@ -181,8 +180,8 @@ static inline const char *jl_value(const char *p, const char *e) {
 
 /* Finds the top-level field `key` of the object json[0..len); sets the raw
  * value span. Returns 1 when found. */
-static inline int jget(const char *json, size_t len, const char *key,
-                       const char **val, size_t *vlen) {
+static inline int jget(const char *json, size_t len, const char *key, const char **val,
+                       size_t *vlen) {
   const char *p, *e;
   size_t klen = strlen(key);
   if (!json) return 0;
@@ -224,9 +223,7 @@ static inline int64_t jint(const char *json, const char *key, int *ok) {
   char buf[32], *end;
   long long x;
   *ok = 0;
-  if (!json || !jget(json, strlen(json), key, &v, &n) || n == 0 ||
-      n >= sizeof buf)
-    return 0;
+  if (!json || !jget(json, strlen(json), key, &v, &n) || n == 0 || n >= sizeof buf) return 0;
   memcpy(buf, v, n);
   buf[n] = '\0';
   errno = 0;
@@ -249,8 +246,7 @@ static inline char *jstr(const char *json, const char *key) {
   const char *v;
   size_t n;
   char *s;
-  if (!json || !jget(json, strlen(json), key, &v, &n) || n < 2 || v[0] != '"')
-    return NULL;
+  if (!json || !jget(json, strlen(json), key, &v, &n) || n < 2 || v[0] != '"') return NULL;
   s = (char *)malloc(n - 1);
   if (!s) return NULL;
   memcpy(s, v + 1, n - 2);
@@ -289,11 +285,9 @@ static inline int jstr_eq(const char *json, const char *key, const char *want) {
   return eq;
 }
 
-static inline int jstr_prefix(const char *json, const char *key,
-                              const char *prefix) {
+static inline int jstr_prefix(const char *json, const char *key, const char *prefix) {
   char *s = jstr(json, key);
-  int ok = s && strncmp(s, prefix, strlen(prefix)) == 0 &&
-           strlen(s) > strlen(prefix);
+  int ok = s && strncmp(s, prefix, strlen(prefix)) == 0 && strlen(s) > strlen(prefix);
   free(s);
   return ok;
 }
@@ -368,16 +362,15 @@ static inline int mentions_number(const char *text, long long n) {
 
 /* Every row of events_iter(session or NULL) joined with '\n' (each row
  * followed by one), malloc'd; *rows gets the row count. NULL on error. */
-static inline char *rows_of(ctxdb_db *db, const char *session_id,
-                            int64_t from, int64_t to, int *rows) {
+static inline char *rows_of(ctxdb_db *db, const char *session_id, int64_t from, int64_t to,
+                            int *rows) {
   ctxdb_iter *it = NULL;
   const char *row;
   size_t rlen, n = 0, cap = 1024;
   char *buf;
   int rc, count = 0;
   *rows = 0;
-  rc = ctxdb_events_iter(db, session_id, session_id ? strlen(session_id) : 0,
-                         from, to, &it);
+  rc = ctxdb_events_iter(db, session_id, session_id ? strlen(session_id) : 0, from, to, &it);
   if (rc != CTXDB_OK) return NULL;
   buf = (char *)malloc(cap);
   buf[0] = '\0';
@@ -401,9 +394,7 @@ static inline char *rows_of(ctxdb_db *db, const char *session_id,
   return buf;
 }
 
-static inline char *export_all(ctxdb_db *db, int *rows) {
-  return rows_of(db, NULL, 0, -1, rows);
-}
+static inline char *export_all(ctxdb_db *db, int *rows) { return rows_of(db, NULL, 0, -1, rows); }
 
 /* Splits text at '\n' into malloc'd lines (blank lines dropped). */
 static inline int split_lines(const char *text, char ***lines) {

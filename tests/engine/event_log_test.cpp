@@ -76,7 +76,8 @@ TEST_CASE("ids are prefixed, unique and increase in creation order") {
 TEST_CASE("a session's events get gapless seqs and a linked hash chain") {
   test::TempDir dir;
   Engine db(dir.file("a.ctxdb"), "");
-  std::string session = db.session_create(R"({"id":"ses_1","payload":{"agent_id":"coder","model":"m"}})");
+  std::string session =
+      db.session_create(R"({"id":"ses_1","payload":{"agent_id":"coder","model":"m"}})");
   CHECK(field(session, "id") == "ses_1");
   CHECK(field(session, "event_count") == "1");
   CHECK(field(session, "meta") == R"({"agent_id":"coder","model":"m"})");
@@ -124,7 +125,8 @@ TEST_CASE("a session created with a host event id is deterministic and safe to r
   b.session_create(create);
   CHECK(a.event_get("evt_s0") == b.event_get("evt_s0")); // same bytes, same hash
   CHECK(code_of([&] {
-          a.session_create(R"({"id":"s","event_id":"evt_s0","ts":1000,"payload":{"agent_id":"b"}})");
+          a.session_create(
+              R"({"id":"s","event_id":"evt_s0","ts":1000,"payload":{"agent_id":"b"}})");
         }) == Code::kConflict);
 }
 
@@ -135,9 +137,11 @@ TEST_CASE("a host-given id makes a retry safe and a different reuse a conflict")
   const char *e1 = R"({"id":"e1","type":"Note","actor":"a","payload":{"x":1.50}})";
   std::string first = db.append("s", e1);
   // Same content, other whitespace and number spelling: the same event.
-  CHECK(db.append("s", R"({ "id":"e1", "type":"Note", "actor":"a", "payload":{"x":1.5} })") == first);
-  CHECK(code_of([&] { db.append("s", R"({"id":"e1","type":"Note","actor":"a","payload":{"x":2}})"); }) ==
-        Code::kConflict);
+  CHECK(db.append("s", R"({ "id":"e1", "type":"Note", "actor":"a", "payload":{"x":1.5} })") ==
+        first);
+  CHECK(code_of([&] {
+          db.append("s", R"({"id":"e1","type":"Note","actor":"a","payload":{"x":2}})");
+        }) == Code::kConflict);
   CHECK(field(db.session_get("s"), "event_count") == "2");
 }
 
@@ -155,16 +159,19 @@ TEST_CASE("bad events are rejected with the field named, and nothing is written"
       {R"({"type":"X","payload":{}})", Code::kInvalidArg, "'actor'"},
       {R"({"type":"X","actor":"a"})", Code::kInvalidArg, "'payload'"},
       {R"({"type":"X","actor":"a","payload":[]})", Code::kInvalidArg, "'payload'"},
-      {R"({"type":"UserPromptSubmitted","actor":"a","payload":{}})", Code::kInvalidArg, "payload.text"},
+      {R"({"type":"UserPromptSubmitted","actor":"a","payload":{}})", Code::kInvalidArg,
+       "payload.text"},
       {R"({"type":"ToolCallFinished","actor":"a","payload":{"tool_call_id":7}})", Code::kInvalidArg,
        "payload.tool_call_id"},
-      {R"({"type":"FileRead","actor":"a","payload":{"bytes":1}})", Code::kInvalidArg, "payload.path"},
+      {R"({"type":"FileRead","actor":"a","payload":{"bytes":1}})", Code::kInvalidArg,
+       "payload.path"},
       {R"({"type":"AssistantMessageCreated","actor":"a","payload":{"content":[{"text":"x"}]}})",
        Code::kInvalidArg, "payload.content[0].type"},
       {R"({"type":"X","actor":"a","payload":{},"ts":"yesterday"})", Code::kInvalidArg, "'ts'"},
       {R"({"type":"X","actor":"a","payload":{},"id":"has space"})", Code::kInvalidArg, "'id'"},
       {R"({"type":"X","actor":"a","payload":{},"session_id":"other"})", Code::kInvalidArg, "other"},
-      {R"({"type":"X","actor":"a","payload":{},"parent_id":"evt_nope"})", Code::kNotFound, "evt_nope"},
+      {R"({"type":"X","actor":"a","payload":{},"parent_id":"evt_nope"})", Code::kNotFound,
+       "evt_nope"},
       {R"({"type":"X","actor":"a","payload":{})", Code::kInvalidJson, "invalid JSON"},
       {"{\"type\":\"X\",\"actor\":\"\xc3\",\"payload\":{}}", Code::kInvalidUtf8, "UTF-8"},
   };
@@ -193,7 +200,9 @@ TEST_CASE("unknown event types are stored and hashed like any other") {
   test::TempDir dir;
   Engine db(dir.file("a.ctxdb"), "");
   db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
-  std::string e = db.append("s", R"({"type":"acme.CustomThing","actor":"plugin","payload":{"anything":[1,{"goes":true}]},"run_id":"r1","causality":{"caused_by":"e0"},"visibility":"hidden"})");
+  std::string e = db.append(
+      "s",
+      R"({"type":"acme.CustomThing","actor":"plugin","payload":{"anything":[1,{"goes":true}]},"run_id":"r1","causality":{"caused_by":"e0"},"visibility":"hidden"})");
   CHECK(db.event_get(field(e, "id")) == e);
   CHECK(field(e, "causality") == R"({"caused_by":"e0"})");
   CHECK(field(e, "visibility") == "hidden");
@@ -205,8 +214,8 @@ TEST_CASE("export then import into an empty file reproduces every event") {
   {
     Engine a(dir.file("a.ctxdb"), "");
     a.session_create(R"({"id":"s1","payload":{"agent_id":"a"}})");
-    std::string root = field(a.session_create(R"({"id":"s2","payload":{"agent_id":"b"}})"),
-                             "started_event_id");
+    std::string root =
+        field(a.session_create(R"({"id":"s2","payload":{"agent_id":"b"}})"), "started_event_id");
     for (int i = 0; i < 5; ++i) {
       a.append("s1", kPrompt);
       a.append("s2", R"({"type":"Note","actor":"a","payload":{"i":1},"run_id":"r","parent_id":")" +

@@ -45,8 +45,8 @@ TEST_CASE("canonical form is compact and a fixed point") {
 
 TEST_CASE("parse names what failed") {
   simdjson::dom::parser p;
-  CHECK_THROWS_WITH_AS(json::parse(p, "{\"a\":", "event"),
-                       doctest::Contains("event: invalid JSON"), Error);
+  CHECK_THROWS_WITH_AS(json::parse(p, "{\"a\":", "event"), doctest::Contains("event: invalid JSON"),
+                       Error);
   CHECK_THROWS_WITH_AS(json::parse(p, "", "event"), "event: empty input", Error);
   try {
     json::parse(p, "\"\xff\"", "event");
@@ -79,7 +79,8 @@ TEST_CASE("the schema subset: required, type, enum, pattern, bounds, items") {
       "n": {"type": "integer", "minimum": 0, "maximum": 10},
       "tags": {"type": "array", "items": {"type": "string"}},
       "either": {"type": ["string", "null"]}
-    }})", "test");
+    }})",
+                                       "test");
   std::string msg;
   CHECK(validate(s, R"({"name":"ab"})") == Code::kOk);
   CHECK(validate(s, R"({"name":"éé"})") == Code::kOk); // code points, not bytes
@@ -112,18 +113,26 @@ TEST_CASE("append_quoted escapes the same at every position in long strings") {
   auto reference = [](std::string_view s) {
     std::string out = "\"";
     for (unsigned char c : s) {
-      if (c == '"') out += "\\\"";
-      else if (c == '\\') out += "\\\\";
-      else if (c == '\n') out += "\\n";
-      else if (c == '\r') out += "\\r";
-      else if (c == '\t') out += "\\t";
-      else if (c == '\b') out += "\\b";
-      else if (c == '\f') out += "\\f";
+      if (c == '"')
+        out += "\\\"";
+      else if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else if (c == '\r')
+        out += "\\r";
+      else if (c == '\t')
+        out += "\\t";
+      else if (c == '\b')
+        out += "\\b";
+      else if (c == '\f')
+        out += "\\f";
       else if (c < 0x20) {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
         out += buf;
-      } else out.push_back(char(c));
+      } else
+        out.push_back(char(c));
     }
     return out + "\"";
   };

@@ -77,7 +77,9 @@ TEST_CASE("the file records its identity and schema version") {
   sqlite3 *db = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
   sqlite3_stmt *q = nullptr;
-  sqlite3_prepare_v2(db, "SELECT * FROM pragma_application_id, pragma_user_version, pragma_journal_mode", -1, &q, nullptr);
+  sqlite3_prepare_v2(
+      db, "SELECT * FROM pragma_application_id, pragma_user_version, pragma_journal_mode", -1, &q,
+      nullptr);
   REQUIRE(sqlite3_step(q) == SQLITE_ROW);
   CHECK(sqlite3_column_int(q, 0) == store::kApplicationId);
   CHECK(sqlite3_column_int(q, 1) == store::schema_version());

@@ -63,9 +63,7 @@ struct OwnedBuf {
   OwnedBuf(const OwnedBuf &) = delete;
   OwnedBuf &operator=(const OwnedBuf &) = delete;
   ~OwnedBuf() { ctxdb_free(p); }
-  Napi::String ToJs(Napi::Env env) const {
-    return Napi::String::New(env, p ? p : "", p ? n : 0);
-  }
+  Napi::String ToJs(Napi::Env env) const { return Napi::String::New(env, p ? p : "", p ? n : 0); }
   std::string ToStd() const { return p ? std::string(p, n) : std::string(); }
 };
 
@@ -104,21 +102,18 @@ Bytes GetBytes(const Napi::CallbackInfo &info, size_t i, const char *what) {
       return b;
     }
   }
-  throw Napi::TypeError::New(
-      env, std::string(what) + " must be a string, a Buffer or a Uint8Array");
+  throw Napi::TypeError::New(env,
+                             std::string(what) + " must be a string, a Buffer or a Uint8Array");
 }
 
-std::string GetString(const Napi::CallbackInfo &info, size_t i,
-                      const char *what) {
+std::string GetString(const Napi::CallbackInfo &info, size_t i, const char *what) {
   if (!info[i].IsString())
-    throw Napi::TypeError::New(info.Env(), std::string(what) +
-                                               " must be a string");
+    throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a string");
   return info[i].As<Napi::String>().Utf8Value();
 }
 
 // A string, or null/undefined for "none".
-bool GetOptString(const Napi::CallbackInfo &info, size_t i, const char *what,
-                  std::string *out) {
+bool GetOptString(const Napi::CallbackInfo &info, size_t i, const char *what, std::string *out) {
   if (info[i].IsUndefined() || info[i].IsNull()) return false;
   *out = GetString(info, i, what);
   return true;
@@ -126,8 +121,7 @@ bool GetOptString(const Napi::CallbackInfo &info, size_t i, const char *what,
 
 int64_t GetInt64(const Napi::CallbackInfo &info, size_t i, const char *what) {
   if (!info[i].IsNumber())
-    throw Napi::TypeError::New(info.Env(), std::string(what) +
-                                               " must be a number");
+    throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a number");
   return info[i].As<Napi::Number>().Int64Value();
 }
 
@@ -166,13 +160,12 @@ struct DbState {
 class Iterator : public Napi::ObjectWrap<Iterator> {
 public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "Iterator",
-                       {InstanceMethod<&Iterator::Next>("next"),
-                        InstanceMethod<&Iterator::Close>("close")});
+    return DefineClass(
+        env, "Iterator",
+        {InstanceMethod<&Iterator::Next>("next"), InstanceMethod<&Iterator::Close>("close")});
   }
 
-  explicit Iterator(const Napi::CallbackInfo &info)
-      : Napi::ObjectWrap<Iterator>(info) {}
+  explicit Iterator(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Iterator>(info) {}
 
   ~Iterator() override { Release(); }
 
@@ -206,8 +199,7 @@ private:
     Napi::Env env = info.Env();
     if (!it_) {
       if (db_closed_) ThrowClosed(env);
-      if (!state_ && !done_)
-        throw StatusError(env, CTXDB_MISUSE, "the iterator was never opened");
+      if (!state_ && !done_) throw StatusError(env, CTXDB_MISUSE, "the iterator was never opened");
       return env.Undefined();
     }
     const char *row = nullptr;
@@ -259,11 +251,11 @@ class CallWorker : public Napi::AsyncWorker {
 public:
   enum class Kind { kAppendBatch, kImport, kVerify };
 
-  CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind,
-             std::string sid, bool has_sid, std::string data)
+  CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind, std::string sid,
+             bool has_sid, std::string data)
       : Napi::AsyncWorker(env, "ctxdb"), deferred_(Napi::Promise::Deferred::New(env)),
-        state_(std::move(state)), db_(state_->db), kind_(kind),
-        sid_(std::move(sid)), has_sid_(has_sid), data_(std::move(data)) {
+        state_(std::move(state)), db_(state_->db), kind_(kind), sid_(std::move(sid)),
+        has_sid_(has_sid), data_(std::move(data)) {
     state_->pending++;
   }
 
@@ -274,15 +266,13 @@ protected:
     OwnedBuf out;
     switch (kind_) {
     case Kind::kAppendBatch:
-      rc_ = ctxdb_append_batch(db_, sid_.data(), sid_.size(), data_.data(),
-                               data_.size(), &out.p, &out.n);
+      rc_ = ctxdb_append_batch(db_, sid_.data(), sid_.size(), data_.data(), data_.size(), &out.p,
+                               &out.n);
       break;
-    case Kind::kImport:
-      rc_ = ctxdb_import(db_, data_.data(), data_.size(), &out.p, &out.n);
-      break;
+    case Kind::kImport: rc_ = ctxdb_import(db_, data_.data(), data_.size(), &out.p, &out.n); break;
     case Kind::kVerify:
-      rc_ = ctxdb_verify(db_, has_sid_ ? sid_.data() : nullptr,
-                         has_sid_ ? sid_.size() : 0, &out.p, &out.n);
+      rc_ = ctxdb_verify(db_, has_sid_ ? sid_.data() : nullptr, has_sid_ ? sid_.size() : 0, &out.p,
+                         &out.n);
       break;
     }
     if (rc_ == CTXDB_OK)
@@ -328,22 +318,21 @@ private:
 class Database : public Napi::ObjectWrap<Database> {
 public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(
-        env, "Database",
-        {InstanceMethod<&Database::Close>("close"),
-         InstanceMethod<&Database::IsClosed>("isClosed"),
-         InstanceMethod<&Database::SessionCreate>("sessionCreate"),
-         InstanceMethod<&Database::SessionGet>("sessionGet"),
-         InstanceMethod<&Database::SessionList>("sessionList"),
-         InstanceMethod<&Database::Append>("append"),
-         InstanceMethod<&Database::AppendBatch>("appendBatch"),
-         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
-         InstanceMethod<&Database::EventGet>("eventGet"),
-         InstanceMethod<&Database::EventsIter>("eventsIter"),
-         InstanceMethod<&Database::Verify>("verify"),
-         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
-         InstanceMethod<&Database::Import>("import"),
-         InstanceMethod<&Database::ImportAsync>("importAsync")});
+    return DefineClass(env, "Database",
+                       {InstanceMethod<&Database::Close>("close"),
+                        InstanceMethod<&Database::IsClosed>("isClosed"),
+                        InstanceMethod<&Database::SessionCreate>("sessionCreate"),
+                        InstanceMethod<&Database::SessionGet>("sessionGet"),
+                        InstanceMethod<&Database::SessionList>("sessionList"),
+                        InstanceMethod<&Database::Append>("append"),
+                        InstanceMethod<&Database::AppendBatch>("appendBatch"),
+                        InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
+                        InstanceMethod<&Database::EventGet>("eventGet"),
+                        InstanceMethod<&Database::EventsIter>("eventsIter"),
+                        InstanceMethod<&Database::Verify>("verify"),
+                        InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
+                        InstanceMethod<&Database::Import>("import"),
+                        InstanceMethod<&Database::ImportAsync>("importAsync")});
   }
 
   // new Database(path: string, configJson?: string)
@@ -416,8 +405,7 @@ private:
     std::string sid = GetString(info, 0, "sessionId");
     Bytes ev = GetBytes(info, 1, "event");
     OwnedBuf out;
-    int rc = ctxdb_append(db, sid.data(), sid.size(), ev.p, ev.n, &out.p,
-                          &out.n);
+    int rc = ctxdb_append(db, sid.data(), sid.size(), ev.p, ev.n, &out.p, &out.n);
     if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
     return out.ToJs(env);
   }
@@ -428,8 +416,7 @@ private:
     std::string sid = GetString(info, 0, "sessionId");
     Bytes nd = GetBytes(info, 1, "ndjson");
     OwnedBuf out;
-    int rc = ctxdb_append_batch(db, sid.data(), sid.size(), nd.p, nd.n, &out.p,
-                                &out.n);
+    int rc = ctxdb_append_batch(db, sid.data(), sid.size(), nd.p, nd.n, &out.p, &out.n);
     if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
     return out.ToJs(env);
   }
@@ -440,8 +427,7 @@ private:
     std::string sid = GetString(info, 0, "sessionId");
     Bytes nd = GetBytes(info, 1, "ndjson");
     nd.Own();
-    return Queue(env, CallWorker::Kind::kAppendBatch, std::move(sid), true,
-                 std::move(nd.owned));
+    return Queue(env, CallWorker::Kind::kAppendBatch, std::move(sid), true, std::move(nd.owned));
   }
 
   Napi::Value EventGet(const Napi::CallbackInfo &info) {
@@ -465,8 +451,8 @@ private:
     AddonData *data = env.GetInstanceData<AddonData>();
     Napi::Object obj = data->iterator_ctor.New({});
     ctxdb_iter *it = nullptr;
-    int rc = ctxdb_events_iter(db, has_sid ? sid.data() : nullptr,
-                               has_sid ? sid.size() : 0, from, to, &it);
+    int rc = ctxdb_events_iter(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, from,
+                               to, &it);
     if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
     Iterator::Unwrap(obj)->Attach(state_, it);
     return obj;
@@ -478,8 +464,8 @@ private:
     std::string sid;
     bool has_sid = GetOptString(info, 0, "sessionId", &sid);
     OwnedBuf out;
-    int rc = ctxdb_verify(db, has_sid ? sid.data() : nullptr,
-                          has_sid ? sid.size() : 0, &out.p, &out.n);
+    int rc =
+        ctxdb_verify(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, &out.p, &out.n);
     if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
     return out.ToJs(env);
   }
@@ -489,8 +475,7 @@ private:
     Live(env);
     std::string sid;
     bool has_sid = GetOptString(info, 0, "sessionId", &sid);
-    return Queue(env, CallWorker::Kind::kVerify, std::move(sid), has_sid,
-                 std::string());
+    return Queue(env, CallWorker::Kind::kVerify, std::move(sid), has_sid, std::string());
   }
 
   Napi::Value Import(const Napi::CallbackInfo &info) {
@@ -508,14 +493,12 @@ private:
     Live(env);
     Bytes nd = GetBytes(info, 0, "ndjson");
     nd.Own();
-    return Queue(env, CallWorker::Kind::kImport, std::string(), false,
-                 std::move(nd.owned));
+    return Queue(env, CallWorker::Kind::kImport, std::string(), false, std::move(nd.owned));
   }
 
-  Napi::Value Queue(Napi::Env env, CallWorker::Kind kind, std::string sid,
-                    bool has_sid, std::string data) {
-    auto *w = new CallWorker(env, state_, kind, std::move(sid), has_sid,
-                             std::move(data));
+  Napi::Value Queue(Napi::Env env, CallWorker::Kind kind, std::string sid, bool has_sid,
+                    std::string data) {
+    auto *w = new CallWorker(env, state_, kind, std::move(sid), has_sid, std::move(data));
     Napi::Promise p = w->Promise();
     w->Queue(); // deletes itself after OnOK/OnError
     return p;
@@ -539,8 +522,7 @@ Napi::Value AbiVersion(const Napi::CallbackInfo &info) {
 }
 
 Napi::Value ErrStr(const Napi::CallbackInfo &info) {
-  return Napi::String::New(info.Env(),
-                           ctxdb_errstr(int(GetInt64(info, 0, "code"))));
+  return Napi::String::New(info.Env(), ctxdb_errstr(int(GetInt64(info, 0, "code"))));
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -549,8 +531,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(data); // deleted with the environment
   exports.Set("Database", Database::Define(env));
   exports.Set("version", Napi::Function::New<Version>(env, "version"));
-  exports.Set("versionNumber",
-              Napi::Function::New<VersionNumber>(env, "versionNumber"));
+  exports.Set("versionNumber", Napi::Function::New<VersionNumber>(env, "versionNumber"));
   exports.Set("abiVersion", Napi::Function::New<AbiVersion>(env, "abiVersion"));
   exports.Set("errstr", Napi::Function::New<ErrStr>(env, "errstr"));
   // The ABI this addon was compiled against, and the one the loaded
