@@ -28,9 +28,25 @@ constexpr char kVerifyAll[] =
     "LEFT JOIN chains c ON c.session_no=e.session_no ORDER BY e.session_no, e.seq";
 constexpr char kVerifySession[] =
     "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? ORDER BY e.seq";
-constexpr char kInsert[] = "INSERT INTO events(id,session_no,seq,ts,type,actor,parent_id,run_id,"
-                           "causality,visibility,payload,payload_hash,prev_hash,hash) "
-                           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+#define CTXDB_INSERT_COLUMNS                                                                       \
+  "INSERT INTO events(pos,id,session_no,seq,ts,type,actor,parent_id,run_id,causality,"             \
+  "visibility,payload,payload_hash,prev_hash,hash) VALUES"
+constexpr size_t kInsertColumns = 15;
+constexpr char kInsert[] = CTXDB_INSERT_COLUMNS "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+constexpr char kMaxPos[] = "SELECT COALESCE(MAX(pos),0) FROM events";
+
+// One INSERT of kRowsPerInsert rows: SQLite spends less per row than with
+// a statement per row (about 12% more rows per second here).
+const char *insert_rows_sql() {
+  static const std::string sql = [] {
+    std::string s = CTXDB_INSERT_COLUMNS;
+    for (size_t i = 0; i < EventLog::kRowsPerInsert; ++i)
+      s += i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    return s;
+  }();
+  return sql.c_str();
+}
+
 constexpr char kSelectHead[] =
     "SELECT session_no,last_seq,last_hash,last_ts FROM chains WHERE session_id=?";
 constexpr char kInsertChain[] =
@@ -76,6 +92,26 @@ void bind_optional(SQLite::Statement &q, int i, const std::optional<std::string>
   if (v) q.bindNoCopy(i, *v);
 }
 
+// Binds one event's columns at parameters offset+1 … offset+kInsertColumns.
+void bind_row(SQLite::Statement &q, int offset, const EventLog::PendingRow &row) {
+  const Event &e = row.event;
+  q.bind(offset + 1, e.pos);
+  q.bindNoCopy(offset + 2, e.id);
+  q.bind(offset + 3, row.session_no);
+  q.bind(offset + 4, e.seq);
+  q.bind(offset + 5, e.ts);
+  q.bindNoCopy(offset + 6, e.type);
+  q.bindNoCopy(offset + 7, e.actor);
+  bind_optional(q, offset + 8, e.parent_id);
+  bind_optional(q, offset + 9, e.run_id);
+  bind_optional(q, offset + 10, e.causality);
+  bind_optional(q, offset + 11, e.visibility);
+  q.bindNoCopy(offset + 12, e.payload);
+  q.bindNoCopy(offset + 13, e.payload_hash.data(), int(e.payload_hash.size()));
+  q.bindNoCopy(offset + 14, e.prev_hash.data(), int(e.prev_hash.size()));
+  q.bindNoCopy(offset + 15, e.hash.data(), int(e.hash.size()));
+}
+
 // An identical retry: everything the host chose matches the stored event.
 bool same_content(const Event &stored, const EventDraft &d) {
   const Event &e = d.event;
@@ -119,8 +155,8 @@ template <class Fn> void EventLog::for_each_line(std::string_view ndjson, Fn &&f
   }
 }
 
-EventLog::Head *EventLog::head(Heads &heads, const std::string &session_id) {
-  if (auto it = heads.find(session_id); it != heads.end()) return &it->second;
+EventLog::Head *EventLog::head(Writes &w, const std::string &session_id) {
+  if (auto it = w.heads.find(session_id); it != w.heads.end()) return &it->second;
   auto q = store_.statement(kSelectHead);
   q->bindNoCopy(1, session_id);
   if (!q->executeStep()) return nullptr;
@@ -129,10 +165,10 @@ EventLog::Head *EventLog::head(Heads &heads, const std::string &session_id) {
   h.seq = q->getColumn(1).getInt64();
   h.hash = read_digest(q->getColumn(2));
   h.ts = q->getColumn(3).getInt64();
-  return &heads.emplace(session_id, h).first->second;
+  return &w.heads.emplace(session_id, h).first->second;
 }
 
-EventLog::Head *EventLog::new_chain(Heads &heads, const std::string &session_id) {
+EventLog::Head *EventLog::new_chain(Writes &w, const std::string &session_id) {
   util::Digest zero{};
   auto q = store_.statement(kInsertChain);
   q->bindNoCopy(1, session_id);
@@ -140,11 +176,12 @@ EventLog::Head *EventLog::new_chain(Heads &heads, const std::string &session_id)
   q->exec();
   Head h;
   h.session_no = store_.db().getLastInsertRowid();
-  return &heads.emplace(session_id, h).first->second;
+  return &w.heads.emplace(session_id, h).first->second;
 }
 
-void EventLog::save_heads(Heads &heads) {
-  for (auto &[session_id, h] : heads) {
+void EventLog::finish(Writes &w) {
+  flush(w);
+  for (auto &[session_id, h] : w.heads) {
     if (!h.dirty) continue;
     auto q = store_.statement(kUpdateHead);
     q->bind(1, h.seq);
@@ -156,72 +193,97 @@ void EventLog::save_heads(Heads &heads) {
   }
 }
 
-void EventLog::insert(Event &e, Head &h) {
-  {
-    auto q = store_.statement(kInsert);
-    q->bindNoCopy(1, e.id);
-    q->bind(2, h.session_no);
-    q->bind(3, e.seq);
-    q->bind(4, e.ts);
-    q->bindNoCopy(5, e.type);
-    q->bindNoCopy(6, e.actor);
-    bind_optional(*q, 7, e.parent_id);
-    bind_optional(*q, 8, e.run_id);
-    bind_optional(*q, 9, e.causality);
-    bind_optional(*q, 10, e.visibility);
-    q->bindNoCopy(11, e.payload);
-    q->bindNoCopy(12, e.payload_hash.data(), int(e.payload_hash.size()));
-    q->bindNoCopy(13, e.prev_hash.data(), int(e.prev_hash.size()));
-    q->bindNoCopy(14, e.hash.data(), int(e.hash.size()));
-    q->exec();
+const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w) {
+  if (w.next_pos == 0) {
+    auto q = store_.statement(kMaxPos);
+    q->executeStep();
+    w.next_pos = q->getColumn(0).getInt64() + 1;
   }
-  e.pos = store_.db().getLastInsertRowid();
+  e.pos = w.next_pos++;
   h.seq = e.seq;
   h.hash = e.hash;
   h.ts = e.ts;
   h.dirty = true;
   for (EventObserver *o : observers_) o->on_append(e);
+  // Flushing before the push keeps the returned reference valid until the
+  // next placement.
+  if (w.pending.size() == kRowsPerInsert) flush(w);
+  w.pending.push_back({std::move(e), h.session_no});
+  return w.pending.back().event;
+}
+
+void EventLog::flush(Writes &w) {
+  size_t i = 0, n = w.pending.size();
+  for (; n - i >= kRowsPerInsert; i += kRowsPerInsert) {
+    auto q = store_.statement(insert_rows_sql());
+    for (size_t k = 0; k < kRowsPerInsert; ++k)
+      bind_row(*q, int(k * kInsertColumns), w.pending[i + k]);
+    q->exec();
+  }
+  for (; i < n; ++i) {
+    auto q = store_.statement(kInsert);
+    bind_row(*q, 0, w.pending[i]);
+    q->exec();
+  }
+  w.pending.clear();
+}
+
+const Event *EventLog::find_pending(const Writes &w, std::string_view id) const {
+  for (const PendingRow &row : w.pending)
+    if (row.event.id == id) return &row.event;
+  return nullptr;
 }
 
 // A parent must be an event already in the same session.
-void EventLog::check_parent(const Event &e) {
+void EventLog::check_parent(const Event &e, const Writes &w) {
   if (!e.parent_id) return;
-  auto parent = find(*e.parent_id);
+  std::optional<Event> stored;
+  const Event *parent = find_pending(w, *e.parent_id);
+  if (!parent && (stored = find(*e.parent_id))) parent = &*stored;
   if (!parent || parent->session_id != e.session_id)
     throw Error(Code::kNotFound, "parent_id '" + *e.parent_id + "' names no event of session '" +
                                      e.session_id + "'");
 }
 
-Event EventLog::place(EventDraft &d, Heads &heads) {
+// The event this transaction or the log already holds under `id`, if any;
+// an identical one is returned, a different one is a conflict.
+template <class Same> const Event *EventLog::prior(Writes &w, const std::string &id, Same &&same) {
+  const Event *found = find_pending(w, id);
+  if (!found) {
+    auto stored = find(id);
+    if (!stored) return nullptr;
+    w.found = std::move(*stored);
+    found = &w.found;
+  }
+  if (!same(*found))
+    throw Error(Code::kConflict, "event id '" + id + "' already exists with different content");
+  return found;
+}
+
+const Event &EventLog::place(EventDraft &d, Writes &w) {
   Event &e = d.event;
   if (d.has_id) {
-    if (auto stored = find(e.id)) {
-      if (same_content(*stored, d)) return *stored;
-      throw Error(Code::kConflict, "event id '" + e.id + "' already exists with different content");
-    }
+    if (const Event *p = prior(w, e.id, [&](const Event &s) { return same_content(s, d); }))
+      return *p;
   }
-  Head *h = head(heads, e.session_id);
+  Head *h = head(w, e.session_id);
   check_first(e, h != nullptr);
-  check_parent(e);
-  if (!h) h = new_chain(heads, e.session_id);
+  check_parent(e, w);
+  if (!h) h = new_chain(w, e.session_id);
   e.seq = h->seq + 1;
   e.prev_hash = h->hash;
   if (!d.has_ts) e.ts = util::now_ms();
   if (!d.has_id) e.id = util::new_id("evt_");
   e.hash = chain_hash(e);
-  insert(e, *h);
-  return std::move(e); // the draft is spent; no copy of the payload
+  return enqueue(std::move(e), *h, w); // the draft is spent; no copy of the payload
 }
 
-bool EventLog::place_imported(const Event &imported, Heads &heads) {
-  if (auto stored = find(imported.id)) {
-    if (to_json(*stored) == to_json(imported)) return false;
-    throw Error(Code::kConflict,
-                "event id '" + imported.id + "' already exists with different content");
-  }
-  Head *h = head(heads, imported.session_id);
+bool EventLog::place_imported(Event &imported, Writes &w) {
+  std::string json = to_json(imported);
+  if (prior(w, imported.id, [&](const Event &s) { return to_json(s) == json; })) return false;
+  Head *h = head(w, imported.session_id);
   check_first(imported, h != nullptr);
-  check_parent(imported);
+  check_parent(imported, w);
   int64_t expected = h ? h->seq + 1 : 1;
   if (imported.seq != expected)
     throw Error(Code::kCorrupt, "event '" + imported.id + "' has seq " +
@@ -234,17 +296,16 @@ bool EventLog::place_imported(const Event &imported, Heads &heads) {
                                     "the event before it");
   if (chain_hash(imported) != imported.hash)
     throw Error(Code::kCorrupt, "event '" + imported.id + "': hash does not match its content");
-  if (!h) h = new_chain(heads, imported.session_id);
-  Event e = imported;
-  insert(e, *h);
+  if (!h) h = new_chain(w, imported.session_id);
+  enqueue(std::move(imported), *h, w);
   return true;
 }
 
 Event EventLog::append_one(EventDraft &d) {
   store::Store::WriteTransaction tx(store_);
-  Heads heads;
-  Event e = place(d, heads);
-  save_heads(heads);
+  Writes w;
+  Event e = place(d, w);
+  finish(w);
   tx.commit();
   return e;
 }
@@ -261,32 +322,32 @@ Event EventLog::append(std::string_view session_id, std::string_view json) {
 
 BatchResult EventLog::append_batch(std::string_view session_id, std::string_view ndjson) {
   store::Store::WriteTransaction tx(store_);
-  Heads heads;
+  Writes w;
   BatchResult r;
   for_each_line(ndjson, [&](std::string_view line) {
     EventDraft d = parser_.parse_append(line, session_id);
-    Event e = place(d, heads);
+    const Event &e = place(d, w);
     if (r.count++ == 0) r.first_seq = e.seq;
     r.last_seq = e.seq;
-    r.last_id = std::move(e.id);
+    r.last_id = e.id;
   });
-  save_heads(heads);
+  finish(w);
   tx.commit();
   return r;
 }
 
 ImportResult EventLog::import(std::string_view ndjson) {
   store::Store::WriteTransaction tx(store_);
-  Heads heads;
+  Writes w;
   ImportResult r;
   for_each_line(ndjson, [&](std::string_view line) {
     Event e = parser_.parse_stored(line);
-    if (place_imported(e, heads))
+    if (place_imported(e, w))
       ++r.imported;
     else
       ++r.skipped;
   });
-  save_heads(heads);
+  finish(w);
   tx.commit();
   return r;
 }

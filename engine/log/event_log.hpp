@@ -70,6 +70,15 @@ public:
 
   VerifyReport verify(std::optional<std::string_view> session_id);
 
+  // Events are written this many rows per INSERT statement.
+  static constexpr size_t kRowsPerInsert = 16;
+
+  // An event placed in the current transaction, waiting to be written.
+  struct PendingRow {
+    Event event;
+    int64_t session_no;
+  };
+
 private:
   struct Head {
     int64_t session_no = 0;
@@ -78,24 +87,41 @@ private:
     int64_t ts = 0;
     bool dirty = false;
   };
-  // The chain heads a transaction has touched, written back once at its end.
-  using Heads = std::unordered_map<std::string, Head>;
+
+  // What one write transaction has placed: the chain heads it touched
+  // (written back by finish()) and the events not yet written, which go to
+  // SQLite kRowsPerInsert rows at a time. Every event gets its pos when it
+  // is placed, so observers see it complete.
+  struct Writes {
+    std::unordered_map<std::string, Head> heads;
+    std::vector<PendingRow> pending;
+    int64_t next_pos = 0; // 0: not read yet
+    Event found;          // the stored event an identical retry returns
+  };
 
   // The head of a session's chain, or nullptr for an unknown session.
-  Head *head(Heads &heads, const std::string &session_id);
+  Head *head(Writes &w, const std::string &session_id);
   // Starts the chain of a new session (its SessionStarted is being placed).
-  Head *new_chain(Heads &heads, const std::string &session_id);
-  void save_heads(Heads &heads);
+  Head *new_chain(Writes &w, const std::string &session_id);
 
-  // Places a host's draft after its session's head and stores it; returns
-  // the stored event, or the existing one for an identical retry.
-  Event place(EventDraft &draft, Heads &heads);
+  // Places a host's draft after its session's head: the placed event, or
+  // the existing one for an identical retry. The reference lives until the
+  // next placement.
+  const Event &place(EventDraft &draft, Writes &w);
   // place() in a transaction of its own.
   Event append_one(EventDraft &draft);
-  // Checks an imported event against the head it must follow.
-  bool place_imported(const Event &e, Heads &heads);
-  void check_parent(const Event &e);
-  void insert(Event &e, Head &h);
+  // Checks an imported event against the head it must follow; false when
+  // it is already stored.
+  bool place_imported(Event &e, Writes &w);
+  template <class Same> const Event *prior(Writes &w, const std::string &id, Same &&same);
+  void check_parent(const Event &e, const Writes &w);
+  const Event *find_pending(const Writes &w, std::string_view id) const;
+  // Gives the event its pos, advances its head, runs the observers and
+  // queues it for writing.
+  const Event &enqueue(Event &&e, Head &h, Writes &w);
+  void flush(Writes &w);
+  // Writes what is queued and the heads; the transaction may commit after.
+  void finish(Writes &w);
 
   template <class Fn> void for_each_line(std::string_view ndjson, Fn &&fn);
 

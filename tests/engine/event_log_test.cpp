@@ -196,6 +196,48 @@ TEST_CASE("bad events are rejected with the field named, and nothing is written"
   CHECK(export_all(db) == before);
 }
 
+TEST_CASE("a large batch sees its own earlier events: ids, retries, parents") {
+  // Events reach SQLite 16 rows per INSERT; rules about earlier events of
+  // the same batch must hold whether those are written yet or not.
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  auto note = [](int i, const std::string &extra = "") {
+    std::string id = i % 3 == 0 ? R"(,"id":"n)" + std::to_string(i) + R"(")" : "";
+    return R"({"type":"Note","actor":"a","payload":{"i":)" + std::to_string(i) + "}" + id + extra +
+           "}";
+  };
+  std::string batch;
+  for (int i = 1; i <= 40; ++i) batch += note(i) + "\n";
+  batch += note(39) + "\n";                          // an identical retry, still pending
+  batch += note(6) + "\n";                           // one long written
+  batch += note(41, R"(,"parent_id":"n39")") + "\n"; // a pending parent
+  batch += note(42, R"(,"parent_id":"n3")") + "\n";  // a written parent
+  auto r = db.append_batch("s", batch);
+  CHECK(field(r, "count") == "44");
+  CHECK(field(r, "last_seq") == "43"); // 1 + 40 + 2 new; the retries add none
+  CHECK(field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(field(db.event_get("n39"), "seq") == "40");
+
+  std::string before = export_all(db);
+  std::string conflicting;
+  for (int i = 100; i < 130; ++i) conflicting += note(i) + "\n";
+  conflicting += R"({"type":"Note","actor":"a","id":"n102","payload":{"other":1}})";
+  try {
+    db.append_batch("s", conflicting);
+    FAIL("accepted");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kConflict);
+    CHECK(std::string(e.what()).rfind("line 31: ", 0) == 0);
+  }
+  CHECK(export_all(db) == before);
+
+  // The export of a large batch imports event for event.
+  Engine copy(dir.file("b.ctxdb"), "");
+  CHECK(field(copy.import(before), "imported") == "43"); // with SessionStarted
+  CHECK(export_all(copy) == before);
+}
+
 TEST_CASE("unknown event types are stored and hashed like any other") {
   test::TempDir dir;
   Engine db(dir.file("a.ctxdb"), "");
