@@ -29,7 +29,6 @@ inline bool may_need_escape(uint64_t v) {
 
 void append_quoted(std::string &out, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";
-  out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
   size_t run = 0; // start of the pending run of characters needing no escape
   for (size_t i = 0; i < s.size(); ++i) {
