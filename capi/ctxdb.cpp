@@ -310,6 +310,13 @@ CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, 
   });
 }
 
+CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, char **out,
+                            size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.rebuild(arg(options_json, len, "options_json"));
+  });
+}
+
 CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
                            size_t *out_len) {
   return with_output(db, out, out_len,

@@ -1,12 +1,15 @@
 #include "engine.hpp"
 
+#include "project/rebuild.hpp"
 #include "json/json_writer.hpp"
+#include "json/parse.hpp"
 
 namespace ctxdb {
 
 Engine::Engine(const std::string &path, std::string_view config_json)
-    : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_) {
-  log_.add_observer(&sessions_);
+    : store_(path, store::parse_config(config_json)), log_(store_),
+      sessions_(store_), projections_{&sessions_} {
+  for (project::Projection *p : projections_) log_.add_observer(p);
 }
 
 std::string Engine::session_create(std::string_view json) {
@@ -65,6 +68,29 @@ std::string Engine::verify(std::optional<std::string_view> session_id) {
         .end_object();
   }
   w.end_object();
+  return w.take();
+}
+
+std::string Engine::rebuild(std::string_view options_json) {
+  bool check = false;
+  if (!options_json.empty()) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc = json::parse(parser, options_json, "rebuild options");
+    store::embedded_schema("json/rebuild_options.schema.json").validate(doc, "");
+    if (doc["check"].get(check)) check = false; // absent: no check
+  }
+  project::RebuildReport r = project::rebuild(store_, log_, projections_, check);
+  json::JsonWriter w;
+  w.begin_object().field("events", r.events).key("identical").boolean(r.identical);
+  w.key("tables").begin_array();
+  for (const auto &t : r.tables)
+    w.begin_object()
+        .field("table", t.table)
+        .field("rows", t.rows)
+        .field("before", t.before)
+        .field("after", t.after)
+        .end_object();
+  w.end_array().end_object();
   return w.take();
 }
 

@@ -30,6 +30,8 @@ public:
   std::string import(std::string_view ndjson);
   std::string event_get(std::string_view id);
   std::string verify(std::optional<std::string_view> session_id);
+  // Replays the log into every derived table (options: rebuild_options.schema.json).
+  std::string rebuild(std::string_view options_json);
 
   // One page of stored-event JSON rows for a streaming iterator. `cursor`
   // is the seq (one session) or pos (all events) of the last row returned,
@@ -41,6 +43,8 @@ private:
   store::Store store_;
   log::EventLog log_;
   project::Sessions sessions_;
+  // Every projection, in the order the log feeds them.
+  std::vector<project::Projection *> projections_;
 };
 
 } // namespace ctxdb

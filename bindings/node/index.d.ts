@@ -142,6 +142,35 @@ export interface VerifyResult {
   [key: string]: JsonValue | undefined;
 }
 
+export interface RebuildOptions {
+  /**
+   * Change nothing and fail with CHECK_FAILED when a replayed table differs
+   * from the stored one (default false).
+   */
+  check?: boolean;
+}
+
+/** One derived table in a rebuild result. */
+export interface TableChecksum {
+  table: string;
+  /** Rows after the rebuild. */
+  rows: number;
+  /** SHA-256 (hex) of the table's rows before the rebuild. */
+  before: string;
+  /** SHA-256 (hex) of the table's rows after the rebuild. */
+  after: string;
+  [key: string]: JsonValue;
+}
+
+export interface RebuildResult {
+  /** Events replayed. */
+  events: number;
+  /** Every derived table came out as it was. */
+  identical: boolean;
+  tables: TableChecksum[];
+  [key: string]: JsonValue;
+}
+
 export interface ImportResult {
   imported: number;
   skipped: number;
@@ -216,6 +245,14 @@ export declare class Database {
   verify(sessionId?: string | null): VerifyResult;
   /** verify off the main thread. */
   verifyAsync(sessionId?: string | null): Promise<VerifyResult>;
+  /**
+   * Replays every event into the derived tables (sessions, ...) in one
+   * transaction; the log is not touched. With {check: true} any difference
+   * is a CtxdbError CHECK_FAILED and nothing changes.
+   */
+  rebuild(options?: RebuildOptions): RebuildResult;
+  /** rebuild off the main thread. */
+  rebuildAsync(options?: RebuildOptions): Promise<RebuildResult>;
   /** Imports NDJSON of stored events (the export stream) in one transaction. */
   importNdjson(ndjson: string | Bytes): ImportResult;
   /** importNdjson off the main thread. */

@@ -2,6 +2,7 @@
 
 #include "error.hpp"
 #include "store/embedded_files.hpp"
+#include "store/store.hpp"
 #include "util/ids.hpp"
 #include "json/json_schema.hpp"
 #include "json/parse.hpp"
@@ -12,12 +13,6 @@
 namespace ctxdb::log {
 
 namespace {
-
-json::Schema load_schema(std::string_view path) {
-  const store::EmbeddedFile *f = store::find_embedded(path);
-  if (!f) throw Error(Code::kInternal, "missing embedded schema " + std::string(path));
-  return json::Schema::parse(f->content, path);
-}
 
 // Payload schemas of the core types, by type name. Built once, read-only.
 const std::map<std::string, json::Schema, std::less<>> &payload_schemas() {
@@ -35,15 +30,12 @@ const std::map<std::string, json::Schema, std::less<>> &payload_schemas() {
   return schemas;
 }
 
-// The envelope schemas, parsed once on first use.
-struct EnvelopeSchemas {
-  json::Schema event, session_create, stored_event;
-};
-const EnvelopeSchemas &envelopes() {
-  static const EnvelopeSchemas s{load_schema("json/event.schema.json"),
-                                 load_schema("json/session_create.schema.json"),
-                                 load_schema("json/stored_event.schema.json")};
-  return s;
+const json::Schema &event_schema() { return store::embedded_schema("json/event.schema.json"); }
+const json::Schema &session_create_schema() {
+  return store::embedded_schema("json/session_create.schema.json");
+}
+const json::Schema &stored_event_schema() {
+  return store::embedded_schema("json/stored_event.schema.json");
 }
 
 std::optional<std::string> optional_string(simdjson::dom::object o, std::string_view key) {
@@ -109,7 +101,7 @@ void validate_payload(std::string_view type, simdjson::dom::element payload) {
 
 EventDraft EventParser::parse_append(std::string_view text, std::string_view session_id) {
   simdjson::dom::element doc = json::parse(parser_, text, "event");
-  envelopes().event.validate(doc, "");
+  event_schema().validate(doc, "");
   simdjson::dom::object o = doc.get_object().value();
   EventDraft d;
   Event &e = d.event;
@@ -128,7 +120,7 @@ EventDraft EventParser::parse_append(std::string_view text, std::string_view ses
 
 EventDraft EventParser::parse_session_create(std::string_view text) {
   simdjson::dom::element doc = json::parse(parser_, text, "session");
-  envelopes().session_create.validate(doc, "");
+  session_create_schema().validate(doc, "");
   simdjson::dom::object o = doc.get_object().value();
   EventDraft d;
   Event &e = d.event;
@@ -145,7 +137,7 @@ EventDraft EventParser::parse_session_create(std::string_view text) {
 
 Event EventParser::parse_stored(std::string_view text) {
   simdjson::dom::element doc = json::parse(parser_, text, "event");
-  envelopes().stored_event.validate(doc, "");
+  stored_event_schema().validate(doc, "");
   simdjson::dom::object o = doc.get_object().value();
   Event e;
   e.id = required_string(o, "id");

@@ -33,6 +33,11 @@ void write_session(json::JsonWriter &w, SQLite::Statement &q) {
 
 } // namespace
 
+std::span<const char *const> Sessions::tables() const {
+  static const char *const kTables[] = {"sessions"};
+  return kTables;
+}
+
 void Sessions::on_append(const log::Event &e) {
   if (e.type != "SessionStarted") return;
   // The payload passed its schema, so agent_id is a string.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "log/event_log.hpp"
+#include "project/projection.hpp"
 #include "store/store.hpp"
 
 #include <simdjson.h>
@@ -14,11 +15,12 @@
 
 namespace ctxdb::project {
 
-class Sessions : public log::EventObserver {
+class Sessions : public Projection {
 public:
   explicit Sessions(store::Store &store) : store_(store) {}
 
   void on_append(const log::Event &e) override;
+  std::span<const char *const> tables() const override;
 
   // The session object of schema/json (id, agent_id, started_event_id,
   // created_ts, last_ts, event_count, last_seq, meta), or nullopt.

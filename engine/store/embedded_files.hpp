@@ -15,7 +15,7 @@ struct EmbeddedFile {
 // Sorted by path. Defined in the build's generated embedded_files.cpp.
 std::span<const EmbeddedFile> embedded_files();
 
-// The content of schema/<path>, or nullptr-like empty optional.
+// The file at schema/<path>, or nullptr.
 const EmbeddedFile *find_embedded(std::string_view path);
 
 } // namespace ctxdb::store

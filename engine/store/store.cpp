@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -68,11 +70,21 @@ int pragma_int(SQLite::Database &db, const char *sql) { return db.execAndGet(sql
 
 int schema_version() { return migrations().empty() ? 0 : migrations().back().number; }
 
+const json::Schema &embedded_schema(std::string_view path) {
+  static std::mutex mu;
+  static std::map<std::string, json::Schema, std::less<>> cache;
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(path); it != cache.end()) return it->second;
+  const EmbeddedFile *f = find_embedded(path);
+  if (!f) throw Error(Code::kInternal, "no embedded schema " + std::string(path));
+  // std::map never moves its nodes: the reference stays valid.
+  return cache.emplace(std::string(path), json::Schema::parse(f->content, path)).first->second;
+}
+
 Config parse_config(std::string_view text) {
   Config config;
   if (text.empty()) return config;
-  static const json::Schema schema =
-      json::Schema::parse(find_embedded("json/config.schema.json")->content, "config");
+  const json::Schema &schema = embedded_schema("json/config.schema.json");
   simdjson::dom::parser parser;
   simdjson::dom::element doc = json::parse(parser, text, "config");
   try {

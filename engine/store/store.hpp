@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "error.hpp"
+#include "json/json_schema.hpp"
 
 namespace ctxdb::store {
 
@@ -22,6 +23,9 @@ struct Config {
   int busy_timeout_ms = 5000;
   bool read_only = false;
 };
+
+// The JSON Schema embedded at schema/<path>, parsed once per process.
+const json::Schema &embedded_schema(std::string_view path);
 
 // Parses and validates ctxdb_open's config JSON (schema/json/config.schema.json).
 Config parse_config(std::string_view json);

@@ -207,6 +207,16 @@ CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len);
 
+/* Drops the rows of every derived table (the projections of the log:
+ * sessions, ...) and replays every event into them in append order, in one
+ * transaction; the log itself is not touched. options_json (may be NULL/0):
+ * {"check": true} makes any difference between the stored and the replayed
+ * tables CTXDB_CHECK_FAILED, with nothing changed. *out reports it:
+ * {"events": N, "identical": bool, "tables": [{"table", "rows", "before",
+ * "after"}]} with a SHA-256 of each table's rows before and after. */
+CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, char **out,
+                            size_t *out_len);
+
 /* Imports NDJSON of stored events (the export stream) in one transaction.
  * Every event keeps its id, seq, ts and hash; an event already present
  * with identical content is skipped; a hash or seq that does not match

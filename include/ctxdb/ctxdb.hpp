@@ -176,6 +176,14 @@ public:
     return detail::take(out, n);
   }
 
+  // Replays the log into every derived table; options e.g. {"check":true}.
+  std::string rebuild(std::string_view options = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_rebuild(db_, options.data(), options.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   std::string import_ndjson(std::string_view ndjson) {
     char *out = nullptr;
     size_t n = 0;

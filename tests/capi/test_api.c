@@ -1518,12 +1518,45 @@ static void test_closed_handle(const char *path) {
   iter_fails_at(F, h, NULL, 0, 0, CTXDB_MISUSE);
   iter_fails_at(F, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   import_fails_at(F, h, ev, strlen(ev), 0, CTXDB_MISUSE, NULL, 0);
   {
     int rc = ctxdb_close(h);
     failed_at(F, "ctxdb_close (twice)", NULL, rc, CTXDB_MISUSE, NULL);
   }
   g_closed = NULL;
+}
+
+/* ctxdb_rebuild: a sound database replays identically; bad options and
+ * handles fail and change nothing (the export is compared). */
+static void test_rebuild(ctxdb_db *db) {
+  const char *ro = Q("{'check':true}");
+  int rows;
+  char *out = NULL, *before = export_all(db, &rows), *after;
+  size_t n = 0;
+  CHECK_RC(ctxdb_rebuild(db, ro, strlen(ro), &out, &n), CTXDB_OK);
+  CHECK(out && jbool(out, "identical") == 1);
+  CHECK(out && strstr(out, "\"table\":\"sessions\"") != NULL);
+  CHECK(out && n == strlen(out));
+  ctxdb_free(out);
+  CHECK_RC(ctxdb_rebuild(db, NULL, 0, &out, &n), CTXDB_OK); /* no options */
+  ctxdb_free(out);
+
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, NULL, ro, strlen(ro), 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, ro, strlen(ro), 1, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, NULL, 3, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, "{", 1, 0, CTXDB_INVALID_JSON, NULL);
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, "[]", 2, 0, CTXDB_INVALID_ARG, NULL);
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, Q("{'chek':true}"), 13, 0, CTXDB_INVALID_ARG,
+                "chek");
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, Q("{'check':1}"), 11, 0, CTXDB_INVALID_ARG,
+                "check");
+  read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, "{\"\xff\":1}", 7, 0, CTXDB_INVALID_UTF8,
+                NULL);
+  after = export_all(db, &rows);
+  CHECK(before && after && strcmp(before, after) == 0);
+  free(before);
+  free(after);
 }
 
 /* ===========================================================================
@@ -1751,6 +1784,7 @@ int main(void) {
   test_bad_reads(g_db1);
   test_read_only(p1, g_db1);
   test_import(g_db1);
+  test_rebuild(g_db1);
   test_closed_handle(p1);
   test_not_a_db();
   test_verify_detects_tampering();

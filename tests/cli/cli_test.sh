@@ -302,11 +302,12 @@ test_help() {
   run "$CLI" --help
   expect_rc 0
   local cmd
-  for cmd in init "session new" "session show" sessions append event log verify export import; do
+  for cmd in init "session new" "session show" sessions append event log verify rebuild export \
+    import; do
     expect_contains "ctxdb --help lists $cmd" "  $cmd " "$OUT"
   done
-  for cmd in init "session new" "session show" sessions append event log verify export \
-    import session; do
+  for cmd in init "session new" "session show" sessions append event log verify rebuild \
+    export import session; do
     # shellcheck disable=SC2086 # "session new" is two words on purpose
     run "$CLI" $cmd --help
     expect_rc 0
@@ -340,6 +341,24 @@ test_show_one() {
   expect_contains "event with an unknown id" "CTXDB_NOT_FOUND" "$ERR"
 }
 
+test_rebuild() {
+  run ctx rebuild --check
+  expect_rc 0
+  expect_match "rebuild --check of a sound database" 'sessions +[0-9]+ rows  unchanged' "$OUT"
+  cp "$DB" "$WORK/forged.ctxdb"
+  "$SQLITE3" "$WORK/forged.ctxdb" "UPDATE sessions SET agent_id = 'forged' WHERE id = 'ses_cli_test';"
+  run "$CLI" --db "$WORK/forged.ctxdb" rebuild --check
+  expect_rc 1
+  expect_contains "rebuild --check names the table" "CTXDB_CHECK_FAILED" "$ERR"
+  run "$CLI" --db "$WORK/forged.ctxdb" session show ses_cli_test
+  expect_contains "a failed check changes nothing" '"agent_id":"forged"' "$OUT"
+  run "$CLI" --db "$WORK/forged.ctxdb" rebuild
+  expect_rc 0
+  expect_contains "rebuild repairs the table" "rebuilt: differed" "$OUT"
+  run "$CLI" --db "$WORK/forged.ctxdb" session show ses_cli_test
+  expect_contains "the replayed row" '"agent_id":"test-agent"' "$OUT"
+}
+
 test_append_each() {
   ctx session new --id ses_each >/dev/null
   run_in '{"type":"Note","actor":"a","payload":{}}
@@ -357,7 +376,7 @@ test_append_each() {
 
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_errors test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

@@ -38,6 +38,7 @@ test('argument errors of async variants are rejections, not throws', async (t) =
   await assert.rejects(db.appendManyAsync('ses_x', 'nope'), TypeError);
   await assert.rejects(db.importNdjsonAsync(null), TypeError);
   await assert.rejects(db.verifyAsync(42), TypeError);
+  await assert.rejects(db.rebuildAsync({ check: 'yes' }), TypeError);
   await assert.rejects(db.importNdjsonAsync('\uD800'),
     (err) => err instanceof CtxdbError && err.code === codes.INVALID_UTF8);
 });

@@ -108,6 +108,7 @@ test('MISUSE: every call after close()', (t) => {
     () => db.export(),
     () => db.exportNdjson(),
     () => db.verify(),
+    () => db.rebuild(),
     () => db.importNdjson(''),
   ];
   for (const c of calls) assert.throws(c, isCode(codes.MISUSE));
@@ -163,6 +164,8 @@ test('wrong types are TypeError, bad values RangeError', (t) => {
   type(() => db.events(s.id, { raw: 1 }));
   type(() => db.export('raw'));
   type(() => db.verify(5));
+  type(() => db.rebuild(true));
+  type(() => db.rebuild({ check: 1 }));
   type(() => db.importNdjson());
   type(() => db.importNdjson({}));
   type(() => db.importNdjson(12));

@@ -159,6 +159,7 @@ def test_misuse_on_closed_database(db, sid):
         lambda: db.events(sid),
         lambda: db.export(),
         lambda: db.verify(),
+        lambda: db.rebuild(),
         lambda: db.import_ndjson(""),
     ]
     for call in calls:
@@ -198,6 +199,8 @@ WRONG_TYPES = [
     ("events from bool", lambda db, sid: db.events(sid, True)),
     ("events to str", lambda db, sid: db.events(sid, 1, "9")),
     ("verify int", lambda db, sid: db.verify(1)),
+    ("rebuild check None", lambda db, sid: db.rebuild(None)),
+    ("rebuild check int", lambda db, sid: db.rebuild(check=1)),
     ("import None", lambda db, sid: db.import_ndjson(None)),
     ("import int", lambda db, sid: db.import_ndjson(12)),
 ]

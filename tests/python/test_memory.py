@@ -10,7 +10,7 @@ from conftest import prompt
 
 OUT_FUNCTIONS = ["ctxdb_session_create", "ctxdb_session_get", "ctxdb_session_list",
                  "ctxdb_append", "ctxdb_append_batch", "ctxdb_event_get",
-                 "ctxdb_verify", "ctxdb_import"]
+                 "ctxdb_verify", "ctxdb_rebuild", "ctxdb_import"]
 
 
 @pytest.fixture
@@ -59,6 +59,7 @@ def test_every_buffer_freed_exactly_once(db, ledger):
     db.sessions()
     db.event(e["id"])
     db.verify()
+    db.rebuild(check=True)
     db.import_ndjson(db.export(raw=True))
     failures = [lambda: db.session("ses_nope"), lambda: db.event("evt_nope"),
                 lambda: db.append(s, "{bad"), lambda: db.append_many(s, ["{", "}"]),
@@ -68,7 +69,7 @@ def test_every_buffer_freed_exactly_once(db, ledger):
         with pytest.raises(ctxdb.Error):
             f()
     outs = sum(1 for k, _ in ledger if k == "out")
-    assert outs == 8  # one buffer per successful call, none from failures
+    assert outs == 9  # one buffer per successful call, none from failures
     assert_balanced(ledger)
 
 

@@ -68,6 +68,14 @@ function eventsNdjson(events) {
   return Buffer.concat(chunks);
 }
 
+// ctxdb_rebuild options: {check?: boolean}; undefined (NULL/0) when there
+// is nothing to ask for.
+function rebuildOptions(options) {
+  const opts = check.optObject(options, 'options');
+  const checkTables = opts.check === undefined ? false : check.boolean(opts.check, 'options.check');
+  return checkTables ? check.stringify({ check: true }, 'options') : undefined;
+}
+
 function seqRange(options) {
   const opts = check.optObject(options, 'options');
   const from = opts.fromSeq ?? opts.from_seq;
@@ -286,6 +294,26 @@ class Database {
   async verifyAsync(sessionId) {
     const sid = check.optString(sessionId, 'sessionId');
     const text = await call(() => this.#db.verifyAsync(sid)).catch(rejectAsCtxdbError);
+    return parse(text);
+  }
+
+  /**
+   * Drops the rows of every derived table (sessions, ...) and replays every
+   * event into them, in one transaction; the log is not touched. With
+   * {check: true} a difference between the stored and the replayed tables
+   * is a CtxdbError CHECK_FAILED and nothing changes. Returns {events,
+   * identical, tables: [{table, rows, before, after}]} (SHA-256 of each
+   * table's rows before and after).
+   */
+  rebuild(options) {
+    const json = rebuildOptions(options);
+    return parse(call(() => this.#db.rebuild(json)));
+  }
+
+  /** rebuild, run off the main thread. */
+  async rebuildAsync(options) {
+    const json = rebuildOptions(options);
+    const text = await call(() => this.#db.rebuildAsync(json)).catch(rejectAsCtxdbError);
     return parse(text);
   }
 

@@ -249,7 +249,7 @@ void DbState::CloseNow() {
 // the worker thread, where ctxdb_errmsg keeps it.
 class CallWorker : public Napi::AsyncWorker {
 public:
-  enum class Kind { kAppendBatch, kImport, kVerify };
+  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild };
 
   CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind, std::string sid,
              bool has_sid, std::string data)
@@ -273,6 +273,10 @@ protected:
     case Kind::kVerify:
       rc_ = ctxdb_verify(db_, has_sid_ ? sid_.data() : nullptr, has_sid_ ? sid_.size() : 0, &out.p,
                          &out.n);
+      break;
+    case Kind::kRebuild: // data_: the options JSON; empty is NULL/0 (no options)
+      rc_ =
+          ctxdb_rebuild(db_, data_.empty() ? nullptr : data_.data(), data_.size(), &out.p, &out.n);
       break;
     }
     if (rc_ == CTXDB_OK)
@@ -331,6 +335,8 @@ public:
                         InstanceMethod<&Database::EventsIter>("eventsIter"),
                         InstanceMethod<&Database::Verify>("verify"),
                         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
+                        InstanceMethod<&Database::Rebuild>("rebuild"),
+                        InstanceMethod<&Database::RebuildAsync>("rebuildAsync"),
                         InstanceMethod<&Database::Import>("import"),
                         InstanceMethod<&Database::ImportAsync>("importAsync")});
   }
@@ -476,6 +482,27 @@ private:
     std::string sid;
     bool has_sid = GetOptString(info, 0, "sessionId", &sid);
     return Queue(env, CallWorker::Kind::kVerify, std::move(sid), has_sid, std::string());
+  }
+
+  // rebuild(optionsJson?: string)
+  Napi::Value Rebuild(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string options;
+    bool has_options = GetOptString(info, 0, "options", &options);
+    OwnedBuf out;
+    int rc = ctxdb_rebuild(db, has_options ? options.data() : nullptr,
+                           has_options ? options.size() : 0, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value RebuildAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    std::string options;
+    GetOptString(info, 0, "options", &options);
+    return Queue(env, CallWorker::Kind::kRebuild, std::string(), false, std::move(options));
   }
 
   Napi::Value Import(const Napi::CallbackInfo &info) {

@@ -19,7 +19,8 @@ from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error
                      InternalError, InvalidInput, IOFailure, Misuse, NotADatabase,
                      NotFound, OutOfMemory, ReadOnly, SchemaError)
 from .types import (BatchResult, BrokenLink, Event, EventInput, ImportResult,
-                    Session, SessionInput, VerifyReport)
+                    RebuildReport, Session, SessionInput, TableChecksum,
+                    VerifyReport)
 
 __version__ = "0.1.0"
 
@@ -31,5 +32,6 @@ __all__ = [
     "SchemaError", "ReadOnly", "InternalError", "NotADatabase",
     "LibraryError", "LibraryNotFound", "AbiMismatch",
     "Event", "EventInput", "Session", "SessionInput", "BatchResult",
-    "BrokenLink", "VerifyReport", "ImportResult",
+    "BrokenLink", "VerifyReport", "ImportResult", "RebuildReport",
+    "TableChecksum",
 ]

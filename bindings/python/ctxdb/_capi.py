@@ -142,6 +142,11 @@ _proto("ctxdb_iter_free", None, ctxdb_iter_p)
 _proto("ctxdb_verify", c_int,
        ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len,
+#                   char **out, size_t *out_len);
+_proto("ctxdb_rebuild", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
 # int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
 #                  size_t *out_len);
 _proto("ctxdb_import", c_int,

@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterator, List, Optional, Set, Union
 
 from . import _capi
 from .errors import InternalError, Misuse, last_error
-from .types import BatchResult, Event, ImportResult, Session, VerifyReport
+from .types import (BatchResult, Event, ImportResult, RebuildReport, Session,
+                    VerifyReport)
 
 __all__ = ["Database", "EventIterator", "open", "version", "version_number",
            "abi_version"]
@@ -466,6 +467,20 @@ class Database:
             return json.loads(self._out(_capi.ctxdb_verify, None, 0))
         sid = _text(session_id, "session_id")
         return json.loads(self._out(_capi.ctxdb_verify, sid, len(sid)))
+
+    def rebuild(self, check: bool = False) -> RebuildReport:
+        """Replays every event into the derived tables (sessions, ...) in
+        one transaction; the log itself is not touched. check=True changes
+        nothing and raises CheckFailed when a replayed table differs from
+        the stored one. The report has a SHA-256 of each table before and
+        after, and ``identical``."""
+        if not isinstance(check, bool):
+            raise TypeError(f"rebuild(): check must be a bool, "
+                            f"not {type(check).__name__}")
+        if not check:
+            return json.loads(self._out(_capi.ctxdb_rebuild, None, 0))
+        options = _json({"check": True}, "rebuild() options")
+        return json.loads(self._out(_capi.ctxdb_rebuild, options, len(options)))
 
     def import_ndjson(self, data: Any) -> ImportResult:
         """Imports stored events (the export stream) in one transaction.

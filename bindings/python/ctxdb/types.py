@@ -91,6 +91,21 @@ class VerifyReport(_VerifyOptional):
     events: int
 
 
+class TableChecksum(TypedDict):
+    """One derived table in a rebuild report."""
+    table: str
+    rows: int  # rows after the rebuild
+    before: str  # SHA-256 of the table's rows before (64 lowercase hex digits)
+    after: str  # ... and after the rebuild
+
+
+class RebuildReport(TypedDict):
+    """What rebuild did (ctxdb_rebuild)."""
+    events: int  # events replayed
+    identical: bool  # every derived table came out as it was
+    tables: List[TableChecksum]
+
+
 class ImportResult(TypedDict):
     """What import_ndjson did (ctxdb_import)."""
     imported: int

@@ -1,0 +1,21 @@
+// projection.hpp — what every derived table's maintainer is: an observer of
+// the log that owns some tables. The log feeds it each event inside the
+// append transaction; rebuild clears its tables and feeds it the whole log
+// again, in append order, which must give the same tables.
+#pragma once
+
+#include "log/event_log.hpp"
+
+#include <span>
+
+namespace ctxdb::project {
+
+class Projection : public log::EventObserver {
+public:
+  // The tables this projection writes and nothing else does. Their rows
+  // must be a function of the events seen, in order: nothing else (no
+  // clock, no randomness), or rebuild could not reproduce them.
+  virtual std::span<const char *const> tables() const = 0;
+};
+
+} // namespace ctxdb::project
