@@ -87,7 +87,16 @@ Bytes GetBytes(const Napi::CallbackInfo &info, size_t i, const char *what) {
   Napi::Value v = info[i];
   Bytes b;
   if (v.IsString()) {
-    b.owned = v.As<Napi::String>().Utf8Value();
+    // One pass: size the buffer for the worst case (3 UTF-8 bytes per UTF-16
+    // unit) instead of asking N-API for the exact length first, which would
+    // walk a megabyte batch twice.
+    size_t units = 0;
+    napi_get_value_string_utf16(env, v, nullptr, 0, &units);
+    b.owned.resize(units * 3 + 1);
+    size_t written = 0;
+    napi_status st = napi_get_value_string_utf8(env, v, b.owned.data(), b.owned.size(), &written);
+    if (st != napi_ok) throw Napi::Error::New(env, "cannot read the string as UTF-8");
+    b.owned.resize(written);
     b.p = b.owned.data();
     b.n = b.owned.size();
     return b;
