@@ -50,22 +50,31 @@ function eventsNdjson(events) {
   if (!Array.isArray(events)) {
     throw new TypeError(`events must be an array, got ${check.describe(events)}`);
   }
-  const parts = events.map((ev, i) => {
-    const what = `events[${i}]`;
-    const v = check.jsonInput(ev, what);
-    // (JSON.stringify never writes a raw newline.)
-    if (typeof v === 'string' ? v.includes('\n') : v.includes(NEWLINE)) {
-      throw new RangeError(`${what} contains a newline; appendMany sends one event per line`);
+  // One string built in a plain loop, with no per-event allocations beyond
+  // the JSON itself: this runs for every event of every batch.
+  let text = '';
+  let parts = null; // set once a Buffer/Uint8Array item shows up
+  for (let i = 0; i < events.length; ++i) {
+    const ev = events[i];
+    let v;
+    if (check.isPlainObject(ev)) {
+      v = check.stringify(ev, `events[${i}]`); // never holds a raw newline
+    } else {
+      v = check.jsonInput(ev, `events[${i}]`);
+      if (typeof v === 'string' ? v.includes('\n') : v.includes(NEWLINE)) {
+        throw new RangeError(`events[${i}] contains a newline; appendMany sends one event per line`);
+      }
     }
-    return v;
-  });
-  if (!parts.some(check.isBytes)) return parts.join('\n');
-  const chunks = [];
-  parts.forEach((p, i) => {
-    if (i > 0) chunks.push(Buffer.from('\n'));
-    chunks.push(typeof p === 'string' ? Buffer.from(p, 'utf8') : p);
-  });
-  return Buffer.concat(chunks);
+    if (parts === null && typeof v !== 'string') parts = text === '' && i === 0 ? [] : [text];
+    if (parts !== null) {
+      if (i > 0) parts.push('\n');
+      parts.push(v);
+    } else {
+      text += i > 0 ? '\n' + v : v;
+    }
+  }
+  if (parts === null) return text;
+  return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)));
 }
 
 // ctxdb_rebuild options: {check?: boolean}; undefined (NULL/0) when there

@@ -50,27 +50,55 @@ def _text(value: Any, what: str) -> bytes:
     raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
 
 
-# One encoder for every call (json.dumps with options builds a new one each
-# time). ASCII output: escaping non-ASCII characters is much faster in the
-# stdlib encoder than writing them as UTF-8, and the engine stores its own
+# ASCII output: escaping non-ASCII characters is much faster in the stdlib
+# encoder than writing them as UTF-8, and the engine stores its own
 # canonical form, so the stored bytes and hashes are the same either way.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 _UTF8_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
                                  allow_nan=False)
 
 
-def _json(value: Any, what: str) -> bytes:
+def _not_serializable(o: Any) -> Any:
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+# The C encoder behind JSONEncoder, made once: JSONEncoder.encode builds it
+# anew on every call, which append_many would pay per event. No circular
+# check (markers=None): a cycle ends in RecursionError, reported as such.
+_C_ENCODE = (json.encoder.c_make_encoder(
+    None, _not_serializable, json.encoder.c_encode_basestring_ascii, None,
+    ":", ",", False, False, False)
+    if json.encoder.c_make_encoder and json.encoder.c_encode_basestring_ascii
+    else None)
+
+
+def _encode_json(value: Any) -> str:
+    if _C_ENCODE is None or not isinstance(value, dict):
+        return _ENCODER.encode(value)
     try:
-        s = _ENCODER.encode(value)
+        return "".join(_C_ENCODE(value, 0))
+    except RecursionError:
+        raise ValueError("Circular reference detected (or nesting too deep)") from None
+
+
+def _json(value: Any, what: Any) -> bytes:
+    """value as compact JSON bytes; ``what`` names it in errors, and may be
+    a callable that builds the name only when one is needed."""
+    try:
+        s = _encode_json(value)
     except TypeError as e:
-        raise TypeError(f"{what}: {e}") from None
+        raise TypeError(f"{_name(what)}: {e}") from None
     except ValueError as e:  # NaN/Infinity, circular reference
-        raise ValueError(f"{what}: {e}") from None
+        raise ValueError(f"{_name(what)}: {e}") from None
     # A "\ud..." escape may be a lone surrogate, which has no UTF-8 form:
     # such documents take the slow path, which names it.
     if "\\ud" in s:
-        _encode(_UTF8_ENCODER.encode(value), what + " (a string in it)")
+        _encode(_UTF8_ENCODER.encode(value), _name(what) + " (a string in it)")
     return s.encode("ascii")
+
+
+def _name(what: Any) -> str:
+    return what() if callable(what) else what
 
 
 def _event(event: Any, fields: Mapping, what: str) -> bytes:
@@ -94,8 +122,10 @@ def _event(event: Any, fields: Mapping, what: str) -> bytes:
 
 
 def _line(item: Any, what: str, index: int) -> bytes:
+    if type(item) is dict:  # the common case first
+        return _json(item, lambda: f"{what} item {index}")
     if isinstance(item, Mapping):
-        return _json(item if type(item) is dict else dict(item), f"{what} item {index}")
+        return _json(dict(item), lambda: f"{what} item {index}")
     if isinstance(item, str):
         item = _encode(item, f"{what} item {index}")
     elif isinstance(item, (bytes, bytearray, memoryview)):
