@@ -1,0 +1,148 @@
+// bench_rebuild: how fast ctxdb_rebuild replays the log into the derived
+// tables, in events per second, side by side with the floor of any replay:
+// raw SQLite reading every row of the same events table in append order.
+//
+// usage: bench_rebuild [--events N] [--rounds R]
+#include <ctxdb/ctxdb.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void check(int rc, ctxdb_db *db, const char *what) {
+  if (rc != CTXDB_OK)
+    throw std::runtime_error(std::string(what) + ": " + ctxdb_errstr(rc) + ": " + ctxdb_errmsg(db));
+}
+
+// rc is evaluated (the call made) before *out is read.
+std::string call(int rc, ctxdb_db *db, char **out, const char *what) {
+  check(rc, db, what);
+  std::string s(*out);
+  ctxdb_free(*out);
+  return s;
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Sessions of 1,000 events each: a prompt, then tool calls and results with
+// a few hundred bytes of output, the shape of an agent's log.
+void fill(ctxdb_db *db, size_t events) {
+  std::string output(300, 'x');
+  for (size_t i = 0; i < output.size(); i += 40) output[i] = ' ';
+  char *out = nullptr;
+  size_t n = 0;
+  for (size_t s = 0; s * 1000 < events; ++s) {
+    std::string sid = "ses_" + std::to_string(s);
+    std::string create = R"({"id":")" + sid + R"(","payload":{"agent_id":"bench"}})";
+    call(ctxdb_session_create(db, create.data(), create.size(), &out, &n), db, &out, "create");
+    std::string batch;
+    for (size_t i = 1; i < 1000 && s * 1000 + i < events; ++i) {
+      batch += i % 2 ? R"({"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":"c)" +
+                           std::to_string(i) + R"(","output":")" + output + "\"}}\n"
+                     : R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"next"}})"
+                       "\n";
+    }
+    call(ctxdb_append_batch(db, sid.data(), sid.size(), batch.data(), batch.size(), &out, &n), db,
+         &out, "batch");
+  }
+}
+
+double raw_scan(const fs::path &file, size_t &rows) {
+  sqlite3 *db = nullptr;
+  sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt *q = nullptr;
+  sqlite3_prepare_v2(db, "SELECT * FROM events ORDER BY pos", -1, &q, nullptr);
+  auto t0 = Clock::now();
+  rows = 0;
+  size_t bytes = 0; // touch every value, as a replay must
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    ++rows;
+    for (int i = 0; i < sqlite3_column_count(q); ++i) bytes += size_t(sqlite3_column_bytes(q, i));
+  }
+  double s = seconds_since(t0);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  if (bytes == 0) throw std::runtime_error("raw scan read nothing");
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  size_t events = 200000;
+  int rounds = 5;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--events") && i + 1 < argc)
+      events = std::strtoull(argv[++i], 0, 10);
+    else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc)
+      rounds = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick"))
+      events = 20000, rounds = 3;
+    else {
+      std::fprintf(stderr, "usage: bench_rebuild [--events N] [--rounds R] [--quick]\n");
+      return 2;
+    }
+  }
+  fs::path dir = fs::temp_directory_path() / ("ctxdb-bench-rebuild-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path file = dir / "rebuild.ctxdb";
+  try {
+    ctxdb_db *db = nullptr;
+    check(ctxdb_open(file.c_str(), nullptr, 0, &db), nullptr, "open");
+    fill(db, events);
+    std::vector<double> ctxdb_eps, raw_eps;
+    for (int r = 0; r < rounds; ++r) {
+      size_t rows = 0;
+      raw_eps.push_back(double(events) / raw_scan(file, rows));
+      if (rows != events)
+        throw std::runtime_error("raw scan saw " + std::to_string(rows) + " rows");
+      char *out = nullptr;
+      size_t n = 0;
+      const char *opts = R"({"check":true})";
+      auto t0 = Clock::now();
+      std::string report =
+          call(ctxdb_rebuild(db, opts, std::strlen(opts), &out, &n), db, &out, "rebuild");
+      ctxdb_eps.push_back(double(events) / seconds_since(t0));
+      if (report.find("\"identical\":true") == std::string::npos)
+        throw std::runtime_error("rebuild did not reproduce the tables: " + report);
+    }
+    ctxdb_close(db);
+    double c = median(ctxdb_eps), raw = median(raw_eps);
+    std::printf("bench_rebuild: %zu events, %d rounds, medians\n", events, rounds);
+    std::printf("%-28s %14s\n", "", "events/s");
+    std::printf("%-28s %14.0f\n", "ctxdb_rebuild (--check)", c);
+    std::printf("%-28s %14.0f\n", "raw SQLite scan of events", raw);
+    std::printf("ratio ctxdb/raw scan: %.2f; goal >= 300000 events/s: %s\n", c / raw,
+                c >= 300000 ? "met" : "NOT met");
+    std::printf("{\"bench\":\"rebuild\",\"events\":%zu,\"rounds\":%d,\"ctxdb_eps\":%.0f,"
+                "\"raw_scan_eps\":%.0f,\"ratio\":%.4f}\n",
+                events, rounds, c, raw, c / raw);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "bench_rebuild: %s\n", e.what());
+    fs::remove_all(dir);
+    return 1;
+  }
+  fs::remove_all(dir);
+  return 0;
+}
