@@ -326,5 +326,7 @@ heading log "$session"
 ctxdb log "$session"
 heading verify
 ctxdb verify
+heading "rebuild --check"
+ctxdb rebuild --check
 heading "export | wc -l"
 ctxdb export | wc -l
