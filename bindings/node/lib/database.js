@@ -43,38 +43,29 @@ function configJson(config) {
   return check.stringify(out, 'config');
 }
 
-// NDJSON for ctxdb_append_batch: one event per line, so that the engine's
+// The lines of the NDJSON for ctxdb_append_batch, one event each, so that the engine's
 // "line N" is events[N-1]. Strings and bytes pass unchanged (a newline in
 // one would shift the line numbers: refused).
 function eventsNdjson(events) {
   if (!Array.isArray(events)) {
     throw new TypeError(`events must be an array, got ${check.describe(events)}`);
   }
-  // One string built in a plain loop, with no per-event allocations beyond
-  // the JSON itself: this runs for every event of every batch.
-  let text = '';
-  let parts = null; // set once a Buffer/Uint8Array item shows up
+  // The lines go to the addon as an array, which writes them into one
+  // UTF-8 buffer: no join of the whole batch in JS.
+  const lines = new Array(events.length);
   for (let i = 0; i < events.length; ++i) {
     const ev = events[i];
-    let v;
     if (check.isPlainObject(ev)) {
-      v = check.stringify(ev, `events[${i}]`); // never holds a raw newline
-    } else {
-      v = check.jsonInput(ev, `events[${i}]`);
-      if (typeof v === 'string' ? v.includes('\n') : v.includes(NEWLINE)) {
-        throw new RangeError(`events[${i}] contains a newline; appendMany sends one event per line`);
-      }
+      lines[i] = check.stringify(ev, `events[${i}]`); // never holds a raw newline
+      continue;
     }
-    if (parts === null && typeof v !== 'string') parts = text === '' && i === 0 ? [] : [text];
-    if (parts !== null) {
-      if (i > 0) parts.push('\n');
-      parts.push(v);
-    } else {
-      text += i > 0 ? '\n' + v : v;
+    const v = check.jsonInput(ev, `events[${i}]`);
+    if (typeof v === 'string' ? v.includes('\n') : v.includes(NEWLINE)) {
+      throw new RangeError(`events[${i}] contains a newline; appendMany sends one event per line`);
     }
+    lines[i] = v;
   }
-  if (parts === null) return text;
-  return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)));
+  return lines;
 }
 
 // ctxdb_rebuild options: {check?: boolean}; undefined (NULL/0) when there

@@ -101,6 +101,41 @@ Bytes GetBytes(const Napi::CallbackInfo &info, size_t i, const char *what) {
     b.n = b.owned.size();
     return b;
   }
+  if (v.IsArray()) {
+    // NDJSON given as its lines (strings or Uint8Arrays): written into one
+    // buffer here, which spares JS a join of the whole batch.
+    Napi::Array lines = v.As<Napi::Array>();
+    size_t pos = 0;
+    for (uint32_t k = 0; k < lines.Length(); ++k) {
+      Napi::Value line = lines[k];
+      if (k > 0) {
+        b.owned.resize(pos + 1);
+        b.owned[pos++] = '\n';
+      }
+      if (line.IsString()) {
+        size_t units = 0, written = 0;
+        napi_get_value_string_utf16(env, line, nullptr, 0, &units);
+        b.owned.resize(pos + units * 3 + 1);
+        if (napi_get_value_string_utf8(env, line, b.owned.data() + pos, units * 3 + 1, &written) !=
+            napi_ok)
+          throw Napi::Error::New(env, "cannot read a line as UTF-8");
+        pos += written;
+      } else if (line.IsTypedArray() &&
+                 line.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+        Napi::Uint8Array u8 = line.As<Napi::Uint8Array>();
+        b.owned.resize(pos + u8.ByteLength());
+        if (u8.ByteLength()) std::memcpy(b.owned.data() + pos, u8.Data(), u8.ByteLength());
+        pos += u8.ByteLength();
+      } else {
+        throw Napi::TypeError::New(env,
+                                   std::string(what) + " lines must be strings or Uint8Arrays");
+      }
+    }
+    b.owned.resize(pos);
+    b.p = b.owned.data();
+    b.n = b.owned.size();
+    return b;
+  }
   if (v.IsTypedArray()) {
     Napi::TypedArray ta = v.As<Napi::TypedArray>();
     if (ta.TypedArrayType() == napi_uint8_array) {

@@ -154,7 +154,21 @@ def _ndjson(data: Any, what: str) -> bytes:
     if not isinstance(data, Iterable):
         raise TypeError(f"{what} takes NDJSON text or an iterable of events, "
                         f"not {type(data).__name__}")
-    return b"\n".join(_line(item, what, i) for i, item in enumerate(data, 1))
+    lines = []
+    for i, item in enumerate(data, 1):
+        # The common case, a plain dict, inline: this runs for every event
+        # of every batch. Anything unusual (an error, a "\\ud" escape that
+        # may be a lone surrogate) takes _line, which names the item.
+        if type(item) is dict and _C_ENCODE is not None:
+            try:
+                text = "".join(_C_ENCODE(item, 0))
+            except (TypeError, ValueError, RecursionError):
+                text = None
+            if text is not None and "\\ud" not in text:
+                lines.append(text.encode("ascii"))
+                continue
+        lines.append(_line(item, what, i))
+    return b"\n".join(lines)
 
 
 def _int64(value: Any, what: str) -> int:
