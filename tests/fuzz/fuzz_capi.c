@@ -44,6 +44,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (ctxdb_verify(db, NULL, 0, &out, &n) != CTXDB_OK || !strstr(out, "\"ok\":true")) abort();
   drop(out);
+  /* Whatever was accepted, the projections must replay identically. */
+  if (ctxdb_rebuild(db, "{\"check\":true}", 14, &out, &n) != CTXDB_OK) abort();
+  drop(out);
+  if (k > 0) { /* the first piece as rebuild options: errors, never a crash */
+    out = NULL;
+    ctxdb_rebuild(db, piece[0], len[0], &out, &n);
+    drop(out);
+  }
   ctxdb_close(db);
 
   ctxdb_db *db2 = NULL; /* the config parser too */
