@@ -25,6 +25,11 @@ struct Event {
   util::Digest payload_hash{};
   util::Digest prev_hash{};
   util::Digest hash{};
+  // Where the session tree put it (log/tree.hpp): derived from parent_id
+  // and append order, so not hashed, and rebuilt with the projections.
+  int64_t session_no = 0;
+  int64_t branch_no = 0;
+  std::string branch_id;
 };
 
 // A host's event before the log gives it a place: which of id and ts the
@@ -33,6 +38,8 @@ struct EventDraft {
   Event event;
   bool has_id = false;
   bool has_ts = false;
+  // The envelope's branch_id: append after that branch's leaf.
+  std::optional<std::string> branch;
 };
 
 // The stored-event JSON of schema/json/stored_event.schema.json: what

@@ -19,10 +19,17 @@
 namespace ctxdb::log {
 
 // A projection fed by the log inside the append transaction.
+//
+// An observer may keep what a transaction changes in memory (a branch's
+// state, a session's counters) and write it in flush(), which runs once
+// before the transaction commits; discard() runs instead when the
+// transaction rolls back, and must forget everything not yet flushed.
 class EventObserver {
 public:
   virtual ~EventObserver() = default;
   virtual void on_append(const Event &e) = 0;
+  virtual void flush() {}
+  virtual void discard() {}
 };
 
 struct BatchResult {
