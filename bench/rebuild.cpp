@@ -3,6 +3,8 @@
 // raw SQLite reading every row of the same events table in append order.
 //
 // usage: bench_rebuild [--events N] [--rounds R]
+#include "agent_session.hpp"
+
 #include <ctxdb/ctxdb.h>
 #include <sqlite3.h>
 
@@ -45,24 +47,16 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// Sessions of 1,000 events each: a prompt, then tool calls and results with
-// a few hundred bytes of output, the shape of an agent's log.
+// Sessions of 1,000 events each, the turns of agent_session.hpp: every
+// projection has work to do on the replay.
 void fill(ctxdb_db *db, size_t events) {
-  std::string output(300, 'x');
-  for (size_t i = 0; i < output.size(); i += 40) output[i] = ' ';
   char *out = nullptr;
   size_t n = 0;
   for (size_t s = 0; s * 1000 < events; ++s) {
     std::string sid = "ses_" + std::to_string(s);
     std::string create = R"({"id":")" + sid + R"(","payload":{"agent_id":"bench"}})";
     call(ctxdb_session_create(db, create.data(), create.size(), &out, &n), db, &out, "create");
-    std::string batch;
-    for (size_t i = 1; i < 1000 && s * 1000 + i < events; ++i) {
-      batch += i % 2 ? R"({"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":"c)" +
-                           std::to_string(i) + R"(","output":")" + output + "\"}}\n"
-                     : R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"next"}})"
-                       "\n";
-    }
+    std::string batch = bench::agent_events(0, std::min<size_t>(999, events - s * 1000 - 1));
     call(ctxdb_append_batch(db, sid.data(), sid.size(), batch.data(), batch.size(), &out, &n), db,
          &out, "batch");
   }
