@@ -58,10 +58,19 @@ void fill(ctxdb_db *db, size_t events) {
     call(ctxdb_session_create(db, create.data(), create.size(), &out, &n), db, &out, "create");
     std::string batch;
     for (size_t i = 1; i < 1000 && s * 1000 + i < events; ++i) {
-      batch += i % 2 ? R"({"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":"c)" +
-                           std::to_string(i) + R"(","output":")" + output + "\"}}\n"
-                     : R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"next"}})"
-                       "\n";
+      // A prompt, a tool call, its result: every result follows its call.
+      if (i % 3 == 1)
+        batch += R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"next"}})"
+                 "\n";
+      else if (i % 3 == 2)
+        batch += R"({"type":"AssistantMessageCreated","actor":"assistant","payload":{"content":)"
+                 R"([{"type":"tool_call","id":"c)" +
+                 std::to_string(i) +
+                 R"(","name":"bash","args":{"command":"ls"}}]}})"
+                 "\n";
+      else
+        batch += R"({"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":"c)" +
+                 std::to_string(i - 1) + R"(","output":")" + output + "\"}}\n";
     }
     call(ctxdb_append_batch(db, sid.data(), sid.size(), batch.data(), batch.size(), &out, &n), db,
          &out, "batch");

@@ -15,10 +15,12 @@ constexpr char kInsertCall[] = "INSERT INTO tool_calls(session_no,seq,idx,branch
 constexpr char kInsertResult[] =
     "INSERT INTO tool_results(session_no,seq,call_seq,call_idx,branch_no,event_id,status,"
     "artifact_id,error,duration_ms,exit_code) VALUES(?,?,?,?,?,?,?,?,?,?,?)";
+// No ORDER BY: the (covering) indexes return rows in seq order, as their
+// keys end with the primary key, and one would steer SQLite off them.
 constexpr char kCallsById[] = "SELECT seq,idx,branch_no FROM tool_calls "
-                              "WHERE session_no=? AND call_id=? ORDER BY seq,idx";
+                              "WHERE session_no=? AND call_id=?";
 constexpr char kResultsOfCall[] = "SELECT seq,branch_no FROM tool_results "
-                                  "WHERE session_no=? AND call_seq=? AND call_idx=? ORDER BY seq";
+                                  "WHERE session_no=? AND call_seq=? AND call_idx=?";
 constexpr char kCallsInRange[] = "SELECT seq,idx,call_id,event_id,name,args FROM tool_calls "
                                  "WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq,idx";
 constexpr char kResultsInRange[] =

@@ -5,17 +5,15 @@
 -- and carry its branch_no, so a branch's view is one range scan per segment
 -- of its path (log/tree.hpp), never a walk over parent pointers.
 
--- One row per message-bearing event. blocks is a JSON array of typed blocks
--- (messages.schema.json); tokens is counted once, at append, by the counter
--- named in token_counter.
+-- One row per message-bearing event: its role, and its tokens counted once,
+-- at append, by the counter named in token_counter. The typed blocks
+-- (messages.schema.json) are a function of the event's payload and are
+-- rendered from it when read, so the text is not stored twice.
 CREATE TABLE messages (
   session_no    INTEGER NOT NULL,
   seq           INTEGER NOT NULL,
   branch_no     INTEGER NOT NULL,
-  event_id      TEXT    NOT NULL,
-  ts            INTEGER NOT NULL,
   role          TEXT    NOT NULL,          -- user | assistant | tool | summary
-  blocks        TEXT    NOT NULL,          -- compact JSON array
   tokens        INTEGER NOT NULL,
   token_counter TEXT    NOT NULL,
   PRIMARY KEY (session_no, seq)
@@ -34,7 +32,9 @@ CREATE TABLE tool_calls (
   args       TEXT,                         -- compact JSON (object or string)
   PRIMARY KEY (session_no, seq, idx)
 ) WITHOUT ROWID;
-CREATE INDEX tool_calls_by_id ON tool_calls (session_no, call_id);
+-- Covering (branch_no, and the key it ends with): without statistics
+-- SQLite would otherwise scan the session's rows by primary key instead.
+CREATE INDEX tool_calls_by_id ON tool_calls (session_no, call_id, branch_no);
 
 -- One row per ToolCallFinished / ToolCallFailed. A call may have one result
 -- on each path through the tree (a fork after the call may get its own), so
@@ -54,7 +54,7 @@ CREATE TABLE tool_results (
   exit_code   INTEGER,
   PRIMARY KEY (session_no, seq)
 ) WITHOUT ROWID;
-CREATE INDEX tool_results_by_call ON tool_results (session_no, call_seq, call_idx);
+CREATE INDEX tool_results_by_call ON tool_results (session_no, call_seq, call_idx, branch_no);
 
 -- One row per FileRead / FileWritten / DiffApplied. The per-file view of a
 -- branch (last read, last write, changes) is folded from its path at read
