@@ -6,7 +6,9 @@
 
 #include <simdjson.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ctxdb::test {
@@ -62,5 +64,21 @@ inline std::vector<std::string> column(const std::string &json_array, const char
   for (const std::string &item : items(json_array)) out.push_back(field(item, key));
   return out;
 }
+
+// A database with one session "s", and reads of a branch's views (main
+// when branch is nullptr).
+struct SessionFixture {
+  TempDir dir;
+  Engine db{dir.file("s.ctxdb"), ""};
+  SessionFixture() { db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})"); }
+  // Appends to "s"; the new event's id.
+  std::string add(const std::string &line) { return id_of(db.append("s", line)); }
+  static std::optional<std::string_view> branch_of(const char *branch) {
+    if (!branch) return std::nullopt;
+    return std::string_view(branch);
+  }
+  std::string messages(const char *branch = nullptr) { return db.messages("s", branch_of(branch)); }
+  std::string calls(const char *branch = nullptr) { return db.tool_calls("s", branch_of(branch)); }
+};
 
 } // namespace ctxdb::test

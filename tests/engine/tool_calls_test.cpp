@@ -14,14 +14,7 @@ using namespace ctxdb::test;
 
 namespace {
 
-struct Fixture {
-  TempDir dir;
-  Engine db{dir.file("t.ctxdb"), ""};
-  Fixture() { db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})"); }
-  std::string add(const std::string &line) { return id_of(db.append("s", line)); }
-  std::string calls(const char *branch = nullptr) {
-    return branch ? db.tool_calls("s", std::string_view(branch)) : db.tool_calls("s", std::nullopt);
-  }
+struct Fixture : SessionFixture {
   // Appending `line` fails with `code`, naming `words`, and changes nothing.
   void rejects(const std::string &line, Code code, const std::string &words) {
     std::string before = snapshot(db);
