@@ -37,6 +37,17 @@ public:
   // Replays the log into every derived table (options: rebuild_options.schema.json).
   std::string rebuild(std::string_view options_json);
 
+  // The session tree (DESIGN §3). A branch is named by id, or by name
+  // when the name is unique in its session; "main" or none is main.
+  std::string branch_fork(std::string_view session_id, std::string_view spec_json);
+  std::string branch_list(std::string_view session_id);
+  std::string event_children(std::string_view event_id);
+  // One page of a branch's path root→leaf (stored-event JSON rows) after
+  // seq `cursor`, which is advanced past the page.
+  std::vector<std::string> path_page(std::string_view session_id,
+                                     std::optional<std::string_view> branch, int64_t &cursor,
+                                     int64_t limit);
+
   // One page of stored-event JSON rows for a streaming iterator. `cursor`
   // is the seq (one session) or pos (all events) of the last row returned,
   // and is advanced past this page.
@@ -57,6 +68,10 @@ private:
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,
                           std::optional<std::string_view> branch);
+  // The session's chain number, or kNotFound.
+  int64_t session_no(std::string_view session_id);
+  log::Branch resolve_branch(int64_t session_no, std::optional<std::string_view> branch);
+  std::vector<std::string> to_json_rows(std::vector<log::Event> &events);
 
   store::Store store_;
   log::EventLog log_;

@@ -2,14 +2,9 @@
 
 namespace ctxdb::project {
 
-BranchPath resolve_path(log::EventLog &log, std::string_view session_id,
-                        std::optional<std::string_view> branch) {
+BranchPath path_of(log::Tree &tree, int64_t session_no, const log::Branch &b) {
   BranchPath p;
-  p.session_no = log.session_no(session_id);
-  if (p.session_no == 0)
-    throw Error(Code::kNotFound, "session '" + std::string(session_id) + "' not found");
-  log::Tree &tree = log.tree();
-  log::Branch b = branch ? tree.find_branch(p.session_no, *branch) : tree.main_branch(p.session_no);
+  p.session_no = session_no;
   p.branch_id = b.id;
   p.segments = tree.path(b.no);
   for (const log::Segment &s : p.segments)

@@ -3,7 +3,6 @@
 // root→leaf, each a seq range of the session read with one range scan.
 #pragma once
 
-#include "log/event_log.hpp"
 #include "log/tree.hpp"
 #include "store/store.hpp"
 #include "json/json_writer.hpp"
@@ -22,11 +21,8 @@ struct BranchPath {
   std::vector<std::string> segment_branch_ids; // parallel to segments
 };
 
-// The path of `branch` (an id, or a name unique in the session) of the
-// session, or of its main branch when `branch` is nullopt. An unknown
-// session or branch is kNotFound.
-BranchPath resolve_path(log::EventLog &log, std::string_view session_id,
-                        std::optional<std::string_view> branch);
+// The path root→leaf of branch `b` of session `session_no`.
+BranchPath path_of(log::Tree &tree, int64_t session_no, const log::Branch &b);
 
 // Runs `sql` once per segment with (session_no, first_seq, last_seq) bound
 // to ?1..?3, calling fn(row, branch_id) for every row, segment by segment.

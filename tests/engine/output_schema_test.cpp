@@ -65,3 +65,22 @@ TEST_CASE("branch views match their schemas") {
     matches(db.files("s", b), "files.schema.json");
   }
 }
+
+TEST_CASE("tree outputs match their schemas") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","event_id":"e0","payload":{"agent_id":"a"}})");
+  db.append("s", R"({"type":"Note","actor":"a","payload":{},"id":"e1"})");
+  std::string fork = db.branch_fork("s", R"({"event_id":"e0","kind":"what_if","name":"w"})");
+  matches(fork, "branch.schema.json");
+  simdjson::dom::parser p;
+  for (simdjson::dom::element b : json::parse(p, db.branch_list("s"), "list").get_array())
+    matches(simdjson::minify(b), "branch.schema.json");
+  db.session_create(R"({"id":"c","payload":{"agent_id":"a","parent_session_id":"s",
+    "spawned_by_event_id":"e0"}})");
+  matches(db.session_get("c"), "session.schema.json");
+  matches(db.event_children("e0"), "event_children.schema.json");
+  int64_t cursor = 0;
+  for (const auto &row : db.path_page("s", "w", cursor, 10))
+    matches(row, "stored_event.schema.json");
+}

@@ -26,8 +26,8 @@ private:
   std::filesystem::path path_;
 };
 
-// The error code fn() throws, or kOk.
-inline Code code_of(auto &&fn) {
+// The code fn() throws, or kOk.
+template <class Fn> Code code_of(Fn &&fn) {
   try {
     fn();
     return Code::kOk;
@@ -36,7 +36,7 @@ inline Code code_of(auto &&fn) {
   }
 }
 
-// A field of a JSON object: a string's value, else the compact JSON.
+// A top-level field of a JSON object: a string's value, else its JSON.
 inline std::string field(const std::string &json, const char *key) {
   simdjson::dom::parser p;
   simdjson::dom::element e = p.parse(json)[key];
