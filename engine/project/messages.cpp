@@ -74,6 +74,8 @@ void Messages::on_append(const log::Event &e) {
   const char *role = role_of(e.type);
   if (!role) return;
   pending_.push_back({e.session_no, e.seq, e.branch_no, role, tokens(e.type, payloads_.get(e))});
+  // A replay is one long transaction: keep what waits in memory bounded.
+  if (pending_.size() == kMaxPending) flush();
 }
 
 void Messages::bind_row(SQLite::Statement &q, int first, const Row &r) const {

@@ -52,6 +52,7 @@ public:
 
   // Rows are written this many per INSERT statement, in flush().
   static constexpr size_t kRowsPerInsert = 16;
+  static constexpr size_t kMaxPending = 64 * kRowsPerInsert;
 
 private:
   struct Row {
