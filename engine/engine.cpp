@@ -7,8 +7,9 @@
 namespace ctxdb {
 
 Engine::Engine(const std::string &path, std::string_view config_json)
-    : store_(path, store::parse_config(config_json)), log_(store_),
-      sessions_(store_), projections_{&sessions_} {
+    : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_),
+      messages_(store_, payloads_), tool_calls_(store_, log_.tree(), payloads_),
+      files_(store_, payloads_), projections_{&sessions_, &messages_, &tool_calls_, &files_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
 }
 
@@ -226,6 +227,27 @@ std::vector<std::string> Engine::events_page(std::optional<std::string_view> ses
                                        : log_.read_all(cursor, limit);
   if (!events.empty()) cursor = session_id ? events.back().seq : events.back().pos;
   return to_json_rows(events);
+}
+
+template <class View>
+std::string Engine::branch_view(View &view, std::string_view session_id,
+                                std::optional<std::string_view> branch) {
+  store::Store::ReadTransaction snapshot(store_); // the path and its rows agree
+  int64_t no = session_no(session_id);
+  return view.path_json(project::path_of(log_.tree(), no, resolve_branch(no, branch)));
+}
+
+std::string Engine::messages(std::string_view session_id, std::optional<std::string_view> branch) {
+  return branch_view(messages_, session_id, branch);
+}
+
+std::string Engine::tool_calls(std::string_view session_id,
+                               std::optional<std::string_view> branch) {
+  return branch_view(tool_calls_, session_id, branch);
+}
+
+std::string Engine::files(std::string_view session_id, std::optional<std::string_view> branch) {
+  return branch_view(files_, session_id, branch);
 }
 
 } // namespace ctxdb

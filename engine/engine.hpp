@@ -6,7 +6,11 @@
 #pragma once
 
 #include "log/event_log.hpp"
+#include "project/files.hpp"
+#include "project/messages.hpp"
+#include "project/payload_cache.hpp"
 #include "project/sessions.hpp"
+#include "project/tool_calls.hpp"
 #include "store/store.hpp"
 
 #include <optional>
@@ -50,7 +54,20 @@ public:
   std::vector<std::string> events_page(std::optional<std::string_view> session_id, int64_t &cursor,
                                        int64_t to_seq, int64_t limit);
 
+  // Views of one branch of a session: `branch` is a branch id or a name
+  // unique in the session, the main branch when nullopt. Each is a JSON
+  // array over the branch's path root→leaf (schema/json/<name>.schema.json).
+  // The messages: role, typed blocks, token count.
+  std::string messages(std::string_view session_id, std::optional<std::string_view> branch);
+  // The tool calls, each with its status and result as seen from the branch.
+  std::string tool_calls(std::string_view session_id, std::optional<std::string_view> branch);
+  // Per file: last read, last write and the change summaries.
+  std::string files(std::string_view session_id, std::optional<std::string_view> branch);
+
 private:
+  template <class View>
+  std::string branch_view(View &view, std::string_view session_id,
+                          std::optional<std::string_view> branch);
   // The session's chain number, or kNotFound.
   int64_t session_no(std::string_view session_id);
   log::Branch resolve_branch(int64_t session_no, std::optional<std::string_view> branch);
@@ -58,7 +75,11 @@ private:
 
   store::Store store_;
   log::EventLog log_;
+  project::PayloadCache payloads_; // shared, so each payload is parsed once
   project::Sessions sessions_;
+  project::Messages messages_;
+  project::ToolCalls tool_calls_;
+  project::Files files_;
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
 };
