@@ -158,6 +158,13 @@ void Store::prepare_file() {
   // The events table and its two indexes grow together; a 16 MiB page
   // cache (SQLite's default is 2 MiB) keeps their right edges in memory.
   db_.exec("PRAGMA cache_size=-16384");
+  // Checkpoint every 8000 WAL pages (32 MiB at 4 KiB pages) instead of
+  // SQLite's 1000: an append touches the right edges of a dozen b-trees
+  // (the log and its projections), and a checkpoint copies each touched
+  // page once however often it changed since the last one, so fewer
+  // checkpoints write far less. bench_append (close and its final
+  // checkpoint timed) goes from 0.44 to 0.58 of raw for batches of 1000.
+  db_.exec("PRAGMA wal_autocheckpoint=8000");
   migrate();
 }
 
