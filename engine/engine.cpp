@@ -50,7 +50,10 @@ std::string Engine::import(std::string_view ndjson) {
 bool Engine::session_exists(std::string_view id) { return log_.session_exists(id); }
 
 std::string Engine::event_get(std::string_view id) {
-  if (auto e = log_.find(id)) return log::to_json(*e);
+  if (auto e = log_.find(id)) {
+    log_.locate(*e);
+    return log::to_json(*e);
+  }
   throw Error(Code::kNotFound, "event '" + std::string(id) + "' not found");
 }
 
@@ -99,6 +102,7 @@ std::vector<std::string> Engine::events_page(std::optional<std::string_view> ses
   std::vector<log::Event> events = session_id
                                        ? log_.read_session(*session_id, cursor + 1, to_seq, limit)
                                        : log_.read_all(cursor, limit);
+  log_.locate(events);
   std::vector<std::string> rows;
   rows.reserve(events.size());
   for (const auto &e : events) {

@@ -24,6 +24,7 @@ std::string to_json(const Event &e) {
   json::JsonWriter w;
   w.begin_object();
   header_fields(w, e);
+  if (!e.branch_id.empty()) w.field("branch_id", e.branch_id);
   w.raw_field("payload", e.payload)
       .field("payload_hash", util::to_hex(e.payload_hash))
       .field("prev_hash", util::to_hex(e.prev_hash))

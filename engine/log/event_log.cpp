@@ -12,7 +12,7 @@ namespace {
 // Events carry their session as chains.session_no; reads join the text id.
 #define CTXDB_EVENT_COLUMNS                                                                        \
   "e.pos,e.id,c.session_id,e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,"                        \
-  "e.causality,e.visibility,e.payload,e.payload_hash,e.prev_hash,e.hash "                          \
+  "e.causality,e.visibility,e.payload,e.payload_hash,e.prev_hash,e.hash,e.session_no "             \
   "FROM events e JOIN chains c ON c.session_no=e.session_no "
 
 constexpr char kSelectById[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.id=?";
@@ -24,7 +24,7 @@ constexpr char kSelectAll[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.pos>? ORDER
 constexpr char kVerifyAll[] =
     "SELECT e.pos,e.id,COALESCE(c.session_id,'<session_no '||e.session_no||'>'),"
     "e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,e.causality,e.visibility,"
-    "e.payload,e.payload_hash,e.prev_hash,e.hash FROM events e "
+    "e.payload,e.payload_hash,e.prev_hash,e.hash,e.session_no FROM events e "
     "LEFT JOIN chains c ON c.session_no=e.session_no ORDER BY e.session_no, e.seq";
 constexpr char kVerifySession[] =
     "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? ORDER BY e.seq";
@@ -85,6 +85,7 @@ Event read_event(SQLite::Statement &q) {
   e.payload_hash = read_digest(q.getColumn(12));
   e.prev_hash = read_digest(q.getColumn(13));
   e.hash = read_digest(q.getColumn(14));
+  e.session_no = q.getColumn(15).getInt64();
   return e;
 }
 
@@ -115,10 +116,12 @@ void bind_row(SQLite::Statement &q, int offset, const EventLog::PendingRow &row)
 // An identical retry: everything the host chose matches the stored event.
 bool same_content(const Event &stored, const EventDraft &d) {
   const Event &e = d.event;
+  // A parent the host left out was filled from a leaf; any is the same.
   return stored.session_id == e.session_id && stored.type == e.type && stored.actor == e.actor &&
-         stored.payload_hash == e.payload_hash && stored.parent_id == e.parent_id &&
-         stored.run_id == e.run_id && stored.causality == e.causality &&
-         stored.visibility == e.visibility && (!d.has_ts || stored.ts == e.ts);
+         stored.payload_hash == e.payload_hash &&
+         (!e.parent_id || stored.parent_id == e.parent_id) && stored.run_id == e.run_id &&
+         stored.causality == e.causality && stored.visibility == e.visibility &&
+         (!d.has_ts || stored.ts == e.ts);
 }
 
 // SessionStarted opens a session and only it does.
@@ -179,6 +182,31 @@ EventLog::Head *EventLog::new_chain(Writes &w, const std::string &session_id) {
   return &w.heads.emplace(session_id, h).first->second;
 }
 
+template <class Fn> auto EventLog::write(Fn &&fn) {
+  store::Store::WriteTransaction tx(store_);
+  try {
+    Writes w;
+    auto result = fn(w);
+    finish(w);
+    tx.commit();
+    return result;
+  } catch (...) {
+    discard();
+    throw;
+  }
+}
+
+void EventLog::discard() {
+  tree_.discard();
+  for (EventObserver *o : observers_) o->discard();
+}
+
+int64_t EventLog::session_no(std::string_view session_id) {
+  auto q = store_.statement(kSelectHead);
+  store::bind_text(*q, 1, session_id);
+  return q->executeStep() ? q->getColumn(0).getInt64() : 0;
+}
+
 void EventLog::finish(Writes &w) {
   flush(w);
   for (auto &[session_id, h] : w.heads) {
@@ -191,9 +219,11 @@ void EventLog::finish(Writes &w) {
     q->exec();
     h.dirty = false;
   }
+  tree_.flush();
+  for (EventObserver *o : observers_) o->flush();
 }
 
-const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w) {
+const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq) {
   if (w.next_pos == 0) {
     auto q = store_.statement(kMaxPos);
     q->executeStep();
@@ -204,6 +234,7 @@ const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w) {
   h.hash = e.hash;
   h.ts = e.ts;
   h.dirty = true;
+  tree_.place(e, h.session_no, parent_seq);
   for (EventObserver *o : observers_) o->on_append(e);
   // Flushing before the push keeps the returned reference valid until the
   // next placement.
@@ -235,14 +266,15 @@ const Event *EventLog::find_pending(const Writes &w, std::string_view id) const 
 }
 
 // A parent must be an event already in the same session.
-void EventLog::check_parent(const Event &e, const Writes &w) {
-  if (!e.parent_id) return;
+int64_t EventLog::check_parent(const Event &e, const Writes &w) {
+  if (!e.parent_id) return 0;
   std::optional<Event> stored;
   const Event *parent = find_pending(w, *e.parent_id);
   if (!parent && (stored = find(*e.parent_id))) parent = &*stored;
   if (!parent || parent->session_id != e.session_id)
     throw Error(Code::kNotFound, "parent_id '" + *e.parent_id + "' names no event of session '" +
                                      e.session_id + "'");
+  return parent->seq;
 }
 
 // The event this transaction or the log already holds under `id`, if any;
@@ -253,6 +285,7 @@ template <class Same> const Event *EventLog::prior(Writes &w, const std::string 
     auto stored = find(id);
     if (!stored) return nullptr;
     w.found = std::move(*stored);
+    locate(w.found);
     found = &w.found;
   }
   if (!same(*found))
@@ -268,14 +301,16 @@ const Event &EventLog::place(EventDraft &d, Writes &w) {
   }
   Head *h = head(w, e.session_id);
   check_first(e, h != nullptr);
-  check_parent(e, w);
+  int64_t parent_seq = tree_.resolve_parent(d, h ? h->session_no : 0);
+  if (parent_seq == 0) parent_seq = check_parent(e, w);
   if (!h) h = new_chain(w, e.session_id);
   e.seq = h->seq + 1;
   e.prev_hash = h->hash;
   if (!d.has_ts) e.ts = util::now_ms();
   if (!d.has_id) e.id = util::new_id("evt_");
   e.hash = chain_hash(e);
-  return enqueue(std::move(e), *h, w); // the draft is spent; no copy of the payload
+  // The draft is spent; no copy of the payload.
+  return enqueue(std::move(e), *h, w, parent_seq);
 }
 
 bool EventLog::place_imported(Event &imported, Writes &w) {
@@ -283,7 +318,6 @@ bool EventLog::place_imported(Event &imported, Writes &w) {
   if (prior(w, imported.id, [&](const Event &s) { return to_json(s) == json; })) return false;
   Head *h = head(w, imported.session_id);
   check_first(imported, h != nullptr);
-  check_parent(imported, w);
   int64_t expected = h ? h->seq + 1 : 1;
   if (imported.seq != expected)
     throw Error(Code::kCorrupt, "event '" + imported.id + "' has seq " +
@@ -296,18 +330,18 @@ bool EventLog::place_imported(Event &imported, Writes &w) {
                                     "the event before it");
   if (chain_hash(imported) != imported.hash)
     throw Error(Code::kCorrupt, "event '" + imported.id + "': hash does not match its content");
+  int64_t parent_seq = check_parent(imported, w);
   if (!h) h = new_chain(w, imported.session_id);
-  enqueue(std::move(imported), *h, w);
+  std::string claimed_branch = std::move(imported.branch_id);
+  const Event &placed = enqueue(std::move(imported), *h, w, parent_seq);
+  if (!claimed_branch.empty() && claimed_branch != placed.branch_id)
+    throw Error(Code::kCorrupt, "event '" + placed.id + "' claims branch '" + claimed_branch +
+                                    "' but its parent places it on '" + placed.branch_id + "'");
   return true;
 }
 
 Event EventLog::append_one(EventDraft &d) {
-  store::Store::WriteTransaction tx(store_);
-  Writes w;
-  Event e = place(d, w);
-  finish(w);
-  tx.commit();
-  return e;
+  return write([&](Writes &w) { return Event(place(d, w)); });
 }
 
 Event EventLog::create_session(std::string_view json) {
@@ -321,35 +355,31 @@ Event EventLog::append(std::string_view session_id, std::string_view json) {
 }
 
 BatchResult EventLog::append_batch(std::string_view session_id, std::string_view ndjson) {
-  store::Store::WriteTransaction tx(store_);
-  Writes w;
-  BatchResult r;
-  for_each_line(ndjson, [&](std::string_view line) {
-    EventDraft d = parser_.parse_append(line, session_id);
-    const Event &e = place(d, w);
-    if (r.count++ == 0) r.first_seq = e.seq;
-    r.last_seq = e.seq;
-    r.last_id = e.id;
+  return write([&](Writes &w) {
+    BatchResult r;
+    for_each_line(ndjson, [&](std::string_view line) {
+      EventDraft d = parser_.parse_append(line, session_id);
+      const Event &e = place(d, w);
+      if (r.count++ == 0) r.first_seq = e.seq;
+      r.last_seq = e.seq;
+      r.last_id = e.id;
+    });
+    return r;
   });
-  finish(w);
-  tx.commit();
-  return r;
 }
 
 ImportResult EventLog::import(std::string_view ndjson) {
-  store::Store::WriteTransaction tx(store_);
-  Writes w;
-  ImportResult r;
-  for_each_line(ndjson, [&](std::string_view line) {
-    Event e = parser_.parse_stored(line);
-    if (place_imported(e, w))
-      ++r.imported;
-    else
-      ++r.skipped;
+  return write([&](Writes &w) {
+    ImportResult r;
+    for_each_line(ndjson, [&](std::string_view line) {
+      Event e = parser_.parse_stored(line);
+      if (place_imported(e, w))
+        ++r.imported;
+      else
+        ++r.skipped;
+    });
+    return r;
   });
-  finish(w);
-  tx.commit();
-  return r;
 }
 
 std::optional<Event> EventLog::find(std::string_view id) {
@@ -357,6 +387,21 @@ std::optional<Event> EventLog::find(std::string_view id) {
   store::bind_text(*q, 1, id);
   if (!q->executeStep()) return std::nullopt;
   return read_event(*q);
+}
+
+void EventLog::locate(std::span<Event> events) {
+  Segment run; // the run of the previous event, reused while it covers
+  int64_t run_session = 0;
+  std::string branch_id;
+  for (Event &e : events) {
+    if (e.session_no != run_session || e.seq < run.first_seq || e.seq > run.last_seq) {
+      run = tree_.run_at(e.session_no, e.seq);
+      run_session = e.session_no;
+      branch_id = tree_.branch(run.branch_no).id;
+    }
+    e.branch_no = run.branch_no;
+    e.branch_id = branch_id;
+  }
 }
 
 bool EventLog::session_exists(std::string_view session_id) {

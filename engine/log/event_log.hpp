@@ -8,9 +8,11 @@
 
 #include "log/event.hpp"
 #include "log/event_parser.hpp"
+#include "log/tree.hpp"
 #include "store/store.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -57,9 +59,14 @@ struct VerifyReport {
 
 class EventLog {
 public:
-  explicit EventLog(store::Store &store) : store_(store) {}
+  explicit EventLog(store::Store &store) : store_(store), tree_(store) {}
 
   void add_observer(EventObserver *o) { observers_.push_back(o); }
+  // The session tree every event is placed on.
+  Tree &tree() { return tree_; }
+  // The chain number of a session (what Event::session_no and the tree
+  // use), or 0 when the session does not exist.
+  int64_t session_no(std::string_view session_id);
 
   // Creates a session; its SessionStarted event is returned.
   Event create_session(std::string_view json);
@@ -67,6 +74,7 @@ public:
   BatchResult append_batch(std::string_view session_id, std::string_view ndjson);
   ImportResult import(std::string_view ndjson);
 
+  // Reads return events as stored; locate() adds their branch.
   std::optional<Event> find(std::string_view id);
   // Up to `limit` events of a session with from_seq <= seq <= to_seq.
   std::vector<Event> read_session(std::string_view session_id, int64_t from_seq, int64_t to_seq,
@@ -74,6 +82,9 @@ public:
   // Up to `limit` events of any session with pos > after_pos.
   std::vector<Event> read_all(int64_t after_pos, int64_t limit);
   bool session_exists(std::string_view session_id);
+  // Sets branch_no and branch_id of events read from the log.
+  void locate(std::span<Event> events);
+  void locate(Event &e) { locate(std::span<Event>(&e, 1)); }
 
   VerifyReport verify(std::optional<std::string_view> session_id);
 
@@ -121,18 +132,26 @@ private:
   // it is already stored.
   bool place_imported(Event &e, Writes &w);
   template <class Same> const Event *prior(Writes &w, const std::string &id, Same &&same);
-  void check_parent(const Event &e, const Writes &w);
+  // The seq of the event's parent (0 when it has none); kNotFound unless
+  // the parent is an event of the same session.
+  int64_t check_parent(const Event &e, const Writes &w);
   const Event *find_pending(const Writes &w, std::string_view id) const;
-  // Gives the event its pos, advances its head, runs the observers and
-  // queues it for writing.
-  const Event &enqueue(Event &&e, Head &h, Writes &w);
+  // Gives the event its pos and branch, advances its head, runs the
+  // observers and queues it for writing.
+  const Event &enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq);
   void flush(Writes &w);
-  // Writes what is queued and the heads; the transaction may commit after.
+  // Writes what is queued, the heads, the tree and the observers' state;
+  // the transaction may commit after.
   void finish(Writes &w);
+  // Runs fn(Writes&) in a write transaction and commits; on failure the
+  // tree and the observers forget what they kept for it.
+  template <class Fn> auto write(Fn &&fn);
+  void discard();
 
   template <class Fn> void for_each_line(std::string_view ndjson, Fn &&fn);
 
   store::Store &store_;
+  Tree tree_;
   EventParser parser_;
   std::vector<EventObserver *> observers_;
 };

@@ -110,6 +110,7 @@ EventDraft EventParser::parse_append(std::string_view text, std::string_view ses
     throw Error(Code::kInvalidArg, "event names session '" + *sid + "' but is appended to '" +
                                        std::string(session_id) + "'");
   read_header(o, e);
+  d.branch = optional_string(o, "branch_id");
   if (auto id = optional_string(o, "id")) {
     e.id = *id;
     d.has_id = true;
@@ -145,6 +146,7 @@ Event EventParser::parse_stored(std::string_view text) {
   e.seq = o["seq"].get_int64().value();
   e.ts = o["ts"].get_int64().value();
   read_header(o, e);
+  e.branch_id = optional_string(o, "branch_id").value_or("");
   read_payload(o, e);
   util::Digest claimed{};
   read_digest(o, "payload_hash", claimed);

@@ -23,6 +23,8 @@
 #include "log/event.hpp"
 #include "store/store.hpp"
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -66,26 +68,31 @@ public:
   // Fills the draft's parent_id when the host gave none: the leaf of the
   // envelope's branch (main when none), or for BranchCreated its
   // fork_event_id. Checks a given parent_id against both. `session_no` is
-  // 0 for a session's first event.
-  void resolve_parent(EventDraft &d, int64_t session_no);
+  // 0 for a session's first event. Returns the parent's seq when it filled
+  // the parent in (a leaf is known to be valid), else 0: the caller checks
+  // a host's parent_id.
+  int64_t resolve_parent(EventDraft &d, int64_t session_no);
 
   // Puts a complete event (parent_id final, seq assigned) on its branch and
   // sets e.session_no, e.branch_no and e.branch_id. `parent_seq` is the
-  // parent's seq (0 when it has none). Changes are kept in memory until
-  // flush(); discard() forgets them.
+  // parent's seq, or 0 to have it looked up. Changes are kept in memory
+  // until flush(); discard() forgets them.
   void place(Event &e, int64_t session_no, int64_t parent_seq);
   void flush();
   void discard();
 
-  // Reads (they see what this transaction placed, flushed or not).
+  // Reads. Within a write transaction they see what it placed, flushed or
+  // not; outside one they read the file afresh.
+  //
   // The branch `no`, or kNotFound.
-  const Branch &branch(int64_t no);
+  Branch branch(int64_t no);
   // The branch of a session named by id, or by name when unique in it
   // ("main" is always the main branch); kNotFound / kInvalidArg.
-  const Branch &find_branch(int64_t session_no, std::string_view id_or_name);
-  const Branch &main_branch(int64_t session_no);
-  // The branch the session's event `seq` is on.
-  int64_t branch_of(int64_t session_no, int64_t seq);
+  Branch find_branch(int64_t session_no, std::string_view id_or_name);
+  Branch main_branch(int64_t session_no);
+  // The branch the session's event `seq` is on, and the run holding it.
+  int64_t branch_of(int64_t session_no, int64_t seq) { return run_at(session_no, seq).branch_no; }
+  Segment run_at(int64_t session_no, int64_t seq);
   // Every branch of a session, in the order they were opened.
   std::vector<Branch> branches(int64_t session_no);
   // The branches forked at the event (session_no, seq), oldest first.
@@ -94,7 +101,7 @@ public:
   // segments in seq order; concatenated they are the branch's history.
   std::vector<Segment> path(int64_t branch_no, int64_t upto_seq = -1);
   // True when the event at (event_branch, event_seq) is on the path
-  // root→leaf of `branch_no`: its own or an ancestor before the fork.
+  // root→leaf of `branch_no`: its own or an ancestor's before the fork.
   bool on_path(int64_t event_branch, int64_t event_seq, int64_t branch_no);
 
 private:
@@ -111,16 +118,29 @@ private:
     bool dirty = false;
   };
 
-  CachedBranch *load_branch(int64_t no);
+  // Starts a write transaction's caches, or drops stale ones before a read.
+  void begin_write();
+  void begin_read();
+  CachedBranch &load_branch(int64_t no);
+  CachedBranch *load_main(int64_t session_no);
+  int64_t find_branch_no(int64_t session_no, std::string_view id_or_name);
   Run *last_run(int64_t session_no); // nullptr for a new session
-  Branch &open_branch(const Event &e, int64_t session_no, int64_t parent_no, int64_t parent_seq,
-                      const std::string &kind, std::optional<std::string> name);
-  int64_t next_branch_no();
+  void write_run(int64_t session_no, const Run &r);
+  // The branch a non-first event goes on; opens one when it forks.
+  CachedBranch &branch_for(const Event &e, int64_t session_no, int64_t parent_seq);
+  CachedBranch &open_branch(const Event &e, int64_t session_no, const CachedBranch *parent,
+                            int64_t fork_seq, std::string kind, std::optional<std::string> name);
+  void set_leaf(CachedBranch &c, const Event &e);
 
   store::Store &store_;
-  // Per-transaction: touched branches, each session's last run.
+  simdjson::dom::parser parser_;
+  bool active_ = false; // inside a write transaction
+  // Per write transaction: the touched branches, each touched session's
+  // last run, and the leaves of the touched branches by event id (so most
+  // parents are found without a query).
   std::unordered_map<int64_t, CachedBranch> branches_;
   std::unordered_map<int64_t, Run> runs_;
+  std::unordered_map<std::string, int64_t> leaves_;
   int64_t next_no_ = 0; // 0: not read yet
 };
 

@@ -57,28 +57,50 @@ std::string table_checksum(store::Store &store, const std::string &table, int64_
   return util::to_hex(h.finish());
 }
 
-RebuildReport rebuild(store::Store &store, log::EventLog &log,
-                      std::span<Projection *const> projections, bool check) {
-  store::Store::WriteTransaction tx(store);
-  RebuildReport r;
-  for (Projection *p : projections) {
-    for (const char *table : p->tables()) {
-      TableChecksum t;
-      t.table = table;
-      t.before = table_checksum(store, t.table, t.rows);
-      store.db().exec("DELETE FROM " + t.table);
-      r.tables.push_back(std::move(t));
-    }
+namespace {
+
+// Clears every derived table, noting its checksum first.
+void clear(store::Store &store, std::span<const char *const> tables, RebuildReport &r) {
+  for (const char *table : tables) {
+    TableChecksum t;
+    t.table = table;
+    t.before = table_checksum(store, t.table, t.rows);
+    store.db().exec("DELETE FROM " + t.table);
+    r.tables.push_back(std::move(t));
   }
-  // Replays through the projections alone: the log itself is not written.
+}
+
+// Replays the log through the tree and the projections alone: the log
+// itself is not written.
+void replay(log::EventLog &log, std::span<Projection *const> projections, RebuildReport &r) {
   for (int64_t pos = 0;;) {
     std::vector<log::Event> page = log.read_all(pos, kReplayPage);
-    for (const log::Event &e : page) {
+    for (log::Event &e : page) {
+      log.tree().place(e, e.session_no, 0);
       for (Projection *p : projections) p->on_append(e);
       pos = e.pos;
     }
     r.events += int64_t(page.size());
     if (int64_t(page.size()) < kReplayPage) break;
+  }
+  log.tree().flush();
+  for (Projection *p : projections) p->flush();
+}
+
+} // namespace
+
+RebuildReport rebuild(store::Store &store, log::EventLog &log,
+                      std::span<Projection *const> projections, bool check) {
+  store::Store::WriteTransaction tx(store);
+  RebuildReport r;
+  clear(store, log::Tree::tables(), r);
+  for (Projection *p : projections) clear(store, p->tables(), r);
+  try {
+    replay(log, projections, r);
+  } catch (...) {
+    log.tree().discard();
+    for (Projection *p : projections) p->discard();
+    throw;
   }
   std::string differing;
   for (TableChecksum &t : r.tables) {

@@ -11,6 +11,7 @@ CREATE TABLE branches (
   name             TEXT,
   parent_no        INTEGER,                -- NULL for main
   fork_seq         INTEGER NOT NULL,       -- 0 for main
+  fork_event_id    TEXT,                   -- NULL for main
   first_seq        INTEGER NOT NULL,
   leaf_seq         INTEGER NOT NULL,
   leaf_event_id    TEXT    NOT NULL,
