@@ -6,7 +6,10 @@
 #pragma once
 
 #include "log/event_log.hpp"
+#include "project/payload_cache.hpp"
 #include "project/sessions.hpp"
+#include "project/state.hpp"
+#include "project/stats.hpp"
 #include "store/store.hpp"
 
 #include <optional>
@@ -33,6 +36,15 @@ public:
   // Replays the log into every derived table (options: rebuild_options.schema.json).
   std::string rebuild(std::string_view options_json);
 
+  // The agent state (state.schema.json) of a session's branch (id or name;
+  // main when absent), or right after the event `at_event_id` on that
+  // event's branch. Giving both is kInvalidArg; an unknown session, branch
+  // or event is kNotFound, an event of another session kInvalidArg.
+  std::string state(std::string_view session_id, std::optional<std::string_view> branch,
+                    std::optional<std::string_view> at_event_id);
+  // One session's stats (stats.schema.json), or every session's totals.
+  std::string stats(std::optional<std::string_view> session_id);
+
   // One page of stored-event JSON rows for a streaming iterator. `cursor`
   // is the seq (one session) or pos (all events) of the last row returned,
   // and is advanced past this page.
@@ -43,6 +55,9 @@ private:
   store::Store store_;
   log::EventLog log_;
   project::Sessions sessions_;
+  project::PayloadCache payloads_; // shared by state_ and stats_
+  project::State state_;
+  project::Stats stats_;
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
 };

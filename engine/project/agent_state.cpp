@@ -381,13 +381,21 @@ const std::unordered_map<std::string_view, EventFn> &handlers() {
 
 bool affects_state(std::string_view type) { return handlers().count(type) != 0; }
 
-void apply(AgentState &s, const log::Event &e, simdjson::dom::parser &parser) {
+void apply(AgentState &s, const log::Event &e, element payload) {
   auto fn = handlers().find(e.type);
   if (fn == handlers().end()) return;
-  object payload;
-  if (parser.parse(e.payload).get(payload))
+  object o;
+  if (payload.get(o))
     throw Error(Code::kInvalidArg, e.type + " event '" + e.id + "': the payload is not an object");
-  fn->second(s, e, payload);
+  fn->second(s, e, o);
+}
+
+void apply(AgentState &s, const log::Event &e, simdjson::dom::parser &parser) {
+  if (!affects_state(e.type)) return;
+  element payload;
+  if (parser.parse(e.payload).get(payload))
+    throw Error(Code::kInvalidArg, e.type + " event '" + e.id + "': the payload is not JSON");
+  apply(s, e, payload);
 }
 
 void apply(AgentState &s, const log::Event &e) {

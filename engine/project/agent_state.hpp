@@ -147,6 +147,8 @@ bool affects_state(std::string_view type);
 // it (the append rolls back).
 void apply(AgentState &s, const log::Event &e, simdjson::dom::parser &parser);
 void apply(AgentState &s, const log::Event &e); // with a parser of this thread's
+// The same with the payload already parsed (it must be e's).
+void apply(AgentState &s, const log::Event &e, simdjson::dom::element payload);
 
 // schema/json/state.schema.json, compact, keys in a fixed order.
 std::string to_json(const AgentState &s);

@@ -13,20 +13,12 @@
 #include <vector>
 
 using namespace ctxdb;
+using test::code_of;
 
 namespace {
 
 const char *kPrompt =
     R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"fix the failing test"}})";
-
-Code code_of(auto &&fn) {
-  try {
-    fn();
-    return Code::kOk;
-  } catch (const Error &e) {
-    return e.code();
-  }
-}
 
 std::string field(const std::string &json, const char *key) {
   simdjson::dom::parser p;

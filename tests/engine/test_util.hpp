@@ -1,6 +1,8 @@
 // Helpers shared by the engine tests: a scratch directory per test.
 #pragma once
 
+#include "error.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -19,5 +21,15 @@ public:
 private:
   std::filesystem::path path_;
 };
+
+// The code of the Error fn throws, or kOk.
+inline Code code_of(auto &&fn) {
+  try {
+    fn();
+    return Code::kOk;
+  } catch (const Error &e) {
+    return e.code();
+  }
+}
 
 } // namespace ctxdb::test
