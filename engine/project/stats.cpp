@@ -177,9 +177,13 @@ void ratio(json::JsonWriter &w, int64_t num, int64_t den) {
     w.null();
     return;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", double(num) / double(den));
-  w.raw(buf);
+  char buf[48];
+  int len = std::snprintf(buf, sizeof buf, "%.4f", double(num) / double(den));
+  std::string_view s(buf, size_t(len));
+  // Four decimals at most, without trailing zeros: 0.25, 21, 1.3333.
+  s = s.substr(0, s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.remove_suffix(1);
+  w.raw(s);
 }
 
 void timing(json::JsonWriter &w, const char *key, const SessionStats &s, StatField count,
