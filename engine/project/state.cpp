@@ -10,6 +10,7 @@ namespace {
 
 constexpr char kSelectRow[] =
     "SELECT session_no,seq,event_id,since_snapshot,state FROM state WHERE branch_no=?";
+constexpr char kSelectLeaf[] = "SELECT seq,event_id FROM state WHERE branch_no=?";
 constexpr char kUpsertRow[] = "INSERT OR REPLACE INTO state(branch_no,session_no,seq,event_id,"
                               "since_snapshot,state) VALUES(?,?,?,?,?,?)";
 constexpr char kInsertSnapshot[] =
@@ -21,6 +22,9 @@ constexpr char kNearestSnapshot[] = "SELECT seq,state FROM state_snapshots WHERE
 // events of a transaction are not yet readable; twice that is a margin.
 constexpr size_t kRecent = 2 * log::EventLog::kRowsPerInsert;
 constexpr int64_t kReplayPage = 512;
+// Branch states kept between transactions: enough for the branches a host
+// appends to at a time, small enough that memory stays bounded.
+constexpr size_t kCachedBranches = 64;
 
 } // namespace
 
@@ -31,26 +35,33 @@ std::span<const char *const> State::tables() const {
 
 void State::on_append(const log::Event &e) {
   BranchState &b = branch_for(e);
-  if (affects_state(e.type)) apply(b.state, e, payloads_.get(e));
+  bool affects = affects_state(e.type);
+  if (affects) apply(b.state, e, payloads_.get(e));
   b.seq = e.seq;
   b.event_id = e.id;
   if (++b.since_snapshot >= kSnapshotEvery) {
     snapshots_[{e.branch_no, e.seq}] = to_json(b.state);
     b.since_snapshot = 0;
   }
-  remember(e);
+  remember(e, affects);
 }
 
-void State::remember(const log::Event &e) {
+void State::remember(const log::Event &e, bool affects) {
+  if (recent_.size() < kRecent) recent_.resize(kRecent);
+  Recent &r = recent_[recent_next_++ % kRecent];
+  r.session_no = e.session_no;
+  r.seq = e.seq;
   // Only events that change the state need their payload for a replay.
-  Recent r{e.session_no, e.seq, std::nullopt};
-  if (affects_state(e.type)) r.event = e;
-  recent_.push_back(std::move(r));
-  if (recent_.size() > kRecent) recent_.pop_front();
+  r.type.assign(affects ? std::string_view(e.type) : std::string_view());
+  if (!affects) return;
+  r.id.assign(e.id);
+  r.payload.assign(e.payload);
 }
 
 State::BranchState &State::branch_for(const log::Event &e) {
   if (auto it = branches_.find(e.branch_no); it != branches_.end()) return it->second;
+  if (std::optional<BranchState> cached = take_cached(e.branch_no))
+    return branches_.emplace(e.branch_no, std::move(*cached)).first->second;
   BranchState b;
   auto q = store_.statement(kSelectRow);
   q->bind(1, e.branch_no);
@@ -71,6 +82,22 @@ State::BranchState &State::branch_for(const log::Event &e) {
     b.state = std::move(start.state);
   }
   return branches_.emplace(e.branch_no, std::move(b)).first->second;
+}
+
+std::optional<State::BranchState> State::take_cached(int64_t branch_no) {
+  auto it = cache_.find(branch_no);
+  if (it == cache_.end()) return std::nullopt;
+  BranchState b = std::move(it->second);
+  cache_.erase(it);
+  // The state is a function of the branch's leaf: while the stored row
+  // names the same leaf (no other connection appended, nothing rolled
+  // back), the cached state is the stored one, without parsing it.
+  auto q = store_.statement(kSelectLeaf);
+  q->bind(1, branch_no);
+  if (!q->executeStep() || q->getColumn(0).getInt64() != b.seq ||
+      q->getColumn(1).getString() != b.event_id)
+    return std::nullopt;
+  return b;
 }
 
 std::optional<State::Base> State::nearest_in(const log::Segment &seg) {
@@ -140,12 +167,12 @@ void State::replay_range(const std::string &session_id, int64_t session_no, int6
 void State::fold_recent(Base &b, int64_t session_no, int64_t seq) {
   for (const Recent &r : recent_) {
     if (r.session_no != session_no || r.seq != seq) continue;
-    if (r.event) {
-      fold(b, *r.event);
-    } else {
-      b.seq = seq;
-      ++b.since;
-    }
+    log::Event e;
+    e.id = r.id;
+    e.type = r.type;
+    e.payload = r.payload;
+    e.seq = seq;
+    fold(b, e);
     return;
   }
   throw Error(Code::kInternal, "state replay: event seq " + std::to_string(seq) +
@@ -172,13 +199,15 @@ void State::flush() {
     q->bindNoCopy(3, json);
     q->exec();
   }
+  if (cache_.size() + branches_.size() > kCachedBranches) cache_.clear();
+  for (auto &[no, b] : branches_) cache_.insert_or_assign(no, std::move(b));
   discard();
 }
 
 void State::discard() {
   branches_.clear();
   snapshots_.clear();
-  recent_.clear();
+  for (Recent &r : recent_) r.session_no = 0; // no session has number 0
   payloads_.reset();
 }
 

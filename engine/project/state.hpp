@@ -17,7 +17,6 @@
 #include "project/projection.hpp"
 #include "store/store.hpp"
 
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -70,15 +69,18 @@ private:
     int64_t since = 0;
     AgentState state;
   };
-  // An event of this transaction; the payload only when it affects state.
+  // An event of this transaction, with what apply() reads of it when it
+  // affects the state (type empty otherwise).
   struct Recent {
     int64_t session_no = 0;
     int64_t seq = 0;
-    std::optional<log::Event> event;
+    std::string id, type, payload;
   };
 
   BranchState &branch_for(const log::Event &e);
-  void remember(const log::Event &e);
+  // A branch state flushed by an earlier transaction, if still current.
+  std::optional<BranchState> take_cached(int64_t branch_no);
+  void remember(const log::Event &e, bool affects);
   // The latest stored or pending state within a segment of a path.
   std::optional<Base> nearest_in(const log::Segment &seg);
   // The state after the last event of `path`: the nearest state on it,
@@ -98,9 +100,13 @@ private:
   // (branch_no, seq).
   std::unordered_map<int64_t, BranchState> branches_;
   std::map<std::pair<int64_t, int64_t>, std::string> snapshots_;
-  // The latest events of this transaction: the log writes its rows a few
-  // at a time, so a replay inside the transaction may not find them yet.
-  std::deque<Recent> recent_;
+  // Branch states as the last transactions flushed them.
+  std::unordered_map<int64_t, BranchState> cache_;
+  // The latest events of this transaction, a ring whose strings keep their
+  // buffers: the log writes its rows a few at a time, so a replay inside
+  // the transaction may not find them yet.
+  std::vector<Recent> recent_;
+  size_t recent_next_ = 0;
 };
 
 } // namespace ctxdb::project

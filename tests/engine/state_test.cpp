@@ -279,3 +279,17 @@ TEST_CASE("state: long branches get snapshots, and time travel reads them") {
   db.rebuild("");
   CHECK(db.state("s", std::nullopt, after.id) == honest);
 }
+
+TEST_CASE("state: appends through another connection are folded in, not overwritten") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine a(path, "");
+  a.session_create(kSession);
+  add(a, "s", "FileWritten", R"({"path":"one"})");
+  Engine b(path, "");
+  add(b, "s", "FileWritten", R"({"path":"two"})");
+  add(a, "s", "FileWritten", R"({"path":"three"})"); // a's cached state is stale here
+  CHECK(strings_at(state_of(b, "s"), "/state/files/modified", "path") ==
+        std::vector<std::string>{"one", "three", "two"});
+  CHECK(a.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+}
