@@ -71,9 +71,9 @@ void add_unique(std::vector<Sourced> &list, std::string_view text, const std::st
   list.push_back({std::string(text), event_id});
 }
 
-template <class T> void push_bounded(std::vector<T> &list, T item, size_t max) {
+template <class T> void push_bounded(std::deque<T> &list, T item, size_t max) {
   list.push_back(std::move(item));
-  if (list.size() > max) list.erase(list.begin(), list.end() - ptrdiff_t(max));
+  while (list.size() > max) list.pop_front();
 }
 
 // ---- StateUpdated ops ------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -110,9 +111,10 @@ struct CallResult {
 };
 
 struct ToolState {
-  std::vector<PendingCall> pending;     // in call order
-  std::vector<CallResult> last_results; // the latest kMaxResults, oldest first
-  std::vector<CallResult> failed;       // the latest kMaxFailed, oldest first
+  std::vector<PendingCall> pending; // in call order
+  // Deques: the oldest entry leaves as each new one comes.
+  std::deque<CallResult> last_results; // the latest kMaxResults, oldest first
+  std::deque<CallResult> failed;       // the latest kMaxFailed, oldest first
   bool operator==(const ToolState &) const = default;
 };
 

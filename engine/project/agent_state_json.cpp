@@ -90,7 +90,7 @@ void write_files(JsonWriter &w, std::string_view key, const std::map<std::string
   w.end_array();
 }
 
-void write_results(JsonWriter &w, std::string_view key, const std::vector<CallResult> &list) {
+void write_results(JsonWriter &w, std::string_view key, const std::deque<CallResult> &list) {
   w.key(key).begin_array();
   for (const CallResult &r : list) {
     w.begin_object().field("id", r.id).field("name", r.name).field("event_id", r.event_id);
@@ -232,8 +232,8 @@ std::map<std::string, FileEntry> read_files(object o, const char *key) {
   return out;
 }
 
-std::vector<CallResult> read_results(object o, const char *key) {
-  std::vector<CallResult> out;
+std::deque<CallResult> read_results(object o, const char *key) {
+  std::deque<CallResult> out;
   each(o, key, [&](element e) {
     object r = obj(e, "a tool result");
     out.push_back({str(r, "id"), str(r, "name"), str(r, "event_id"), boolean(r, "is_error"),
