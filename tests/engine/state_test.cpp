@@ -6,11 +6,7 @@
 
 #include <doctest/doctest.h>
 #include <simdjson.h>
-#include <sqlite3.h>
 
-#include <map>
-#include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -45,12 +41,6 @@ std::string state_of(Engine &db, const std::string &session, const std::string &
   return db.state(session, branch, std::nullopt);
 }
 
-// The "state" member of a state document, re-serialized.
-std::string inner(const std::string &doc) {
-  simdjson::dom::parser p;
-  return simdjson::minify(p.parse(doc)["state"]);
-}
-
 std::vector<std::string> strings_at(const std::string &doc, const char *pointer,
                                     const char *field) {
   simdjson::dom::parser p;
@@ -59,16 +49,6 @@ std::vector<std::string> strings_at(const std::string &doc, const char *pointer,
   simdjson::dom::array list = root.at_pointer(pointer).get_array();
   for (simdjson::dom::element item : list) out.emplace_back(item[field].get_string().value());
   return out;
-}
-
-std::string export_all(Engine &db) {
-  std::string out;
-  int64_t cursor = 0;
-  for (;;) {
-    auto rows = db.events_page(std::nullopt, cursor, -1, 500);
-    for (auto &r : rows) out += r + "\n";
-    if (rows.size() < 500) return out;
-  }
 }
 
 // A checksum of every table in the file, read through a second connection.
