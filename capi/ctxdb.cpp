@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -54,10 +55,12 @@ struct ctxdb_db {
 };
 
 struct ctxdb_iter {
+  // Reads the page of at most `limit` rows after `cursor` and advances it.
+  using Pager =
+      std::function<std::vector<std::string>(ctxdb::Engine &, int64_t &cursor, int64_t limit)>;
   std::shared_ptr<ctxdb_db> db; // keeps the struct alive; engine may close
-  std::optional<std::string> session_id;
-  int64_t cursor = 0; // last seq (one session) or pos (all) returned
-  int64_t to_seq = -1;
+  Pager page;
+  int64_t cursor = 0; // the pager's position: the last seq or pos returned
   std::vector<std::string> rows;
   size_t next = 0;
   bool exhausted = false;
@@ -140,6 +143,15 @@ std::string_view id_arg(const char *p, size_t n, const char *name) {
   return s;
 }
 
+// An optional id argument: NULL (with length 0) is none, else as id_arg.
+std::optional<std::string_view> opt_id_arg(const char *p, size_t n, const char *name) {
+  if (!p) {
+    arg(p, n, name); // NULL with a length is misuse
+    return std::nullopt;
+  }
+  return id_arg(p, n, name);
+}
+
 void put_out(const std::string &s, char **out, size_t *out_len) {
   char *buf = static_cast<char *>(std::malloc(s.size() + 1));
   if (!buf) throw std::bad_alloc();
@@ -173,6 +185,35 @@ template <class Fn> int with_output(ctxdb_db *db, char **out, size_t *out_len, F
   if (!out) return fail(live_handle(db).get(), Code::kMisuse, "out is NULL");
   *out = nullptr;
   return with_engine(db, [&](ctxdb::Engine &e) { put_out(fn(e), out, out_len); });
+}
+
+// Reads the iterator's next page into it->rows.
+void fill_page(ctxdb_iter *it, ctxdb::Engine &e) {
+  it->rows.clear(); // ends the life of the previous page's borrowed rows
+  it->next = 0;
+  it->rows = it->page(e, it->cursor, kIterPage);
+  it->exhausted = int64_t(it->rows.size()) < kIterPage;
+}
+
+// Opens an iterator over what make_pager(engine, iter) returns: it checks
+// the arguments (throwing what is wrong with them), may set the start
+// cursor, and returns the pager. With first_page, the first page is read
+// now, so that what only the read can tell (an unknown branch) fails the
+// call rather than the first ctxdb_iter_next.
+template <class Fn>
+int open_iter(ctxdb_db *db, ctxdb_iter **out_iter, bool first_page, Fn &&make_pager) {
+  if (!out_iter) return fail(live_handle(db).get(), Code::kMisuse, "out_iter is NULL");
+  *out_iter = nullptr;
+  return with_engine(db, [&](ctxdb::Engine &e) {
+    auto it = std::make_unique<ctxdb_iter>();
+    it->db = live_handle(db);
+    it->page = make_pager(e, *it);
+    if (first_page) fill_page(it.get(), e);
+    Registry &r = registry();
+    std::lock_guard lock(r.mu);
+    r.iters.insert(it.get());
+    *out_iter = it.release();
+  });
 }
 
 } // namespace
@@ -301,6 +342,28 @@ CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
   });
 }
 
+CTXDB_API int ctxdb_branch_fork(ctxdb_db *db, const char *session_id, size_t id_len,
+                                const char *spec_json, size_t len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.branch_fork(id_arg(session_id, id_len, "session_id"),
+                         arg(spec_json, len, "spec_json"));
+  });
+}
+
+CTXDB_API int ctxdb_branch_list(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                                size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.branch_list(id_arg(session_id, id_len, "session_id"));
+  });
+}
+
+CTXDB_API int ctxdb_event_children(ctxdb_db *db, const char *event_id, size_t id_len, char **out,
+                                   size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.event_children(id_arg(event_id, id_len, "event_id"));
+  });
+}
+
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
@@ -325,23 +388,30 @@ CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **
 
 CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
                                 int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter) {
-  if (!out_iter) return fail(live_handle(db).get(), Code::kMisuse, "out_iter is NULL");
-  *out_iter = nullptr;
-  return with_engine(db, [&](ctxdb::Engine &e) {
-    auto it = std::make_unique<ctxdb_iter>();
-    it->db = live_handle(db);
-    if (session_id) {
-      std::string_view sid = id_arg(session_id, id_len, "session_id");
-      if (!e.session_exists(sid))
-        throw Error(Code::kNotFound, "session '" + std::string(sid) + "' not found");
-      it->session_id = std::string(sid);
-      it->cursor = from_seq > 1 ? from_seq - 1 : 0;
-      it->to_seq = to_seq;
-    }
-    Registry &r = registry();
-    std::lock_guard lock(r.mu);
-    r.iters.insert(it.get());
-    *out_iter = it.release();
+  return open_iter(db, out_iter, false, [&](ctxdb::Engine &e, ctxdb_iter &it) -> ctxdb_iter::Pager {
+    if (!session_id)
+      return [](ctxdb::Engine &eng, int64_t &cursor, int64_t limit) {
+        return eng.events_page(std::nullopt, cursor, -1, limit);
+      };
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    if (!e.session_exists(sid))
+      throw Error(Code::kNotFound, "session '" + std::string(sid) + "' not found");
+    it.cursor = from_seq > 1 ? from_seq - 1 : 0;
+    return [sid = std::string(sid), to_seq](ctxdb::Engine &eng, int64_t &cursor, int64_t limit) {
+      return eng.events_page(sid, cursor, to_seq, limit);
+    };
+  });
+}
+
+CTXDB_API int ctxdb_branch_path(ctxdb_db *db, const char *session_id, size_t id_len,
+                                const char *branch, size_t branch_len, ctxdb_iter **out_iter) {
+  return open_iter(db, out_iter, true, [&](ctxdb::Engine &, ctxdb_iter &) -> ctxdb_iter::Pager {
+    std::string sid(id_arg(session_id, id_len, "session_id"));
+    std::optional<std::string> b;
+    if (auto v = opt_id_arg(branch, branch_len, "branch")) b = std::string(*v);
+    return [sid, b](ctxdb::Engine &eng, int64_t &cursor, int64_t limit) {
+      return eng.path_page(sid, b, cursor, limit);
+    };
   });
 }
 
@@ -355,14 +425,7 @@ CTXDB_API int ctxdb_iter_next(ctxdb_iter *it, const char **row, size_t *row_len)
   std::lock_guard lock(h->mu);
   if (!h->engine) return fail(nullptr, Code::kMisuse, "the iterator's database was closed");
   try {
-    if (it->next == it->rows.size() && !it->exhausted) {
-      it->rows.clear(); // ends the life of the previous page's borrowed rows
-      it->next = 0;
-      std::optional<std::string_view> sid;
-      if (it->session_id) sid = *it->session_id;
-      it->rows = h->engine->events_page(sid, it->cursor, it->to_seq, kIterPage);
-      it->exhausted = int64_t(it->rows.size()) < kIterPage;
-    }
+    if (it->next == it->rows.size() && !it->exhausted) fill_page(it, *h->engine);
     if (it->next == it->rows.size()) return CTXDB_DONE;
     const std::string &r = it->rows[it->next++];
     *row = r.c_str();

@@ -8,8 +8,10 @@ namespace ctxdb {
 
 Engine::Engine(const std::string &path, std::string_view config_json)
     : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_),
-      state_(store_, log_, payloads_),
-      stats_(store_, payloads_), projections_{&sessions_, &state_, &stats_} {
+      state_(store_, log_, payloads_), stats_(store_, payloads_), messages_(store_, payloads_),
+      tool_calls_(store_, log_.tree(), payloads_),
+      files_(store_, payloads_), projections_{&sessions_, &state_,      &stats_,
+                                              &messages_, &tool_calls_, &files_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
 }
 
@@ -100,11 +102,157 @@ std::string Engine::rebuild(std::string_view options_json) {
 
 namespace {
 
-int64_t require_session(log::EventLog &log, std::string_view session_id) {
-  int64_t no = log.session_no(session_id);
+void write_branch(json::JsonWriter &w, const log::Branch &b, std::string_view session_id) {
+  w.begin_object().field("id", b.id).field("session_id", session_id).field("kind", b.kind);
+  if (b.name) w.field("name", *b.name);
+  if (b.parent_no) {
+    w.field("parent_branch_id", b.parent_id)
+        .field("fork_event_id", b.fork_event_id)
+        .field("fork_seq", b.fork_seq);
+  }
+  w.field("first_seq", b.first_seq)
+      .field("leaf_event_id", b.leaf_event_id)
+      .field("leaf_seq", b.leaf_seq)
+      .field("event_count", b.event_count)
+      .end_object();
+}
+
+// A string field of a validated object, or nullopt.
+std::optional<std::string_view> get_string(simdjson::dom::element o, const char *key) {
+  std::string_view v;
+  if (o[key].get(v)) return std::nullopt;
+  return v;
+}
+
+} // namespace
+
+int64_t Engine::session_no(std::string_view session_id) {
+  int64_t no = log_.session_no(session_id);
   if (no == 0) throw Error(Code::kNotFound, "session '" + std::string(session_id) + "' not found");
   return no;
 }
+
+log::Branch Engine::resolve_branch(int64_t session_no, std::optional<std::string_view> branch) {
+  return branch ? log_.tree().find_branch(session_no, *branch)
+                : log_.tree().main_branch(session_no);
+}
+
+std::vector<std::string> Engine::to_json_rows(std::vector<log::Event> &events) {
+  log_.locate(events);
+  std::vector<std::string> rows;
+  rows.reserve(events.size());
+  for (const auto &e : events) rows.push_back(log::to_json(e));
+  return rows;
+}
+
+std::string Engine::branch_fork(std::string_view session_id, std::string_view spec_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element spec = json::parse(parser, spec_json, "fork");
+  store::embedded_schema("json/branch_fork.schema.json").validate(spec, "");
+  // The fork is a BranchCreated event like any other: build its envelope.
+  json::JsonWriter ev;
+  ev.begin_object()
+      .field("type", "BranchCreated")
+      .field("actor", get_string(spec, "actor").value_or("host"));
+  if (auto id = get_string(spec, "id")) ev.field("id", *id);
+  if (int64_t ts; !spec["ts"].get(ts)) ev.field("ts", ts);
+  ev.key("payload")
+      .begin_object()
+      .field("fork_event_id", *get_string(spec, "event_id"))
+      .field("kind", get_string(spec, "kind").value_or("fork"));
+  if (auto name = get_string(spec, "name")) ev.field("name", *name);
+  ev.end_object().end_object();
+  log::Event e = log_.append(session_id, ev.take());
+  json::JsonWriter w;
+  write_branch(w, log_.tree().branch(e.branch_no), session_id);
+  return w.take();
+}
+
+std::string Engine::branch_list(std::string_view session_id) {
+  int64_t no = session_no(session_id);
+  json::JsonWriter w;
+  w.begin_array();
+  for (const log::Branch &b : log_.tree().branches(no)) write_branch(w, b, session_id);
+  w.end_array();
+  return w.take();
+}
+
+std::string Engine::event_children(std::string_view event_id) {
+  store::Store::ReadTransaction snapshot(store_);
+  std::optional<log::Event> e = log_.find(event_id);
+  if (!e) throw Error(Code::kNotFound, "event '" + std::string(event_id) + "' not found");
+  log_.locate(*e);
+  log::Tree &tree = log_.tree();
+  std::vector<log::Event> children;
+  // The next event on its own branch: the first path seq after it.
+  for (const log::Segment &s : tree.path(e->branch_no)) {
+    if (s.last_seq <= e->seq) continue;
+    std::vector<log::Event> next =
+        log_.read_session(e->session_id, std::max(s.first_seq, e->seq + 1), s.last_seq, 1);
+    children.insert(children.end(), next.begin(), next.end());
+    break;
+  }
+  for (const log::Branch &b : tree.forks_at(e->session_no, e->seq))
+    if (auto first = log_.find(b.id)) children.push_back(std::move(*first));
+  json::JsonWriter w;
+  w.begin_object().field("event_id", e->id).key("events").begin_array();
+  for (const std::string &row : to_json_rows(children)) w.raw(row);
+  w.end_array().key("sessions").begin_array();
+  for (const std::string &s : sessions_.spawned_by(e->id)) w.raw(s);
+  w.end_array().end_object();
+  return w.take();
+}
+
+std::vector<std::string> Engine::path_page(std::string_view session_id,
+                                           std::optional<std::string_view> branch, int64_t &cursor,
+                                           int64_t limit) {
+  store::Store::ReadTransaction snapshot(store_);
+  log::Branch b = resolve_branch(session_no(session_id), branch);
+  std::vector<log::Event> events;
+  for (const log::Segment &s : log_.tree().path(b.no)) {
+    if (s.last_seq <= cursor) continue;
+    int64_t want = limit - int64_t(events.size());
+    if (want <= 0) break;
+    std::vector<log::Event> part =
+        log_.read_session(session_id, std::max(s.first_seq, cursor + 1), s.last_seq, want);
+    events.insert(events.end(), std::make_move_iterator(part.begin()),
+                  std::make_move_iterator(part.end()));
+  }
+  if (!events.empty()) cursor = events.back().seq;
+  return to_json_rows(events);
+}
+
+std::vector<std::string> Engine::events_page(std::optional<std::string_view> session_id,
+                                             int64_t &cursor, int64_t to_seq, int64_t limit) {
+  std::vector<log::Event> events = session_id
+                                       ? log_.read_session(*session_id, cursor + 1, to_seq, limit)
+                                       : log_.read_all(cursor, limit);
+  if (!events.empty()) cursor = session_id ? events.back().seq : events.back().pos;
+  return to_json_rows(events);
+}
+
+template <class View>
+std::string Engine::branch_view(View &view, std::string_view session_id,
+                                std::optional<std::string_view> branch) {
+  store::Store::ReadTransaction snapshot(store_); // the path and its rows agree
+  int64_t no = session_no(session_id);
+  return view.path_json(project::path_of(log_.tree(), no, resolve_branch(no, branch)));
+}
+
+std::string Engine::messages(std::string_view session_id, std::optional<std::string_view> branch) {
+  return branch_view(messages_, session_id, branch);
+}
+
+std::string Engine::tool_calls(std::string_view session_id,
+                               std::optional<std::string_view> branch) {
+  return branch_view(tool_calls_, session_id, branch);
+}
+
+std::string Engine::files(std::string_view session_id, std::optional<std::string_view> branch) {
+  return branch_view(files_, session_id, branch);
+}
+
+namespace {
 
 std::string state_document(std::string_view session_id, std::string_view branch_id, int64_t seq,
                            std::string_view event_id, std::string_view state_json) {
@@ -127,19 +275,18 @@ std::string Engine::state(std::string_view session_id, std::optional<std::string
     throw Error(Code::kInvalidArg, "state: give a branch or an event to travel to (at), not both");
   store::Store::ReadTransaction snapshot(store_); // one consistent view for every read below
   std::string sid(session_id);
-  int64_t session_no = require_session(log_, session_id);
+  int64_t no = session_no(session_id);
   if (at_event_id) {
     std::optional<log::Event> e = log_.find(*at_event_id);
     if (!e) throw Error(Code::kNotFound, "event '" + std::string(*at_event_id) + "' not found");
-    if (e->session_no != session_no)
+    if (e->session_no != no)
       throw Error(Code::kInvalidArg, "event '" + e->id + "' belongs to session '" + e->session_id +
                                          "', not '" + sid + "'");
     log_.locate(*e);
-    project::AgentState s = state_.at(sid, session_no, e->branch_no, e->seq);
+    project::AgentState s = state_.at(sid, no, e->branch_no, e->seq);
     return state_document(sid, e->branch_id, e->seq, e->id, project::to_json(s));
   }
-  log::Branch b =
-      branch ? log_.tree().find_branch(session_no, *branch) : log_.tree().main_branch(session_no);
+  log::Branch b = resolve_branch(no, branch);
   project::State::Current c = state_.current(sid, b);
   return state_document(sid, b.id, c.seq, c.event_id, c.state_json);
 }
@@ -147,22 +294,7 @@ std::string Engine::state(std::string_view session_id, std::optional<std::string
 std::string Engine::stats(std::optional<std::string_view> session_id) {
   store::Store::ReadTransaction snapshot(store_);
   if (!session_id) return stats_.get_json(std::nullopt, {});
-  return stats_.get_json(require_session(log_, *session_id), *session_id);
-}
-
-std::vector<std::string> Engine::events_page(std::optional<std::string_view> session_id,
-                                             int64_t &cursor, int64_t to_seq, int64_t limit) {
-  std::vector<log::Event> events = session_id
-                                       ? log_.read_session(*session_id, cursor + 1, to_seq, limit)
-                                       : log_.read_all(cursor, limit);
-  log_.locate(events);
-  std::vector<std::string> rows;
-  rows.reserve(events.size());
-  for (const auto &e : events) {
-    cursor = session_id ? e.seq : e.pos;
-    rows.push_back(log::to_json(e));
-  }
-  return rows;
+  return stats_.get_json(session_no(*session_id), *session_id);
 }
 
 } // namespace ctxdb

@@ -6,10 +6,13 @@
 #pragma once
 
 #include "log/event_log.hpp"
+#include "project/files.hpp"
+#include "project/messages.hpp"
 #include "project/payload_cache.hpp"
 #include "project/sessions.hpp"
 #include "project/state.hpp"
 #include "project/stats.hpp"
+#include "project/tool_calls.hpp"
 #include "store/store.hpp"
 
 #include <optional>
@@ -36,14 +39,16 @@ public:
   // Replays the log into every derived table (options: rebuild_options.schema.json).
   std::string rebuild(std::string_view options_json);
 
-  // The agent state (state.schema.json) of a session's branch (id or name;
-  // main when absent), or right after the event `at_event_id` on that
-  // event's branch. Giving both is kInvalidArg; an unknown session, branch
-  // or event is kNotFound, an event of another session kInvalidArg.
-  std::string state(std::string_view session_id, std::optional<std::string_view> branch,
-                    std::optional<std::string_view> at_event_id);
-  // One session's stats (stats.schema.json), or every session's totals.
-  std::string stats(std::optional<std::string_view> session_id);
+  // The session tree (DESIGN §3). A branch is named by id, or by name
+  // when the name is unique in its session; "main" or none is main.
+  std::string branch_fork(std::string_view session_id, std::string_view spec_json);
+  std::string branch_list(std::string_view session_id);
+  std::string event_children(std::string_view event_id);
+  // One page of a branch's path root→leaf (stored-event JSON rows) after
+  // seq `cursor`, which is advanced past the page.
+  std::vector<std::string> path_page(std::string_view session_id,
+                                     std::optional<std::string_view> branch, int64_t &cursor,
+                                     int64_t limit);
 
   // One page of stored-event JSON rows for a streaming iterator. `cursor`
   // is the seq (one session) or pos (all events) of the last row returned,
@@ -51,13 +56,43 @@ public:
   std::vector<std::string> events_page(std::optional<std::string_view> session_id, int64_t &cursor,
                                        int64_t to_seq, int64_t limit);
 
+  // Views of one branch of a session: `branch` is a branch id or a name
+  // unique in the session, the main branch when nullopt. Each is a JSON
+  // array over the branch's path root→leaf (schema/json/<name>.schema.json).
+  // The messages: role, typed blocks, token count.
+  std::string messages(std::string_view session_id, std::optional<std::string_view> branch);
+  // The tool calls, each with its status and result as seen from the branch.
+  std::string tool_calls(std::string_view session_id, std::optional<std::string_view> branch);
+  // Per file: last read, last write and the change summaries.
+  std::string files(std::string_view session_id, std::optional<std::string_view> branch);
+
+  // The agent state (state.schema.json) of a session's branch, or right
+  // after the event `at_event_id` on that event's branch. Giving both is
+  // kInvalidArg; an unknown session, branch or event is kNotFound, an event
+  // of another session kInvalidArg.
+  std::string state(std::string_view session_id, std::optional<std::string_view> branch,
+                    std::optional<std::string_view> at_event_id);
+  // One session's stats (stats.schema.json), or every session's totals.
+  std::string stats(std::optional<std::string_view> session_id);
+
 private:
+  template <class View>
+  std::string branch_view(View &view, std::string_view session_id,
+                          std::optional<std::string_view> branch);
+  // The session's chain number, or kNotFound.
+  int64_t session_no(std::string_view session_id);
+  log::Branch resolve_branch(int64_t session_no, std::optional<std::string_view> branch);
+  std::vector<std::string> to_json_rows(std::vector<log::Event> &events);
+
   store::Store store_;
   log::EventLog log_;
+  project::PayloadCache payloads_; // shared, so each payload is parsed once
   project::Sessions sessions_;
-  project::PayloadCache payloads_; // shared by state_ and stats_
   project::State state_;
   project::Stats stats_;
+  project::Messages messages_;
+  project::ToolCalls tool_calls_;
+  project::Files files_;
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
 };

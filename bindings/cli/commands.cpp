@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 namespace cli {
@@ -203,7 +204,9 @@ int64_t parse_from_seq(const Args &args) {
 // leave room for the payload summary.
 constexpr std::size_t kLogWidth = 100;
 
-void print_event_line(std::string_view row, std::string &last_date) {
+// With show_branch (a session of several branches), the summary starts
+// with the event's branch id, as "[alt1]".
+void print_event_line(std::string_view row, std::string &last_date, bool show_branch = false) {
   JsonDoc event(row);
   element e = event.root();
   std::string when = iso_utc(get_int(e, "ts"));
@@ -213,6 +216,7 @@ void print_event_line(std::string_view row, std::string &last_date) {
   element payload;
   std::string summary =
       e["payload"].get(payload) == simdjson::SUCCESS ? summarize_payload(payload) : "";
+  if (show_branch) summary = "[" + one_line(get_string(e, "branch_id")) + "] " + summary;
   // Type and actor are host text too, hence one_line. The widths fit the
   // longest core type (AssistantMessageCreated) and actor (assistant).
   std::string line = pad_left(std::to_string(get_int(e, "seq")), 4) + "  " + time + "  " +
@@ -221,26 +225,127 @@ void print_event_line(std::string_view row, std::string &last_date) {
   std::printf("%s\n", truncate_cols(line, kLogWidth).c_str());
 }
 
+// Whether the session has forked: then log lines name each event's branch.
+bool has_forks(ctxdb::Database &db, const std::string &session) {
+  JsonDoc list(db.branch_list(session));
+  simdjson::dom::array branches;
+  return list.root().get_array().get(branches) == simdjson::SUCCESS && branches.size() > 1;
+}
+
+// The rows of an event iterator over one session: log lines, or the stored
+// JSON (--json).
+void print_events(ctxdb::Database &db, const std::string &session, ctxdb::Iter &it,
+                  const Args &args) {
+  bool json = args.has("--json"), show_branch = !json && has_forks(db, session);
+  std::string_view row;
+  std::string last_date;
+  while (it.next(row)) {
+    if (json)
+      print_row(row);
+    else
+      print_event_line(row, last_date, show_branch);
+  }
+}
+
 int cmd_log(const Args &args) {
   const std::string &session = args.positional.at(0);
   int64_t from = parse_from_seq(args);
   auto db = open_db(args, Access::read_only);
   db.session_get(session); // an unknown session is an error, not an empty log
   auto it = db.events(session, from);
-  std::string_view row;
-  std::string last_date;
-  while (it.next(row)) {
-    if (args.has("--json"))
-      print_row(row);
-    else
-      print_event_line(row, last_date);
-  }
+  print_events(db, session, it, args);
   return 0;
 }
 
 int cmd_event(const Args &args) {
   auto db = open_db(args, Access::read_only);
   print_row(db.event_get(args.positional.at(0)));
+  return 0;
+}
+
+// ---- the session tree ----------------------------------------------------
+
+int cmd_fork(const Args &args) {
+  std::string spec = "{\"event_id\":" + json_quote(args.positional.at(1));
+  for (const char *flag : {"--kind", "--name", "--id"})
+    if (auto v = args.value(flag)) spec += "," + json_quote(flag + 2) + ":" + json_quote(*v);
+  spec += "}";
+  auto db = open_db(args, Access::existing);
+  print_row(db.branch_fork(args.positional.at(0), spec));
+  return 0;
+}
+
+int cmd_path(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  std::optional<std::string> branch = args.value("--branch");
+  auto it = db.branch_path(args.positional.at(0), branch);
+  print_events(db, args.positional.at(0), it, args);
+  return 0;
+}
+
+// One branch of `ctxdb tree`: id, kind, name, fork point, size and leaf.
+std::string describe_branch(element b) {
+  std::string_view kind = get_string(b, "kind"), name = get_string(b, "name");
+  std::string out = std::string(get_string(b, "id")) + "  " + std::string(kind);
+  if (!name.empty() && !(kind == "main" && name == "main")) out += " \"" + one_line(name) + "\"";
+  if (auto fork = get_string(b, "fork_event_id"); !fork.empty())
+    out += "  from " + std::string(fork) + " (seq " + std::to_string(get_int(b, "fork_seq")) + ")";
+  int64_t n = get_int(b, "event_count");
+  out += "  " + std::to_string(n) + (n == 1 ? " event" : " events");
+  return out + "  leaf " + std::string(get_string(b, "leaf_event_id")) + " (seq " +
+         std::to_string(get_int(b, "leaf_seq")) + ")";
+}
+
+using BranchKids = std::map<std::string_view, std::vector<element>>;
+
+// Prints b, then its forks indented under it with box-drawing lines.
+void draw_branch(element b, const BranchKids &kids, const std::string &indent,
+                 std::string_view elbow) {
+  std::printf("%s%s%s\n", indent.c_str(), std::string(elbow).c_str(), describe_branch(b).c_str());
+  auto it = kids.find(get_string(b, "id"));
+  if (it == kids.end()) return;
+  std::string next = indent + (elbow.empty() ? "" : elbow == "└─ " ? "   " : "│  ");
+  for (std::size_t i = 0; i < it->second.size(); ++i)
+    draw_branch(it->second[i], kids, next, i + 1 == it->second.size() ? "└─ " : "├─ ");
+}
+
+int cmd_tree(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  JsonDoc list(db.branch_list(args.positional.at(0)));
+  simdjson::dom::array branches;
+  if (list.root().get_array().get(branches) != simdjson::SUCCESS)
+    throw ctxdb::Error(CTXDB_INTERNAL, "branch_list did not return an array");
+  std::vector<element> roots;
+  BranchKids kids; // by parent branch id, in the order the branches were opened
+  for (element b : branches) {
+    std::string_view parent = get_string(b, "parent_branch_id");
+    if (parent.empty())
+      roots.push_back(b);
+    else
+      kids[parent].push_back(b);
+  }
+  for (element root : roots) draw_branch(root, kids, "", "");
+  return 0;
+}
+
+int cmd_children(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  std::string text = db.event_children(args.positional.at(0));
+  if (args.has("--json")) {
+    print_row(text);
+    return 0;
+  }
+  JsonDoc doc(text);
+  simdjson::dom::array events, sessions;
+  if (doc.root()["events"].get_array().get(events) != simdjson::SUCCESS ||
+      doc.root()["sessions"].get_array().get(sessions) != simdjson::SUCCESS)
+    throw ctxdb::Error(CTXDB_INTERNAL, "event_children did not return its arrays");
+  std::string last_date;
+  for (element e : events) print_event_line(to_json(e), last_date);
+  for (element s : sessions)
+    std::printf("session %s  agent %s\n", std::string(get_string(s, "id")).c_str(),
+                one_line(get_string(s, "agent_id")).c_str());
+  if (events.size() == 0 && sessions.size() == 0) std::printf("no children\n");
   return 0;
 }
 
@@ -359,11 +464,42 @@ const CommandSpec kCommands[] = {
      {}, {}, 1, 1, cmd_event},
     {"log", "SESSION [--from SEQ] [--json]", "show a session's events",
      "Lists the session's events in seq order: seq, time (UTC), type, actor\n"
-     "and a one-line summary of the payload.\n"
+     "and a one-line summary of the payload, which starts with the event's\n"
+     "branch, as [BRANCH_ID], once the session has forked.\n"
      "\n"
      "  --from SEQ  start at this sequence number (default 1)\n"
      "  --json      print the stored events as NDJSON instead\n",
      {"--from"}, {"--json"}, 1, 1, cmd_log},
+    {"tree", "SESSION", "draw a session's tree of branches",
+     "Draws the session's branches, each indented under the branch it forked\n"
+     "from: its id, kind and name, the event it forked from (seq), its own\n"
+     "event count and its leaf (the event a new one on it would follow).\n",
+     {}, {}, 1, 1, cmd_tree},
+    {"fork", "SESSION EVENT [--kind KIND] [--name NAME] [--id ID]",
+     "fork a branch at an event and print it",
+     "Appends a BranchCreated event whose parent is EVENT (any event of the\n"
+     "session) and prints the new branch as JSON. Append to it with\n"
+     "\"branch_id\" set to its id or name.\n"
+     "\n"
+     "  --kind KIND  fork (default), subagent or what_if\n"
+     "  --name NAME  a name to find the branch by\n"
+     "  --id ID      the branch's id (default: generated)\n",
+     {"--kind", "--name", "--id"}, {}, 2, 2, cmd_fork},
+    {"path", "SESSION [--branch BRANCH] [--json]", "show the events of a branch's path",
+     "Lists the events on the path of a branch, root to leaf: its ancestors'\n"
+     "events up to each fork point, then its own; printed as 'ctxdb log' does.\n"
+     "\n"
+     "  --branch BRANCH  the branch's id or a name unique in the session\n"
+     "                   (default: main)\n"
+     "  --json           print the stored events as NDJSON instead\n",
+     {"--branch"}, {"--json"}, 1, 1, cmd_path},
+    {"children", "EVENT [--json]", "show what follows an event",
+     "Lists the children of an event: the next event on its branch, then the\n"
+     "first event of each branch forked at it, then the child sessions it\n"
+     "spawned.\n"
+     "\n"
+     "  --json  print {\"event_id\", \"events\", \"sessions\"} as JSON instead\n",
+     {}, {"--json"}, 1, 1, cmd_children},
     {"verify", "[SESSION]", "check the hash chain",
      "Recomputes the hash chain of one session, or of every session. Prints\n"
      "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"

@@ -83,8 +83,12 @@ export interface Session {
   last_ts: number;
   event_count: number;
   last_seq: number;
+  /** A child session's parent session. */
+  parent_session_id?: string;
+  /** The parent's event that spawned this child session. */
+  spawned_by_event_id?: string;
   meta: JsonObject;
-  [key: string]: JsonValue;
+  [key: string]: JsonValue | undefined;
 }
 
 /** An event to append. */
@@ -94,6 +98,8 @@ export interface EventInput {
   payload: JsonObject;
   id?: string;
   parent_id?: string;
+  /** Continue this branch (its id or a name unique in the session). */
+  branch_id?: string;
   run_id?: string;
   /** Integer ms since the Unix epoch. */
   ts?: number;
@@ -111,6 +117,8 @@ export interface StoredEvent {
   type: string;
   actor: string;
   parent_id?: string;
+  /** The branch it lies on (see Branch). */
+  branch_id?: string;
   run_id?: string;
   causality?: JsonValue;
   visibility?: JsonValue;
@@ -174,6 +182,57 @@ export interface RebuildResult {
 export interface ImportResult {
   imported: number;
   skipped: number;
+}
+
+/** A branch of a session's tree. */
+export interface Branch {
+  /** The id of the event that opened it (SessionStarted for main). */
+  id: string;
+  session_id: string;
+  kind: 'main' | 'fork' | 'subagent' | 'what_if';
+  /** "main" for main; a fork's name when it was given one. */
+  name?: string;
+  /** Absent for main. */
+  parent_branch_id?: string;
+  /** The event it forked from, on the parent branch's path. */
+  fork_event_id?: string;
+  fork_seq?: number;
+  first_seq: number;
+  /** Its last event. */
+  leaf_event_id: string;
+  leaf_seq: number;
+  /** Events on the branch itself, not counting its ancestors'. */
+  event_count: number;
+  [key: string]: JsonValue | undefined;
+}
+
+export interface ForkOptions {
+  /** Default "fork". */
+  kind?: 'fork' | 'subagent' | 'what_if';
+  /** A name to find the branch by. */
+  name?: string;
+  /** The branch's id (its BranchCreated event's); generated when absent. */
+  id?: string;
+  /** The actor of the BranchCreated event (default "host"). */
+  actor?: string;
+  /** Integer ms since the Unix epoch. */
+  ts?: number;
+}
+
+export interface BranchPathOptions {
+  /** The branch's id or a name unique in the session (default: main). */
+  branch?: string | null;
+  /** Yield the engine's JSON text instead of objects. */
+  raw?: boolean;
+}
+
+/** What follows an event. */
+export interface Children {
+  event_id: string;
+  /** The next event on its branch, then the first event of each fork there. */
+  events: StoredEvent[];
+  /** The child sessions it spawned. */
+  sessions: Session[];
 }
 
 export interface EventsOptions {
@@ -241,6 +300,18 @@ export declare class Database {
   export(options?: { raw?: boolean }): EventIterator<StoredEvent>;
   /** The export stream as NDJSON text, one event per line. */
   exportNdjson(): string;
+  /** Forks a branch at an event of the session; returns the new branch. */
+  fork(sessionId: string, eventId: string, options?: ForkOptions): Branch;
+  /** The session's branches, main first (NOT_FOUND for an unknown session). */
+  branches(sessionId: string): Branch[];
+  /**
+   * The events on a branch's path, root to leaf (default: main). An
+   * unknown session or branch throws NOT_FOUND at the call.
+   */
+  branchPath(sessionId: string, options: BranchPathOptions & { raw: true }): EventIterator<string>;
+  branchPath(sessionId: string, options?: BranchPathOptions): EventIterator<StoredEvent>;
+  /** What follows an event (NOT_FOUND when unknown). */
+  children(eventId: string): Children;
   /** Checks the hash chain of one session, or of all. */
   verify(sessionId?: string | null): VerifyResult;
   /** verify off the main thread. */

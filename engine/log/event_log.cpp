@@ -235,6 +235,9 @@ const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq
   h.ts = e.ts;
   h.dirty = true;
   tree_.place(e, h.session_no, parent_seq);
+  // A child session's projection looks up the event that spawned it, which
+  // may still be queued in this transaction (import).
+  if (e.type == "SessionStarted") flush(w);
   for (EventObserver *o : observers_) o->on_append(e);
   // Flushing before the push keeps the returned reference valid until the
   // next placement.

@@ -92,7 +92,6 @@ Tree::CachedBranch &Tree::load_branch(int64_t no) {
     throw Error(Code::kNotFound, "branch number " + std::to_string(no) + " not found");
   CachedBranch &c = branches_[no];
   c.b = read_branch(*q);
-  leaves_[c.b.leaf_event_id] = no;
   return c;
 }
 
@@ -218,9 +217,14 @@ Tree::CachedBranch &Tree::branch_for(const Event &e, int64_t session_no, int64_t
     return *m;
   }
   CachedBranch *parent = nullptr;
-  if (auto it = leaves_.find(*e.parent_id); it != leaves_.end()) {
-    parent = &load_branch(it->second);
-    parent_seq = parent->b.leaf_seq;
+  // Replays (parent_seq unknown) mostly continue the branch the session's
+  // last event went to: its leaf is the parent.
+  if (Run *r = last_run(session_no); parent_seq == 0 && r) {
+    CachedBranch &current = load_branch(r->branch_no);
+    if (current.b.leaf_event_id == *e.parent_id) {
+      parent = &current;
+      parent_seq = current.b.leaf_seq;
+    }
   }
   if (parent_seq == 0) {
     auto q = store_.statement(kEventSeq);
@@ -288,12 +292,10 @@ Tree::CachedBranch &Tree::open_branch(const Event &e, int64_t session_no,
 }
 
 void Tree::set_leaf(CachedBranch &c, const Event &e) {
-  leaves_.erase(c.b.leaf_event_id);
   c.b.leaf_seq = e.seq;
   c.b.leaf_event_id = e.id;
   ++c.b.event_count;
   c.dirty = true;
-  leaves_[e.id] = c.b.no;
 }
 
 void Tree::flush() {
@@ -313,7 +315,6 @@ void Tree::flush() {
 void Tree::discard() {
   branches_.clear();
   runs_.clear();
-  leaves_.clear();
   next_no_ = 0;
   active_ = false;
 }

@@ -135,12 +135,10 @@ private:
   store::Store &store_;
   simdjson::dom::parser parser_;
   bool active_ = false; // inside a write transaction
-  // Per write transaction: the touched branches, each touched session's
-  // last run, and the leaves of the touched branches by event id (so most
-  // parents are found without a query).
+  // Per write transaction: the touched branches and each touched
+  // session's last run.
   std::unordered_map<int64_t, CachedBranch> branches_;
   std::unordered_map<int64_t, Run> runs_;
-  std::unordered_map<std::string, int64_t> leaves_;
   int64_t next_no_ = 0; // 0: not read yet
 };
 

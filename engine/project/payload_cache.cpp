@@ -1,19 +1,30 @@
 #include "project/payload_cache.hpp"
 
-#include "json/parse.hpp"
-
 namespace ctxdb::project {
 
 simdjson::dom::element PayloadCache::get(const log::Event &e) {
-  if (e.pos == pos_ && e.pos != 0) return doc_;
-  pos_ = -1; // a failed parse must not leave the previous event cached
-  // Most payload strings have room for simdjson's padding: then it parses
-  // them in place instead of copying each one.
-  bool padded = e.payload.capacity() - e.payload.size() >= simdjson::SIMDJSON_PADDING;
-  if (parser_.parse(e.payload.data(), e.payload.size(), !padded).get(doc_))
-    doc_ = json::parse(parser_, e.payload, e.type + " event '" + e.id + "' payload"); // throws
-  pos_ = e.pos;
+  if (valid_ && parsed_ == e.payload) return doc_;
+  valid_ = false;
+  doc_ = parser_.parse(e.payload).value();
+  parsed_ = e.payload;
+  valid_ = true;
   return doc_;
+}
+
+std::string_view string_field(simdjson::dom::element obj, const char *key) {
+  std::string_view s;
+  if (obj[key].get(s)) return {};
+  return s;
+}
+
+void bind_field(SQLite::Statement &q, int index, simdjson::dom::element obj, const char *key) {
+  simdjson::dom::element v;
+  if (obj[key].get(v))
+    q.bind(index); // NULL
+  else if (v.is_string())
+    store::bind_text(q, index, v.get_string().value());
+  else
+    q.bind(index, v.get_int64().value());
 }
 
 } // namespace ctxdb::project

@@ -1,27 +1,38 @@
-// payload_cache.hpp — one parse of each appended event's payload, shared by
-// the projections that read it (state, stats), so an append parses its
-// payload once however many of them look inside.
+// payload_cache.hpp — one parse of an event's payload shared by the
+// projections that read it, so an event that feeds messages and tool_calls
+// is parsed once, not once per projection.
 #pragma once
 
 #include "log/event.hpp"
+#include "store/store.hpp"
 
 #include <simdjson.h>
+
+#include <string>
+#include <string_view>
 
 namespace ctxdb::project {
 
 class PayloadCache {
 public:
-  // The parsed payload of `e`; valid until the next get() for another
-  // event. Events are told apart by pos, which the log gives every event
-  // before the observers see it.
+  // The parsed payload of `e` (which passed the log's validation). It lives
+  // until the next call with another payload.
   simdjson::dom::element get(const log::Event &e);
-  // Forgets the cached event (a rolled-back pos may be given again).
-  void reset() { pos_ = -1; }
 
 private:
   simdjson::dom::parser parser_;
   simdjson::dom::element doc_;
-  int64_t pos_ = -1;
+  // The bytes doc_ was parsed from: the key, since the same bytes always
+  // parse the same (a pos or an id can come back after a rollback).
+  std::string parsed_;
+  bool valid_ = false;
 };
+
+// A string field of a parsed object, or empty when absent or not a string.
+std::string_view string_field(simdjson::dom::element obj, const char *key);
+
+// Binds the object's field `key` (a string or an integer) as parameter
+// `index`, or NULL when it is absent.
+void bind_field(SQLite::Statement &q, int index, simdjson::dom::element obj, const char *key);
 
 } // namespace ctxdb::project

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ctxdb::project {
 
@@ -27,8 +28,13 @@ public:
   std::optional<std::string> get_json(std::string_view id);
   // A JSON array of every session object, oldest first.
   std::string list_json();
+  // The session objects of the child sessions the event spawned.
+  std::vector<std::string> spawned_by(std::string_view event_id);
 
 private:
+  void check_parent(const log::Event &e, const std::optional<std::string> &parent,
+                    const std::optional<std::string> &spawner);
+
   store::Store &store_;
   simdjson::dom::parser parser_;
 };

@@ -208,7 +208,6 @@ void State::discard() {
   branches_.clear();
   snapshots_.clear();
   for (Recent &r : recent_) r.session_no = 0; // no session has number 0
-  payloads_.reset();
 }
 
 State::Current State::current(const std::string &session_id, const log::Branch &b) {

@@ -225,6 +225,49 @@ CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, 
 CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
                            size_t *out_len);
 
+/* ---- the session tree -------------------------------------------------- */
+
+/* Every event of a session lies on one branch; the path of a branch is the
+ * chain of events root -> leaf (its ancestors' events up to each fork point,
+ * then its own). A branch is named by its id (the id of the event that
+ * opened it: SessionStarted for main, else its first event) or by a name
+ * that is unique in its session; "main" is the main branch. A stored event
+ * carries its "branch_id". Shapes: schema/json/branch.schema.json. */
+
+/* Forks a branch by appending a BranchCreated event whose parent is a
+ * chosen event of the session. spec_json (branch_fork.schema.json):
+ * {"event_id": the fork point, "kind"?: "fork" (default) | "subagent" |
+ * "what_if", "name"?, "id"? (the new branch's id; generated when absent),
+ * "actor"? (default "host"), "ts"?}. *out is the new branch: {"id",
+ * "session_id", "kind", "name"?, "parent_branch_id", "fork_event_id",
+ * "fork_seq", "first_seq", "leaf_event_id", "leaf_seq", "event_count"}.
+ * An unknown session or event_id is CTXDB_NOT_FOUND; a bad kind or a
+ * missing event_id CTXDB_INVALID_ARG; an existing id CTXDB_CONFLICT. */
+CTXDB_API int ctxdb_branch_fork(ctxdb_db *db, const char *session_id, size_t id_len,
+                                const char *spec_json, size_t len, char **out, size_t *out_len);
+
+/* A JSON array of the session's branches (each as ctxdb_branch_fork
+ * returns it), main first, then in the order they were opened. Unknown
+ * session: CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_branch_list(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                                size_t *out_len);
+
+/* Opens a streaming iterator over the stored events on the path of a branch,
+ * root -> leaf (each row as ctxdb_event_get; seq ascends). branch is the
+ * branch's id or unique name; NULL (with branch_len 0) is main. An unknown
+ * session or branch is CTXDB_NOT_FOUND and a name shared by two branches
+ * CTXDB_INVALID_ARG, both reported here rather than by ctxdb_iter_next.
+ * Events appended to the branch while iterating may or may not be seen. */
+CTXDB_API int ctxdb_branch_path(ctxdb_db *db, const char *session_id, size_t id_len,
+                                const char *branch, size_t branch_len, ctxdb_iter **out_iter);
+
+/* The children of an event (event_children.schema.json): {"event_id",
+ * "events": [the next event on its branch, then the first event of each
+ * branch forked at it, oldest first], "sessions": [the session objects of
+ * the child sessions it spawned]}. Unknown id: CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_event_children(ctxdb_db *db, const char *event_id, size_t id_len, char **out,
+                                   size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

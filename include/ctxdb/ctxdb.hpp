@@ -166,6 +166,46 @@ public:
     return Iter(it);
   }
 
+  // ---- the session tree ----
+
+  // Forks a branch; spec e.g. {"event_id":"evt_...","kind":"what_if","name":"b"}.
+  std::string branch_fork(std::string_view session_id, std::string_view spec) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_branch_fork(db_, session_id.data(), session_id.size(), spec.data(),
+                                    spec.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // The session's branches as a JSON array, main first.
+  std::string branch_list(std::string_view session_id) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_branch_list(db_, session_id.data(), session_id.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // The events on a branch's path, root to leaf; no branch: main. A branch
+  // is its id or a name unique in the session.
+  Iter branch_path(std::string_view session_id, std::optional<std::string_view> branch = {}) {
+    ctxdb_iter *it = nullptr;
+    // "" stays non-NULL (an error: empty name); only nullopt means main.
+    const char *b = branch ? (branch->empty() ? "" : branch->data()) : nullptr;
+    detail::check(ctxdb_branch_path(db_, session_id.data(), session_id.size(), b,
+                                    branch ? branch->size() : 0, &it),
+                  db_);
+    return Iter(it);
+  }
+
+  // {"event_id", "events": [...], "sessions": [...]}: what follows an event.
+  std::string event_children(std::string_view event_id) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_event_children(db_, event_id.data(), event_id.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   std::string verify(std::optional<std::string_view> session_id = {}) {
     char *out = nullptr;
     size_t n = 0;

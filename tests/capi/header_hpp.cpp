@@ -41,7 +41,8 @@ int main() {
   const std::string path = std::string(dir) + "/w.ctxdb";
   {
     auto db = ctxdb::Database::open(path, R"({"durability":"normal"})");
-    std::string s = db.session_create(R"({"id":"ses_x","payload":{"agent_id":"a"}})");
+    std::string s =
+        db.session_create(R"({"id":"ses_x","event_id":"x0","payload":{"agent_id":"a"}})");
     CHECK(s.find(R"("id":"ses_x")") != std::string::npos);
     std::string e = db.append("ses_x", R"({"type":"Note","actor":"a","payload":{}})");
     CHECK(e.find(R"("seq":2)") != std::string::npos);
@@ -61,6 +62,23 @@ int main() {
     CHECK(db.verify("ses_x").find(R"("ok":true)") != std::string::npos);
     CHECK(db.session_list().front() == '[');
     CHECK(db.session_get("ses_x").find(R"("event_count":4)") != std::string::npos);
+
+    // The session tree: a fork, its path, the branch list, children.
+    CHECK(db.branch_fork("ses_x", R"({"event_id":"x0","name":"b","id":"b1"})")
+              .find(R"("fork_event_id":"x0")") != std::string::npos);
+    rows = 0;
+    for (auto it = db.branch_path("ses_x", "b"); it.next(row);) ++rows;
+    CHECK(rows == 2);
+    rows = 0;
+    for (auto it = db.branch_path("ses_x"); it.next(row);) ++rows;
+    CHECK(rows == 4);
+    CHECK(db.branch_list("ses_x").find(R"("id":"b1")") != std::string::npos);
+    CHECK(db.event_children("x0").find(R"("id":"b1")") != std::string::npos);
+    CHECK(code_of([&] { db.branch_path("ses_x", "nope"); }) == CTXDB_NOT_FOUND);
+    CHECK(code_of([&] { db.branch_path("ses_x", ""); }) == CTXDB_INVALID_ARG);
+    CHECK(code_of([&] { db.branch_fork("ses_x", R"({"event_id":"x0","kind":"x"})"); }) ==
+          CTXDB_INVALID_ARG);
+    CHECK(code_of([&] { db.event_children("evt_nope"); }) == CTXDB_NOT_FOUND);
 
     CHECK(code_of([&] { db.session_get("ses_nope"); }) == CTXDB_NOT_FOUND);
     CHECK(code_of([&] { db.append("ses_x", "{"); }) == CTXDB_INVALID_JSON);

@@ -263,16 +263,29 @@ static void create_fails_at(const char *file, int line, ctxdb_db *db, const char
 #define CREATE_FAILS(db, json, want, mention)                                                      \
   create_fails_at(F, db, json, slen(json), 0, want, mention)
 
+/* Writes that take a session id and a JSON input: append, branch_fork. */
+typedef int (*sid_json_fn)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
+                           size_t *);
+
+static void write_fails_at(const char *file, int line, const char *what, sid_json_fn fn,
+                           ctxdb_db *db, const char *sid, size_t sid_len, const char *json,
+                           size_t len, int null_out, int want, const char *mention) {
+  char *before = snapshot(db), *out = SENT;
+  char desc[300];
+  size_t n = SENT_LEN;
+  int rc = fn(db, sid, sid_len, json, len, null_out ? NULL : &out, null_out ? NULL : &n);
+  failed_at(file, line, what, db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, what, out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  snprintf(desc, sizeof desc, "a failed %s", what);
+  unchanged_at(file, line, desc, db, before);
+}
+
 static void append_fails_at(const char *file, int line, ctxdb_db *db, const char *sid,
                             size_t sid_len, const char *json, size_t len, int null_out, int want,
                             const char *mention) {
-  char *before = snapshot(db), *out = SENT;
-  size_t n = SENT_LEN;
-  int rc = ctxdb_append(db, sid, sid_len, json, len, null_out ? NULL : &out, null_out ? NULL : &n);
-  failed_at(file, line, "ctxdb_append", db, rc, want, mention);
-  if (!null_out) cleared_at(file, line, "ctxdb_append", out, n);
-  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
-  unchanged_at(file, line, "a failed ctxdb_append", db, before);
+  write_fails_at(file, line, "ctxdb_append", ctxdb_append, db, sid, sid_len, json, len, null_out,
+                 want, mention);
 }
 #define APPEND_FAILS(db, sid, json, want, mention)                                                 \
   append_fails_at(F, db, sid, slen(sid), json, slen(json), 0, want, mention)
@@ -330,15 +343,30 @@ static void list_fails_at(const char *file, int line, ctxdb_db *db, int null_out
   if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
 }
 
+/* rc and *out_iter of an iterator-opening call that must fail. */
+static void iter_failed_at(const char *file, int line, const char *what, ctxdb_db *db, int rc,
+                           int want, const char *mention, ctxdb_iter *it, int null_out) {
+  char desc[300];
+  failed_at(file, line, what, db, rc, want, mention);
+  if (null_out) return;
+  snprintf(desc, sizeof desc, "a failed %s sets *out_iter = NULL", what);
+  check_at(it == NULL, file, line, desc);
+  if (rc == CTXDB_OK && it != SENT_IT) ctxdb_iter_free(it);
+}
+
 static void iter_fails_at(const char *file, int line, ctxdb_db *db, const char *sid, size_t sid_len,
                           int null_out, int want) {
   ctxdb_iter *it = SENT_IT;
   int rc = ctxdb_events_iter(db, sid, sid_len, 1, -1, null_out ? NULL : &it);
-  failed_at(file, line, "ctxdb_events_iter", db, rc, want, NULL);
-  if (!null_out) {
-    check_at(it == NULL, file, line, "a failed ctxdb_events_iter sets *out_iter = NULL");
-    if (rc == CTXDB_OK && it != SENT_IT) ctxdb_iter_free(it);
-  }
+  iter_failed_at(file, line, "ctxdb_events_iter", db, rc, want, NULL, it, null_out);
+}
+
+static void path_fails_at(const char *file, int line, ctxdb_db *db, const char *sid, size_t sid_len,
+                          const char *branch, size_t branch_len, int null_out, int want,
+                          const char *mention) {
+  ctxdb_iter *it = SENT_IT;
+  int rc = ctxdb_branch_path(db, sid, sid_len, branch, branch_len, null_out ? NULL : &it);
+  iter_failed_at(file, line, "ctxdb_branch_path", db, rc, want, mention, it, null_out);
 }
 
 static void open_fails_at(const char *file, int line, const char *path, const char *config,
@@ -1274,6 +1302,336 @@ static void test_bad_reads(ctxdb_db *db) {
 }
 
 /* ===========================================================================
+ * the session tree: fork, branch list, branch paths, children
+ * ======================================================================== */
+
+/* A Note event with this id; extra ("'branch_id':'b',") goes before the
+ * payload. Single quotes as in Q(); the result is in a rotating buffer. */
+static const char *note(const char *id, const char *extra) {
+  static char bufs[4][256];
+  static int next = 0;
+  char *b = bufs[next++ % 4];
+  snprintf(b, sizeof bufs[0], "{'type':'Note','actor':'a','id':'%s',%s'payload':{}}", id, extra);
+  return Q(b);
+}
+
+/* The ids of rows (NDJSON text) joined with ','; malloc'd. */
+static char *ids_of_rows(const char *text) {
+  char **lines, *out = (char *)malloc(strlen(text) + 2);
+  int n = split_lines(text, &lines), i;
+  out[0] = '\0';
+  for (i = 0; i < n; ++i) {
+    char *id = jstr(lines[i], "id");
+    if (i) strcat(out, ",");
+    strcat(out, id ? id : "?");
+    free(id);
+    free(lines[i]);
+  }
+  free(lines);
+  return out;
+}
+
+/* The ids of a JSON array of objects joined with ','; malloc'd. */
+static char *ids_of_array(const char *array) {
+  char **items, *text;
+  int n = jarray(array, &items), i;
+  size_t len = 1;
+  if (n < 0) return NULL;
+  for (i = 0; i < n; ++i) len += strlen(items[i]) + 1;
+  text = (char *)malloc(len);
+  text[0] = '\0';
+  for (i = 0; i < n; ++i) {
+    strcat(text, items[i]);
+    strcat(text, "\n");
+  }
+  jfree_items(items, n);
+  {
+    char *ids = ids_of_rows(text);
+    free(text);
+    return ids;
+  }
+}
+
+/* Checks that the path of `branch` (NULL: main) is exactly `want` (ids
+ * joined with ','). */
+static void path_is_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                       const char *branch, const char *want) {
+  ctxdb_iter *it = SENT_IT;
+  char desc[300], *text, *ids;
+  int rows;
+  int rc = ctxdb_branch_path(db, sid, slen(sid), branch, slen(branch), &it);
+  if (!check_rc_at(rc, CTXDB_OK, file, line, "ctxdb_branch_path")) return;
+  text = iter_rows(it, &rows);
+  if (!check_at(text != NULL, file, line, "the path iterates to CTXDB_DONE")) return;
+  ids = ids_of_rows(text);
+  snprintf(desc, sizeof desc, "the path of %s is %s (got %s)", branch ? branch : "NULL", want, ids);
+  check_at(strcmp(ids, want) == 0, file, line, desc);
+  free(ids);
+  free(text);
+}
+#define PATH_IS(db, sid, branch, want) path_is_at(F, db, sid, branch, want)
+
+static char *ok_fork_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                        const char *spec) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_branch_fork(db, sid, slen(sid), spec, slen(spec), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_branch_fork", rc, out, n);
+}
+#define OK_FORK(db, sid, spec) ok_fork_at(F, db, sid, spec)
+
+/* A call of the shape (db, id, id_len, &out, &out_len) that must succeed. */
+static char *ok_read_at(const char *file, int line, const char *what, id_read_fn fn, ctxdb_db *db,
+                        const char *id) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = fn(db, id, slen(id), &out, &n);
+  return ok_buf_at(file, line, what, rc, out, n);
+}
+
+/* The ids of the events (or sessions) ctxdb_event_children gives. */
+static char *children_at(const char *file, int line, ctxdb_db *db, const char *eid,
+                         const char *key) {
+  char *out = ok_read_at(file, line, "ctxdb_event_children", ctxdb_event_children, db, eid);
+  char *arr = out ? jraw(out, key) : NULL, *ids;
+  check_at(out && jstr_eq(out, "event_id", eid), file, line, "children name their event");
+  ids = arr ? ids_of_array(arr) : NULL;
+  free(arr);
+  ctxdb_free(out);
+  return ids;
+}
+
+static void fork_fails_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                          const char *spec, int want, const char *mention) {
+  write_fails_at(file, line, "ctxdb_branch_fork", ctxdb_branch_fork, db, sid, slen(sid), spec,
+                 slen(spec), 0, want, mention);
+}
+#define FORK_FAILS(db, sid, spec, want, mention) fork_fails_at(F, db, sid, spec, want, mention)
+
+static void test_tree_happy(ctxdb_db *db) {
+  const char *sid = "ses_tree";
+  char *b, *ev, *list, *ids, *kids, *nd;
+  int i, rows;
+  size_t pos = 0;
+  ctxdb_iter *it = NULL;
+
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_tree','event_id':'t0','payload':{'agent_id':'a'}}")));
+  for (i = 1; i <= 3; ++i) {
+    char id[8];
+    snprintf(id, sizeof id, "t%d", i);
+    ctxdb_free(OK_APPEND(db, sid, note(id, "")));
+  }
+  /* One branch: main, named by SessionStarted. */
+  list = ok_read_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, sid);
+  ids = list ? ids_of_array(list) : NULL;
+  CHECK(ids && strcmp(ids, "t0") == 0);
+  CHECK(list && strstr(list, Q("'kind':'main'")) != NULL);
+  free(ids);
+  ctxdb_free(list);
+  PATH_IS(db, sid, NULL, "t0,t1,t2,t3");
+
+  /* An explicit fork at t1, continued by its name. */
+  b = OK_FORK(db, sid, Q("{'event_id':'t1','kind':'what_if','name':'alt','id':'alt1'}"));
+  CHECK(b && jstr_eq(b, "id", "alt1"));
+  CHECK(b && jstr_eq(b, "session_id", sid));
+  CHECK(b && jstr_eq(b, "kind", "what_if"));
+  CHECK(b && jstr_eq(b, "name", "alt"));
+  CHECK(b && jstr_eq(b, "parent_branch_id", "t0"));
+  CHECK(b && jstr_eq(b, "fork_event_id", "t1"));
+  CHECK(b && jnum(b, "fork_seq") == 2);
+  CHECK(b && jstr_eq(b, "leaf_event_id", "alt1"));
+  CHECK(b && jnum(b, "event_count") == 1);
+  ctxdb_free(b);
+  ev = OK_EVENT(db, "alt1");
+  CHECK(ev && jstr_eq(ev, "type", "BranchCreated") && jstr_eq(ev, "actor", "host"));
+  CHECK(ev && jstr_eq(ev, "parent_id", "t1") && jstr_eq(ev, "branch_id", "alt1"));
+  ctxdb_free(ev);
+  ctxdb_free(OK_APPEND(db, sid, note("a1", "'branch_id':'alt',")));
+  /* An implicit fork at t2, and defaults: kind fork, a generated id. */
+  ctxdb_free(OK_APPEND(db, sid, note("f1", "'parent_id':'t2',")));
+  b = OK_FORK(db, sid, Q("{'event_id':'t3'}"));
+  CHECK(b && jstr_eq(b, "kind", "fork") && jstr_eq(b, "fork_event_id", "t3"));
+  CHECK(b && jstr(b, "name") == NULL);
+  ctxdb_free(b);
+
+  list = ok_read_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, sid);
+  ids = list ? ids_of_array(list) : NULL;
+  CHECK(ids && strncmp(ids, "t0,alt1,f1,", 11) == 0 && strchr(ids + 11, ',') == NULL);
+  free(ids);
+  ctxdb_free(list);
+
+  PATH_IS(db, sid, NULL, "t0,t1,t2,t3");
+  PATH_IS(db, sid, "main", "t0,t1,t2,t3");
+  PATH_IS(db, sid, "t0", "t0,t1,t2,t3");
+  PATH_IS(db, sid, "alt", "t0,t1,alt1,a1");
+  PATH_IS(db, sid, "alt1", "t0,t1,alt1,a1");
+  PATH_IS(db, sid, "f1", "t0,t1,t2,f1");
+
+  /* Children: the next event on the branch, then the forks there. */
+  kids = children_at(F, db, "t1", "events");
+  CHECK(kids && strcmp(kids, "t2,alt1") == 0);
+  free(kids);
+  kids = children_at(F, db, "t2", "events");
+  CHECK(kids && strcmp(kids, "t3,f1") == 0);
+  free(kids);
+  kids = children_at(F, db, "a1", "events");
+  CHECK(kids && strcmp(kids, "") == 0);
+  free(kids);
+  /* A child session spawned by t3. */
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_kid','payload':{'agent_id':'sub',"
+                             "'parent_session_id':'ses_tree','spawned_by_event_id':'t3'}}")));
+  kids = children_at(F, db, "t3", "sessions");
+  CHECK(kids && strcmp(kids, "ses_kid") == 0);
+  free(kids);
+  kids = children_at(F, db, "t1", "sessions");
+  CHECK(kids && strcmp(kids, "") == 0);
+  free(kids);
+
+  /* A path longer than one page of the iterator (256 rows). */
+  nd = (char *)malloc(300 * 80);
+  for (i = 0; i < 300; ++i)
+    pos += (size_t)sprintf(nd + pos, "%s\n",
+                           Q("{'type':'Note','actor':'a','branch_id':'alt1',"
+                             "'payload':{}}"));
+  ctxdb_free(OK_BATCH(db, sid, nd));
+  free(nd);
+  CHECK_RC(ctxdb_branch_path(db, sid, strlen(sid), "alt", 3, &it), CTXDB_OK);
+  if (it) {
+    char *text = iter_rows(it, &rows), **lines;
+    int n = text ? split_lines(text, &lines) : 0;
+    CHECK(text && rows == 304 && n == 304);
+    if (n == 304) {
+      CHECK(jstr_eq(lines[0], "id", "t0") && jstr_eq(lines[3], "id", "a1"));
+      for (i = 1; i < n; ++i) CHECK(jnum(lines[i], "seq") > jnum(lines[i - 1], "seq"));
+      CHECK(jstr_eq(lines[303], "branch_id", "alt1"));
+    }
+    for (i = 0; i < n; ++i) free(lines[i]);
+    if (text) free(lines);
+    free(text);
+  }
+  PATH_IS(db, sid, NULL, "t0,t1,t2,t3"); /* main is untouched */
+}
+
+static void test_tree_bad_input(ctxdb_db *db) {
+  const char *sid = "ses_tree", *spec = Q("{'event_id':'t1'}");
+  char *b;
+
+  /* branch_fork */
+  write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, NULL, sid, 8, spec, strlen(spec), 0,
+                 CTXDB_MISUSE, NULL);
+  write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, db, sid, 8, spec, strlen(spec), 1,
+                 CTXDB_MISUSE, "out");
+  write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, db, NULL, 8, spec, strlen(spec), 0,
+                 CTXDB_MISUSE, "session_id");
+  write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, db, sid, 8, NULL, 5, 0, CTXDB_MISUSE,
+                 "spec_json");
+  write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, db, sid, 8, NULL, 0, 0,
+                 CTXDB_INVALID_JSON, NULL);
+  FORK_FAILS(db, "", spec, CTXDB_INVALID_ARG, "session_id");
+  FORK_FAILS(db, "ses_\xff", spec, CTXDB_INVALID_UTF8, "session_id");
+  FORK_FAILS(db, "ses_nope", spec, CTXDB_NOT_FOUND, "ses_nope");
+  FORK_FAILS(db, sid, "{", CTXDB_INVALID_JSON, NULL);
+  FORK_FAILS(db, sid, "[]", CTXDB_INVALID_ARG, NULL);
+  FORK_FAILS(db, sid, "{\"event_id\":\"t\xff\"}", CTXDB_INVALID_UTF8, NULL);
+  FORK_FAILS(db, sid, Q("{'name':'x'}"), CTXDB_INVALID_ARG, "event_id");
+  FORK_FAILS(db, sid, Q("{'event_id':7}"), CTXDB_INVALID_ARG, "event_id");
+  FORK_FAILS(db, sid, Q("{'event_id':'t1','kind':'sideways'}"), CTXDB_INVALID_ARG, "kind");
+  FORK_FAILS(db, sid, Q("{'event_id':'t1','kind':'main'}"), CTXDB_INVALID_ARG, "kind");
+  FORK_FAILS(db, sid, Q("{'event_id':'t1','name':''}"), CTXDB_INVALID_ARG, "name");
+  FORK_FAILS(db, sid, Q("{'event_id':'t1','colour':'red'}"), CTXDB_INVALID_ARG, "colour");
+  FORK_FAILS(db, sid, Q("{'event_id':'t1','ts':-1}"), CTXDB_INVALID_ARG, "ts");
+  FORK_FAILS(db, sid, Q("{'event_id':'evt_nope'}"), CTXDB_NOT_FOUND, "evt_nope");
+  FORK_FAILS(db, sid, Q("{'event_id':'o0'}"), CTXDB_NOT_FOUND, "o0"); /* another session's */
+  FORK_FAILS(db, sid, Q("{'event_id':'t1','id':'t2'}"), CTXDB_CONFLICT, "t2");
+
+  /* branch_list */
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, NULL, sid, 8, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, sid, 8, 1, CTXDB_MISUSE, "out");
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, NULL, 4, 0, CTXDB_MISUSE,
+                "session_id");
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, NULL, 0, 0, CTXDB_INVALID_ARG,
+                "session_id");
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, "ses_\xff", 5, 0, CTXDB_INVALID_UTF8,
+                "session_id");
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND,
+                "ses_nope");
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, sid, 7, 0, CTXDB_NOT_FOUND,
+                "ses_tre"); /* the length counts, not the NUL */
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, "t1", 2, 0, CTXDB_NOT_FOUND,
+                NULL); /* an event id */
+
+  /* event_children */
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, NULL, "t1", 2, 0, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, db, "t1", 2, 1, CTXDB_MISUSE,
+                "out");
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, db, NULL, 2, 0, CTXDB_MISUSE,
+                "event_id");
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, db, NULL, 0, 0, CTXDB_INVALID_ARG,
+                "event_id");
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, db, "t\xff", 2, 0,
+                CTXDB_INVALID_UTF8, "event_id");
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, db, "evt_nope", 8, 0,
+                CTXDB_NOT_FOUND, "evt_nope");
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, db, sid, 8, 0, CTXDB_NOT_FOUND,
+                sid); /* a session id */
+
+  /* branch_path */
+  path_fails_at(F, NULL, sid, 8, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  path_fails_at(F, db, sid, 8, NULL, 0, 1, CTXDB_MISUSE, "out_iter");
+  path_fails_at(F, db, NULL, 8, NULL, 0, 0, CTXDB_MISUSE, "session_id");
+  path_fails_at(F, db, NULL, 0, NULL, 0, 0, CTXDB_INVALID_ARG, "session_id");
+  path_fails_at(F, db, "ses_\xff", 5, NULL, 0, 0, CTXDB_INVALID_UTF8, "session_id");
+  path_fails_at(F, db, "ses_nope", 8, NULL, 0, 0, CTXDB_NOT_FOUND, "ses_nope");
+  path_fails_at(F, db, "ses_nope", 8, "alt", 3, 0, CTXDB_NOT_FOUND, "ses_nope");
+  path_fails_at(F, db, sid, 8, NULL, 3, 0, CTXDB_MISUSE, "branch");
+  path_fails_at(F, db, sid, 8, "", 0, 0, CTXDB_INVALID_ARG, "branch");
+  path_fails_at(F, db, sid, 8, "al\xff", 3, 0, CTXDB_INVALID_UTF8, "branch");
+  path_fails_at(F, db, sid, 8, "nope", 4, 0, CTXDB_NOT_FOUND, "nope");
+  path_fails_at(F, db, sid, 8, "o0", 2, 0, CTXDB_NOT_FOUND, "o0"); /* another session's main */
+  path_fails_at(F, db, sid, 8, "t1", 2, 0, CTXDB_NOT_FOUND, "t1"); /* an event, not a branch */
+  /* A name two branches share no longer picks one; their ids still do. */
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'t2','name':'dup','id':'dup1'}")));
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'t3','name':'dup','id':'dup2'}")));
+  path_fails_at(F, db, sid, 8, "dup", 3, 0, CTXDB_INVALID_ARG, "dup");
+  PATH_IS(db, sid, "dup2", "t0,t1,t2,t3,dup2");
+  /* A session of its own is its own tree. */
+  b = ok_read_at(F, "ctxdb_branch_list", ctxdb_branch_list, db, "ses_other");
+  {
+    char *ids = b ? ids_of_array(b) : NULL;
+    CHECK(ids && strcmp(ids, "o0") == 0);
+    free(ids);
+  }
+  ctxdb_free(b);
+}
+
+static void test_tree(void) {
+  char path[600];
+  ctxdb_db *db, *ro;
+  char *s;
+  snprintf(path, sizeof path, "%s", scratch_path("tree.ctxdb"));
+  db = OK_OPEN(path, NULL);
+  if (!db) return;
+  test_tree_happy(db);
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_other','event_id':'o0','payload':{'agent_id':'a'}}")));
+  test_tree_bad_input(db);
+
+  /* Read-only: the reads work, a fork is refused. */
+  ro = OK_OPEN(path, Q("{'read_only':true}"));
+  if (ro) {
+    FORK_FAILS(ro, "ses_tree", Q("{'event_id':'t1'}"), CTXDB_READONLY, NULL);
+    PATH_IS(ro, "ses_tree", "f1", "t0,t1,t2,f1");
+    s = ok_read_at(F, "ctxdb_branch_list", ctxdb_branch_list, ro, "ses_tree");
+    ctxdb_free(s);
+    CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+  }
+  s = OK_VERIFY(db, NULL);
+  CHECK(s && jbool(s, "ok") == 1);
+  ctxdb_free(s);
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
+/* ===========================================================================
  * export → import
  * ======================================================================== */
 
@@ -1519,6 +1877,13 @@ static void test_closed_handle(const char *path) {
   iter_fails_at(F, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, h, g_s1, strlen(g_s1), ev, strlen(ev),
+                 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, h, g_started1, strlen(g_started1),
+                0, CTXDB_MISUSE, NULL);
+  path_fails_at(F, h, g_s1, strlen(g_s1), NULL, 0, 0, CTXDB_MISUSE, NULL);
   import_fails_at(F, h, ev, strlen(ev), 0, CTXDB_MISUSE, NULL, 0);
   {
     int rc = ctxdb_close(h);
@@ -1768,11 +2133,11 @@ static void test_log_is_append_only(const char *path) {
 }
 
 int main(void) {
-  const char *p1;
+  char p1[600]; /* a copy: scratch_path's buffers rotate */
   int i;
 
   scratch_init("api");
-  p1 = scratch_path("main.ctxdb");
+  snprintf(p1, sizeof p1, "%s", scratch_path("main.ctxdb"));
 
   test_versions_and_errstr();
   test_open_config();
@@ -1782,6 +2147,7 @@ int main(void) {
   test_bad_appends(g_db1);
   test_batches_all_or_nothing(g_db1);
   test_bad_reads(g_db1);
+  test_tree();
   test_read_only(p1, g_db1);
   test_import(g_db1);
   test_rebuild(g_db1);

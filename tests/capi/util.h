@@ -360,18 +360,15 @@ static inline int mentions_number(const char *text, long long n) {
 
 /* ---- the export stream -------------------------------------------------- */
 
-/* Every row of events_iter(session or NULL) joined with '\n' (each row
- * followed by one), malloc'd; *rows gets the row count. NULL on error. */
-static inline char *rows_of(ctxdb_db *db, const char *session_id, int64_t from, int64_t to,
-                            int *rows) {
-  ctxdb_iter *it = NULL;
+/* Every row of an open iterator joined with '\n' (each row followed by
+ * one), malloc'd; *rows gets the row count. Frees the iterator. NULL on
+ * error. */
+static inline char *iter_rows(ctxdb_iter *it, int *rows) {
   const char *row;
   size_t rlen, n = 0, cap = 1024;
   char *buf;
   int rc, count = 0;
   *rows = 0;
-  rc = ctxdb_events_iter(db, session_id, session_id ? strlen(session_id) : 0, from, to, &it);
-  if (rc != CTXDB_OK) return NULL;
   buf = (char *)malloc(cap);
   buf[0] = '\0';
   while ((rc = ctxdb_iter_next(it, &row, &rlen)) == CTXDB_ROW) {
@@ -392,6 +389,17 @@ static inline char *rows_of(ctxdb_db *db, const char *session_id, int64_t from, 
   }
   *rows = count;
   return buf;
+}
+
+/* Every row of events_iter(session or NULL), as iter_rows. */
+static inline char *rows_of(ctxdb_db *db, const char *session_id, int64_t from, int64_t to,
+                            int *rows) {
+  ctxdb_iter *it = NULL;
+  *rows = 0;
+  if (ctxdb_events_iter(db, session_id, session_id ? strlen(session_id) : 0, from, to, &it) !=
+      CTXDB_OK)
+    return NULL;
+  return iter_rows(it, rows);
 }
 
 static inline char *export_all(ctxdb_db *db, int *rows) { return rows_of(db, NULL, 0, -1, rows); }

@@ -302,12 +302,12 @@ test_help() {
   run "$CLI" --help
   expect_rc 0
   local cmd
-  for cmd in init "session new" "session show" sessions append event log verify rebuild export \
-    import; do
+  for cmd in init "session new" "session show" sessions append event log tree fork path children \
+    verify rebuild export import; do
     expect_contains "ctxdb --help lists $cmd" "  $cmd " "$OUT"
   done
-  for cmd in init "session new" "session show" sessions append event log verify rebuild \
-    export import session; do
+  for cmd in init "session new" "session show" sessions append event log tree fork path \
+    children verify rebuild export import session; do
     # shellcheck disable=SC2086 # "session new" is two words on purpose
     run "$CLI" $cmd --help
     expect_rc 0
@@ -374,9 +374,125 @@ test_append_each() {
   expect_eq "--each summary" "appended 1 event; last seq 4" "$OUT"
 }
 
+test_tree() {
+  local T="$WORK/tree.ctxdb"
+  tc() { "$CLI" --db "$T" "$@"; }
+  tc session new --id ses_tree --event-id t0 >/dev/null
+  run_in '{"type":"Note","actor":"a","id":"t1","payload":{}}
+{"type":"Note","actor":"a","id":"t2","payload":{}}
+{"type":"Note","actor":"a","id":"t3","payload":{}}' tc append ses_tree
+  expect_rc 0
+  # Before any fork: one branch, and log shows no branch column.
+  run tc tree ses_tree
+  expect_rc 0
+  expect_eq "tree of an unforked session" "t0  main  4 events  leaf t3 (seq 4)" "$OUT"
+  run tc log ses_tree
+  if [[ "$OUT" == *"[t0]"* ]]; then fail "log of an unforked session names branches: <$OUT>"; fi
+
+  run tc fork ses_tree t1 --kind what_if --name alt --id alt1
+  expect_rc 0
+  expect_eq "fork prints the branch" \
+    '{"id":"alt1","session_id":"ses_tree","kind":"what_if","name":"alt","parent_branch_id":"t0","fork_event_id":"t1","fork_seq":2,"first_seq":5,"leaf_event_id":"alt1","leaf_seq":5,"event_count":1}' \
+    "$OUT"
+  run_in '{"type":"UserPromptSubmitted","actor":"user","id":"a1","branch_id":"alt","payload":{"text":"on alt"}}' \
+    tc append ses_tree
+  expect_rc 0
+  run tc fork ses_tree alt1 --name=deeper --id d
+  expect_rc 0
+  run_in '{"type":"Note","actor":"a","id":"f1","parent_id":"t2","payload":{}}' tc append ses_tree
+  expect_rc 0
+  run tc fork ses_tree t3
+  expect_rc 0
+  expect_match "fork without flags: kind fork, a generated id" '^\{"id":"[^"]+","session_id":"ses_tree","kind":"fork","parent_branch_id":"t0","fork_event_id":"t3",' "$OUT"
+  local gen
+  gen=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<<"$OUT")
+
+  run tc tree ses_tree
+  expect_rc 0
+  expect_eq "the tree, drawn" "t0  main  4 events  leaf t3 (seq 4)
+├─ alt1  what_if \"alt\"  from t1 (seq 2)  2 events  leaf a1 (seq 6)
+│  └─ d  fork \"deeper\"  from alt1 (seq 5)  1 event  leaf d (seq 7)
+├─ f1  fork  from t2 (seq 3)  1 event  leaf f1 (seq 8)
+└─ $gen  fork  from t3 (seq 4)  1 event  leaf $gen (seq 9)" "$OUT"
+
+  run tc path ses_tree --branch alt --json
+  expect_rc 0
+  expect_eq "path --json: the stored events root to leaf" "t0 t1 alt1 a1" \
+    "$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["id"] for l in sys.stdin))' <<<"$OUT")"
+  run tc path ses_tree --branch d --json
+  expect_eq "path of a fork of a fork" 4 "$(wc -l <<<"$OUT")"
+  run tc path ses_tree --json
+  expect_eq "path without --branch is main" "$(tc log ses_tree --json | head -4)" "$OUT"
+  run tc path ses_tree --branch alt
+  expect_rc 0
+  expect_match "path prints log lines, with the branch" \
+    '(^|'$'\n'')   6  [0-9:.]+  UserPromptSubmitted +user +\[alt1\] on alt' "$OUT"
+  expect_eq "path: one line per event plus the date line" 5 "$(wc -l <<<"$OUT")"
+  run tc log ses_tree
+  expect_match "log names each event's branch once forked" \
+    '(^|'$'\n'')   8  [0-9:.]+  Note +a +\[f1\]' "$OUT"
+  expect_match "log: main's events too" '(^|'$'\n'')   2  [0-9:.]+  Note +a +\[t0\]' "$OUT"
+
+  run tc children t1
+  expect_rc 0
+  expect_match "children: the next event, then the fork" \
+    '   3  [0-9:.]+  Note .*'$'\n''   5  [0-9:.]+  BranchCreated +host +alt' "$OUT"
+  run tc children t1 --json
+  expect_match "children --json" '^\{"event_id":"t1","events":\[\{"id":"t2",.*\{"id":"alt1",.*"sessions":\[\]\}$' "$OUT"
+  tc session new --id ses_kid --meta '{"parent_session_id":"ses_tree","spawned_by_event_id":"a1"}' >/dev/null
+  run tc children a1
+  expect_rc 0
+  expect_eq "children: a spawned session" "session ses_kid  agent cli" "$OUT"
+  run tc children f1
+  expect_eq "children of a leaf" "no children" "$OUT"
+
+  # Errors: exit 1 with the library's code; usage errors exit 2.
+  local before
+  before=$(tc export | wc -l)
+  run tc fork ses_tree t1 --kind sideways
+  expect_rc 1
+  expect_match "a bad kind" "^ctxdb: .*kind.* \(CTXDB_INVALID_ARG\)$" "$ERR"
+  run tc fork ses_nope t1
+  expect_rc 1
+  expect_contains "fork in an unknown session" "CTXDB_NOT_FOUND" "$ERR"
+  run tc fork ses_tree evt_nope
+  expect_rc 1
+  expect_contains "fork at an unknown event" "evt_nope" "$ERR"
+  run tc fork ses_tree t1 --id t2
+  expect_rc 1
+  expect_contains "fork with a taken id" "CTXDB_CONFLICT" "$ERR"
+  expect_eq "failed forks write nothing" "$before" "$(tc export | wc -l)"
+  run tc fork ses_tree
+  expect_rc 2
+  expect_contains "fork needs an event" "usage: ctxdb fork SESSION EVENT" "$ERR"
+  run tc fork ses_tree t1 --colour red
+  expect_rc 2
+  run tc tree ses_nope
+  expect_rc 1
+  expect_match "tree of an unknown session" "^ctxdb: .*ses_nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+  expect_eq "nothing on stdout for an error" "" "$OUT"
+  run tc path ses_nope
+  expect_rc 1
+  expect_contains "path of an unknown session" "CTXDB_NOT_FOUND" "$ERR"
+  run tc path ses_tree --branch nope
+  expect_rc 1
+  expect_contains "path of an unknown branch" "CTXDB_NOT_FOUND" "$ERR"
+  expect_eq "nothing on stdout for an unknown branch" "" "$OUT"
+  run tc path ses_tree --branch
+  expect_rc 2
+  run tc children evt_nope
+  expect_rc 1
+  expect_contains "children of an unknown event" "CTXDB_NOT_FOUND" "$ERR"
+  run tc children
+  expect_rc 2
+  run "$CLI" --db "$WORK/missing.ctxdb" tree ses_tree
+  expect_rc 1
+  [ ! -e "$WORK/missing.ctxdb" ] || fail "tree created $WORK/missing.ctxdb"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_rebuild test_errors test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_tree test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

@@ -14,28 +14,13 @@
 
 using namespace ctxdb;
 using test::code_of;
+using test::export_all;
+using test::field;
 
 namespace {
 
 const char *kPrompt =
     R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"fix the failing test"}})";
-
-std::string field(const std::string &json, const char *key) {
-  simdjson::dom::parser p;
-  simdjson::dom::element e = p.parse(json)[key];
-  if (e.is_string()) return std::string(e.get_string().value());
-  return simdjson::minify(e);
-}
-
-std::string export_all(Engine &db) {
-  std::string out;
-  int64_t cursor = 0;
-  for (;;) {
-    auto rows = db.events_page(std::nullopt, cursor, -1, 3); // small pages on purpose
-    for (auto &r : rows) out += r + "\n";
-    if (rows.size() < 3) return out;
-  }
-}
 
 // Runs SQL on the file through a second, raw connection (the tamperer).
 void raw_sql(const std::string &path, const std::string &sql) {

@@ -1,5 +1,6 @@
 // Every JSON the engine returns matches the schema that documents it in
 // schema/json/, so the schemas cannot drift from what hosts receive.
+#include "agent_events.hpp"
 #include "engine.hpp"
 #include "store/store.hpp"
 #include "test_util.hpp"
@@ -50,4 +51,51 @@ TEST_CASE("outputs match their schemas") {
   for (const auto &row : db.events_page(std::nullopt, cursor, -1, 100)) exported += row + "\n";
   Engine copy(dir.file("b.ctxdb"), "");
   matches(copy.import(exported), "import_result.schema.json");
+}
+
+TEST_CASE("branch views match their schemas") {
+  using namespace ctxdb::test;
+  TempDir dir;
+  Engine db(dir.file("v.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  std::string asked = id_of(db.append("s", prompt("go")));
+  db.append("s", event("AssistantMessageCreated", "assistant",
+                       R"({"content":[{"type":"thinking","text":"hm"},{"type":"text","text":"ok"},)"
+                       R"({"type":"tool_call","id":"c1","name":"read","args":{"p":1}},)"
+                       R"({"type":"tool_call","id":"c2"},{"type":"image","url":"u"}]})"));
+  db.append("s", event("ToolCallFinished", "tool",
+                       R"({"tool_call_id":"c1","output":"x","artifact_id":"a1","duration_ms":3})"));
+  db.append("s", failed("c2"));
+  db.append("s", call("c3")); // pending
+  db.append("s", event("FileRead", "host", R"({"path":"a.py"})"));
+  db.append("s", event("DiffApplied", "host", R"({"path":"a.py","change_summary":"fix"})"));
+  db.append("s", event("FileWritten", "host", R"({"path":"b.py"})"));
+  db.append("s", event("CompactionCompleted", "host",
+                       R"({"summary":{"goal":"g"},"first_kept_event_id":")" + asked + "\"}"));
+  std::string fork = id_of(db.append("s", prompt("what if", after(asked))));
+  for (std::optional<std::string_view> b :
+       {std::optional<std::string_view>(), std::optional<std::string_view>(fork)}) {
+    matches(db.messages("s", b), "messages.schema.json");
+    matches(db.tool_calls("s", b), "tool_calls.schema.json");
+    matches(db.files("s", b), "files.schema.json");
+  }
+}
+
+TEST_CASE("tree outputs match their schemas") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","event_id":"e0","payload":{"agent_id":"a"}})");
+  db.append("s", R"({"type":"Note","actor":"a","payload":{},"id":"e1"})");
+  std::string fork = db.branch_fork("s", R"({"event_id":"e0","kind":"what_if","name":"w"})");
+  matches(fork, "branch.schema.json");
+  simdjson::dom::parser p;
+  for (simdjson::dom::element b : json::parse(p, db.branch_list("s"), "list").get_array())
+    matches(simdjson::minify(b), "branch.schema.json");
+  db.session_create(R"({"id":"c","payload":{"agent_id":"a","parent_session_id":"s",
+    "spawned_by_event_id":"e0"}})");
+  matches(db.session_get("c"), "session.schema.json");
+  matches(db.event_children("e0"), "event_children.schema.json");
+  int64_t cursor = 0;
+  for (const auto &row : db.path_page("s", "w", cursor, 10))
+    matches(row, "stored_event.schema.json");
 }

@@ -99,7 +99,8 @@ TEST_CASE("stats: totals over sessions, and failed appends add nothing") {
   db.append_batch("t", kEvents);
   std::string one = db.stats("s");
   std::string bad =
-      std::string(kEvents) + "\n" +
+      R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"more"}})"
+      "\n"
       R"({"type":"StateUpdated","actor":"a","payload":{"ops":[{"op":"set_step","step":0}]}})";
   CHECK(test::code_of([&] { db.append_batch("s", bad); }) == Code::kInvalidArg);
   CHECK(db.stats("s") == one);

@@ -1,10 +1,14 @@
 // Helpers shared by the engine tests: a scratch directory per test.
 #pragma once
 
+#include "engine.hpp"
 #include "error.hpp"
+
+#include <simdjson.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace ctxdb::test {
@@ -22,14 +26,46 @@ private:
   std::filesystem::path path_;
 };
 
-// The code of the Error fn throws, or kOk.
-inline Code code_of(auto &&fn) {
+// The code fn() throws, or kOk.
+template <class Fn> Code code_of(Fn &&fn) {
   try {
     fn();
     return Code::kOk;
   } catch (const Error &e) {
     return e.code();
   }
+}
+
+// A top-level field of a JSON object: a string's value, else its JSON.
+inline std::string field(const std::string &json, const char *key) {
+  simdjson::dom::parser p;
+  simdjson::dom::element e = p.parse(json)[key];
+  if (e.is_string()) return std::string(e.get_string().value());
+  return simdjson::minify(e);
+}
+
+// Every stored event, in append order, as export gives them.
+inline std::string export_all(Engine &db) {
+  std::string out;
+  int64_t cursor = 0;
+  for (;;) {
+    auto rows = db.events_page(std::nullopt, cursor, -1, 3); // small pages on purpose
+    for (auto &r : rows) out += r + "\n";
+    if (rows.size() < 3) return out;
+  }
+}
+
+// Everything a database holds: the log, and each derived table's checksum
+// (what rebuild reports as "before"; the rebuild itself changes nothing).
+inline std::string snapshot(Engine &db) {
+  std::string report = db.rebuild("");
+  simdjson::dom::parser p;
+  std::string out = export_all(db);
+  for (simdjson::dom::element t : p.parse(report)["tables"].get_array()) {
+    out += std::string(t["table"].get_string().value()) + "=";
+    out += std::string(t["before"].get_string().value()) + "\n";
+  }
+  return out;
 }
 
 } // namespace ctxdb::test

@@ -20,10 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   drop(out);
 
   /* Pieces separated by 0xFF bytes, each used as a different input. */
-  const char *piece[6] = {0};
-  size_t len[6] = {0};
+  const char *piece[8] = {0};
+  size_t len[8] = {0};
   size_t k = 0, start = 0;
-  for (size_t i = 0; i <= size && k < 6; ++i) {
+  for (size_t i = 0; i <= size && k < 8; ++i) {
     if (i == size || data[i] == 0xFF) {
       piece[k] = (const char *)data + start;
       len[k++] = i - start;
@@ -38,6 +38,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 3: ctxdb_import(db, piece[i], len[i], &out, &n); break;
     case 4: ctxdb_event_get(db, piece[i], len[i], &out, &n); break;
     case 5: ctxdb_append(db, piece[i], len[i], piece[0], len[0], &out, &n); break;
+    case 6: ctxdb_branch_fork(db, "s", 1, piece[i], len[i], &out, &n); break;
+    case 7: {
+      ctxdb_iter *it = NULL;
+      const char *row = NULL;
+      size_t row_len = 0;
+      if (ctxdb_branch_path(db, "s", 1, piece[i], len[i], &it) == CTXDB_OK)
+        while (ctxdb_iter_next(it, &row, &row_len) == CTXDB_ROW) {
+        }
+      ctxdb_iter_free(it);
+      ctxdb_event_children(db, piece[i], len[i], &out, &n);
+      break;
+    }
     }
     drop(out);
     out = NULL;

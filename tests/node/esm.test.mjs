@@ -38,6 +38,8 @@ test('a database through the ESM entry', (t) => {
   const s = db.createSession({ agentId: 'esm' });
   db.append(s.id, { type: 'UserPromptSubmitted', actor: 'user', payload: { text: 'from esm' } });
   assert.deepEqual([...db.events(s.id)].map((e) => e.seq), [1, 2]);
+  assert.deepEqual(db.branches(s.id).map((b) => b.kind), ['main']);
+  assert.deepEqual([...db.branchPath(s.id)].map((e) => e.seq), [1, 2]);
   assert.throws(() => db.session('ses_none'), (e) => e instanceof CtxdbError && e.code === codes.NOT_FOUND);
 });
 

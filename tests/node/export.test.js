@@ -13,7 +13,7 @@ function populate(db) {
   const b = db.createSession({ id: 'ses_b', agentId: 'agent-b' });
   db.append(a.id, prompt('first'));
   db.appendMany(b.id, [prompt('b1'), fileRead('/b/2')]);
-  db.append(a.id, { type: 'ToolCallFinished', actor: 'tool', payload: { tool_call_id: 'tc1', ok: true } });
+  db.append(a.id, { type: 'ToolCallStarted', actor: 'tool', payload: { tool_call_id: 'tc1', ok: true } });
   db.append(b.id, prompt('ünïcødé 😀'));
 }
 

@@ -281,6 +281,58 @@ class Database {
   }
 
   /**
+   * Forks a branch at eventId (any event of the session) by appending a
+   * BranchCreated event; returns the new branch {id, session_id, kind,
+   * name?, parent_branch_id, fork_event_id, fork_seq, first_seq,
+   * leaf_event_id, leaf_seq, event_count}. options: {kind?: "fork"
+   * (default) | "subagent" | "what_if", name?, id? (generated when absent),
+   * actor?, ts?}.
+   */
+  fork(sessionId, eventId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    const spec = { event_id: check.string(eventId, 'eventId') };
+    for (const key of ['kind', 'name', 'id', 'actor']) {
+      const value = check.optString(opts[key], `options.${key}`);
+      if (value !== undefined) spec[key] = value;
+    }
+    if (opts.ts !== undefined && opts.ts !== null) spec.ts = check.integer(opts.ts, 'options.ts', 0);
+    const json = check.stringify(spec, 'options');
+    return parse(call(() => this.#db.branchFork(sessionId, json)));
+  }
+
+  /** The session's branches, main first, then in the order they were opened. */
+  branches(sessionId) {
+    check.string(sessionId, 'sessionId');
+    return parse(call(() => this.#db.branchList(sessionId)));
+  }
+
+  /**
+   * A streaming iterator over the events on a branch's path, root to leaf.
+   * options: {branch?: its id or a name unique in the session (default:
+   * main), raw?}. An unknown session or branch throws NOT_FOUND here.
+   * (`path` is the database file's path.)
+   */
+  branchPath(sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    const branch = check.optString(opts.branch, 'options.branch') ?? null;
+    const raw = opts.raw === undefined ? false : check.boolean(opts.raw, 'options.raw');
+    const it = call(() => this.#db.branchPath(sessionId, branch));
+    return new EventIterator(this, it, raw);
+  }
+
+  /**
+   * What follows an event: {event_id, events: [the next event on its
+   * branch, then the first event of each branch forked there], sessions:
+   * [the child sessions it spawned]}.
+   */
+  children(eventId) {
+    check.string(eventId, 'eventId');
+    return parse(call(() => this.#db.eventChildren(eventId)));
+  }
+
+  /**
    * Checks the hash chain of one session (or of all). Resolves what the
    * check found: {ok: true, sessions, events} or {ok: false, ...,
    * first_broken: {session_id, seq, event_id, problem}}.

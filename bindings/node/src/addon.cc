@@ -169,6 +169,15 @@ int64_t GetInt64(const Napi::CallbackInfo &info, size_t i, const char *what) {
   return info[i].As<Napi::Number>().Int64Value();
 }
 
+// The buffer a ctxdb call writes through (out, out_len), as a JS string;
+// call(&out, &out_len) returns the status, which throws unless CTXDB_OK.
+template <class Call> Napi::Value Output(Napi::Env env, const ctxdb_db *db, Call &&call) {
+  OwnedBuf out;
+  int rc = call(&out.p, &out.n);
+  if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+  return out.ToJs(env);
+}
+
 // The per-environment data: the Iterator constructor.
 struct AddonData {
   Napi::FunctionReference iterator_ctor;
@@ -377,6 +386,10 @@ public:
                         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
                         InstanceMethod<&Database::EventGet>("eventGet"),
                         InstanceMethod<&Database::EventsIter>("eventsIter"),
+                        InstanceMethod<&Database::BranchFork>("branchFork"),
+                        InstanceMethod<&Database::BranchList>("branchList"),
+                        InstanceMethod<&Database::BranchPath>("branchPath"),
+                        InstanceMethod<&Database::EventChildren>("eventChildren"),
                         InstanceMethod<&Database::Verify>("verify"),
                         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
                         InstanceMethod<&Database::Rebuild>("rebuild"),
@@ -498,11 +511,60 @@ private:
     bool has_sid = GetOptString(info, 0, "sessionId", &sid);
     int64_t from = has_sid ? GetInt64(info, 1, "fromSeq") : 0;
     int64_t to = has_sid ? GetInt64(info, 2, "toSeq") : -1;
+    return OpenIter(env, db, [&](ctxdb_iter **it) {
+      return ctxdb_events_iter(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, from,
+                               to, it);
+    });
+  }
+
+  // branchFork(sessionId: string, specJson: string)
+  Napi::Value BranchFork(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string spec = GetString(info, 1, "spec");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_branch_fork(db, sid.data(), sid.size(), spec.data(), spec.size(), out, n);
+    });
+  }
+
+  Napi::Value BranchList(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_branch_list(db, sid.data(), sid.size(), out, n);
+    });
+  }
+
+  // branchPath(sessionId: string, branch: string | null)
+  Napi::Value BranchPath(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string branch;
+    bool has_branch = GetOptString(info, 1, "branch", &branch);
+    return OpenIter(env, db, [&](ctxdb_iter **it) {
+      return ctxdb_branch_path(db, sid.data(), sid.size(), has_branch ? branch.data() : nullptr,
+                               has_branch ? branch.size() : 0, it);
+    });
+  }
+
+  Napi::Value EventChildren(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "eventId");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_event_children(db, id.data(), id.size(), out, n);
+    });
+  }
+
+  // A wrapped Iterator over what open(&iter) opens (it returns the status).
+  template <class Open> Napi::Value OpenIter(Napi::Env env, const ctxdb_db *db, Open &&open) {
     AddonData *data = env.GetInstanceData<AddonData>();
     Napi::Object obj = data->iterator_ctor.New({});
     ctxdb_iter *it = nullptr;
-    int rc = ctxdb_events_iter(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, from,
-                               to, &it);
+    int rc = open(&it);
     if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
     Iterator::Unwrap(obj)->Attach(state_, it);
     return obj;

@@ -18,9 +18,9 @@ from ._loader import (EXPECTED_ABI as ABI_VERSION, AbiMismatch, LibraryError,
 from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error,
                      InternalError, InvalidInput, IOFailure, Misuse, NotADatabase,
                      NotFound, OutOfMemory, ReadOnly, SchemaError)
-from .types import (BatchResult, BrokenLink, Event, EventInput, ImportResult,
-                    RebuildReport, Session, SessionInput, TableChecksum,
-                    VerifyReport)
+from .types import (BatchResult, Branch, BrokenLink, Children, Event,
+                    EventInput, ImportResult, RebuildReport, Session,
+                    SessionInput, TableChecksum, VerifyReport)
 
 __version__ = "0.1.0"
 
@@ -33,5 +33,5 @@ __all__ = [
     "LibraryError", "LibraryNotFound", "AbiMismatch",
     "Event", "EventInput", "Session", "SessionInput", "BatchResult",
     "BrokenLink", "VerifyReport", "ImportResult", "RebuildReport",
-    "TableChecksum",
+    "TableChecksum", "Branch", "Children",
 ]

@@ -152,6 +152,32 @@ _proto("ctxdb_rebuild", c_int,
 _proto("ctxdb_import", c_int,
        ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
 
+# ---- the session tree -------------------------------------------------------------
+
+# int ctxdb_branch_fork(ctxdb_db *db, const char *session_id, size_t id_len,
+#                       const char *spec_json, size_t len, char **out,
+#                       size_t *out_len);
+_proto("ctxdb_branch_fork", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_branch_list(ctxdb_db *db, const char *session_id, size_t id_len,
+#                       char **out, size_t *out_len);
+_proto("ctxdb_branch_list", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_branch_path(ctxdb_db *db, const char *session_id, size_t id_len,
+#                       const char *branch, size_t branch_len,
+#                       ctxdb_iter **out_iter);
+_proto("ctxdb_branch_path", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, POINTER(ctxdb_iter_p))
+
+# int ctxdb_event_children(ctxdb_db *db, const char *event_id, size_t id_len,
+#                          char **out, size_t *out_len);
+_proto("ctxdb_event_children", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

@@ -13,12 +13,12 @@ import threading
 import weakref
 from collections.abc import Iterable, Mapping
 from ctypes import byref, c_size_t, c_void_p, string_at
-from typing import Any, Callable, Iterator, List, Optional, Set, Union
+from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 
 from . import _capi
 from .errors import InternalError, Misuse, last_error
-from .types import (BatchResult, Event, ImportResult, RebuildReport, Session,
-                    VerifyReport)
+from .types import (BatchResult, Branch, Children, Event, ImportResult,
+                    RebuildReport, Session, VerifyReport)
 
 __all__ = ["Database", "EventIterator", "open", "version", "version_number",
            "abi_version"]
@@ -169,6 +169,15 @@ def _ndjson(data: Any, what: str) -> bytes:
                 continue
         lines.append(_line(item, what, i))
     return b"\n".join(lines)
+
+
+def _opt_text(value: Any, what: str) -> Tuple[Optional[bytes], int]:
+    """An optional string argument as the C ABI's (pointer, length): None
+    is (NULL, 0), anything else as _text."""
+    if value is None:
+        return None, 0
+    b = _text(value, what)
+    return b, len(b)
 
 
 def _int64(value: Any, what: str) -> int:
@@ -479,38 +488,84 @@ class Database:
         sid = _text(session_id, "session_id")
         lo = _int64(from_seq, "from_seq")
         hi = -1 if to_seq is None else _int64(to_seq, "to_seq")
-        return self._iter(sid, lo, hi, raw)
+        return self._iter(_capi.ctxdb_events_iter, raw, sid, len(sid), lo, hi)
 
     def export(self, *, raw: bool = False) -> EventIterator:
         """Streams every event of every session in append order -- the
         stream import_ndjson() takes. raw=True yields the JSON text lines."""
-        return self._iter(None, 0, -1, raw)
+        return self._iter(_capi.ctxdb_events_iter, raw, None, 0, 0, -1)
 
-    def _iter(self, sid: Optional[bytes], lo: int, hi: int, raw: bool) -> EventIterator:
+    def _iter(self, fn: Callable[..., int], raw: bool, *args: Any) -> EventIterator:
+        """Opens an iterator with fn(db, *args, &iter)."""
         conn = self._require_conn()
         handle = c_void_p()
         with conn.lock:
             ptr = conn.ptr
             if ptr is None:
                 raise _closed()
-            rc = _capi.ctxdb_events_iter(ptr, sid, len(sid) if sid is not None else 0,
-                                         lo, hi, byref(handle))
+            rc = fn(ptr, *args, byref(handle))
             if rc != _capi.OK:
                 raise last_error(rc, ptr)
             if not handle.value:
-                raise InternalError(_capi.INTERNAL, "ctxdb_events_iter gave no iterator")
+                raise InternalError(_capi.INTERNAL, "a ctxdb call gave no iterator")
             try:
                 return EventIterator(self, handle.value, bool(raw))
             except BaseException:
                 _capi.ctxdb_iter_free(handle.value)
                 raise
 
+    # ---- the session tree ----
+
+    def fork(self, session_id: Union[str, bytes], event_id: str,
+             kind: Optional[str] = None, name: Optional[str] = None,
+             id: Optional[str] = None, *, actor: Optional[str] = None,
+             ts: Optional[int] = None) -> Branch:
+        """Forks a branch at event_id (any event of the session) by
+        appending a BranchCreated event; returns the new branch. kind:
+        "fork" (default), "subagent" or "what_if"; name: a name to find it
+        by; id: the branch's id (generated when None)."""
+        sid = _text(session_id, "session_id")
+        if not isinstance(event_id, str):
+            raise TypeError(f"fork(): event_id must be a str, "
+                            f"not {type(event_id).__name__}")
+        spec = {"event_id": event_id}
+        for key, value in (("kind", kind), ("name", name), ("id", id),
+                           ("actor", actor), ("ts", ts)):
+            if value is not None:
+                spec[key] = value
+        data = _json(spec, "fork()")
+        return json.loads(self._out(_capi.ctxdb_branch_fork, sid, len(sid), data, len(data)))
+
+    def branches(self, session_id: Union[str, bytes]) -> List[Branch]:
+        """The session's branches, main first, then in the order they were
+        opened (NotFound for an unknown session)."""
+        sid = _text(session_id, "session_id")
+        return json.loads(self._out(_capi.ctxdb_branch_list, sid, len(sid)))
+
+    def branch_path(self, session_id: Union[str, bytes],
+                    branch: Union[None, str, bytes] = None, *,
+                    raw: bool = False) -> EventIterator:
+        """Streams the events on a branch's path, root to leaf. branch is
+        the branch's id or a name unique in the session; None is main. An
+        unknown session or branch raises NotFound here, not while
+        iterating. raw=True yields the JSON text. (Database.path is the
+        file's path.)"""
+        sid = _text(session_id, "session_id")
+        return self._iter(_capi.ctxdb_branch_path, raw, sid, len(sid),
+                          *_opt_text(branch, "branch"))
+
+    def children(self, event_id: Union[str, bytes]) -> Children:
+        """What follows an event: {"event_id", "events": [the next event on
+        its branch, then the first event of each branch forked there],
+        "sessions": [the child sessions it spawned]}."""
+        eid = _text(event_id, "event id")
+        return json.loads(self._out(_capi.ctxdb_event_children, eid, len(eid)))
+
+    # ---- checks and replays ----
+
     def verify(self, session_id: Union[None, str, bytes] = None) -> VerifyReport:
         """Checks the hash chain of one session, or of all (None)."""
-        if session_id is None:
-            return json.loads(self._out(_capi.ctxdb_verify, None, 0))
-        sid = _text(session_id, "session_id")
-        return json.loads(self._out(_capi.ctxdb_verify, sid, len(sid)))
+        return json.loads(self._out(_capi.ctxdb_verify, *_opt_text(session_id, "session_id")))
 
     def rebuild(self, check: bool = False) -> RebuildReport:
         """Replays every event into the derived tables (sessions, ...) in

@@ -11,6 +11,7 @@ JSONObject = Dict[str, Any]
 
 class _EventOptional(TypedDict, total=False):
     parent_id: str
+    branch_id: str  # the branch it lies on (see Branch)
     run_id: str
     causality: Union[JSONObject, List[Any]]
     visibility: Union[str, JSONObject]
@@ -38,6 +39,7 @@ class EventInput(TypedDict, total=False):
     id: str
     session_id: str
     parent_id: str
+    branch_id: str  # continue this branch (its id or unique name)
     run_id: str
     ts: int
     causality: Union[JSONObject, List[Any]]
@@ -52,7 +54,12 @@ class SessionInput(TypedDict, total=False):
     payload: JSONObject
 
 
-class Session(TypedDict):
+class _SessionOptional(TypedDict, total=False):
+    parent_session_id: str  # a child session's parent
+    spawned_by_event_id: str  # the parent's event that spawned it
+
+
+class Session(_SessionOptional):
     """A session (ctxdb_session_get)."""
     id: str
     agent_id: str
@@ -110,3 +117,28 @@ class ImportResult(TypedDict):
     """What import_ndjson did (ctxdb_import)."""
     imported: int
     skipped: int
+
+
+class _BranchOptional(TypedDict, total=False):
+    name: str  # "main" for main; a fork's name when it was given one
+    parent_branch_id: str  # absent for main
+    fork_event_id: str  # the event it forked from
+    fork_seq: int
+
+
+class Branch(_BranchOptional):
+    """A branch of a session's tree (fork(), branches())."""
+    id: str  # the id of the event that opened it (SessionStarted for main)
+    session_id: str
+    kind: str  # "main", "fork", "subagent" or "what_if"
+    first_seq: int
+    leaf_event_id: str  # its last event
+    leaf_seq: int
+    event_count: int  # events on the branch itself, not its ancestors'
+
+
+class Children(TypedDict):
+    """What follows an event (children())."""
+    event_id: str
+    events: List[Event]  # the next on its branch, then each fork's first
+    sessions: List[Session]  # the child sessions it spawned

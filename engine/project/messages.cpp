@@ -1,0 +1,176 @@
+#include "project/messages.hpp"
+
+#include "project/tool_calls.hpp"
+#include "json/parse.hpp"
+
+namespace ctxdb::project {
+
+namespace {
+
+#define CTXDB_MESSAGE_INSERT                                                                       \
+  "INSERT INTO messages(session_no,seq,branch_no,role,tokens,token_counter) VALUES"
+#define CTXDB_MESSAGE_ROW "(?,?,?,?,?,?)"
+constexpr int kColumns = 6;
+constexpr char kInsert[] = CTXDB_MESSAGE_INSERT CTXDB_MESSAGE_ROW;
+
+const char *insert_rows_sql() {
+  static const std::string sql = [] {
+    std::string s = CTXDB_MESSAGE_INSERT CTXDB_MESSAGE_ROW;
+    for (size_t i = 1; i < Messages::kRowsPerInsert; ++i) s += "," CTXDB_MESSAGE_ROW;
+    return s;
+  }();
+  return sql.c_str();
+}
+constexpr char kSelectRange[] =
+    "SELECT e.id,m.seq,e.ts,m.role,m.tokens,m.token_counter,e.type,e.payload "
+    "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
+    "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 ORDER BY m.seq";
+
+// Writes `key` with the object's string field of the same name, if any.
+void copy_string(json::JsonWriter &w, simdjson::dom::element obj, const char *key) {
+  std::string_view s;
+  if (!obj[key].get(s)) w.field(key, s);
+}
+
+void write_tool_result(json::JsonWriter &w, std::string_view type, simdjson::dom::element p) {
+  w.begin_object().field("type", "tool_result");
+  copy_string(w, p, "tool_call_id");
+  copy_string(w, p, "name");
+  w.field("status", result_status(type, p));
+  std::string_view output = string_field(p, "output");
+  if (!output.empty()) w.field("text", output);
+  copy_string(w, p, "error");
+  copy_string(w, p, "artifact_id");
+  w.end_object();
+}
+
+void write_summary(json::JsonWriter &w, simdjson::dom::element p) {
+  simdjson::dom::element s = p["summary"].value();
+  w.begin_object().field("type", "summary");
+  if (s.is_string())
+    w.field("text", s.get_string().value());
+  else
+    w.raw_field("summary", json::canonical(s));
+  copy_string(w, p, "first_kept_event_id");
+  w.end_object();
+}
+
+} // namespace
+
+std::span<const char *const> Messages::tables() const {
+  static const char *const kTables[] = {"messages"};
+  return kTables;
+}
+
+const char *Messages::role_of(std::string_view type) {
+  if (type == "UserPromptSubmitted") return "user";
+  if (type == "AssistantMessageCreated") return "assistant";
+  if (is_tool_result(type)) return "tool";
+  if (type == "CompactionCompleted") return "summary";
+  return nullptr;
+}
+
+void Messages::on_append(const log::Event &e) {
+  const char *role = role_of(e.type);
+  if (!role) return;
+  pending_.push_back({e.session_no, e.seq, e.branch_no, role, tokens(e.type, payloads_.get(e))});
+  // A replay is one long transaction: keep what waits in memory bounded.
+  if (pending_.size() == kMaxPending) flush();
+}
+
+void Messages::bind_row(SQLite::Statement &q, int first, const Row &r) const {
+  q.bind(first + 1, r.session_no);
+  q.bind(first + 2, r.seq);
+  q.bind(first + 3, r.branch_no);
+  q.bindNoCopy(first + 4, r.role);
+  q.bind(first + 5, r.tokens);
+  store::bind_text(q, first + 6, counter_.name());
+}
+
+void Messages::flush() {
+  size_t i = 0, n = pending_.size();
+  for (; n - i >= kRowsPerInsert; i += kRowsPerInsert) {
+    auto q = store_.statement(insert_rows_sql());
+    for (size_t k = 0; k < kRowsPerInsert; ++k) bind_row(*q, int(k) * kColumns, pending_[i + k]);
+    q->exec();
+  }
+  for (; i < n; ++i) {
+    auto q = store_.statement(kInsert);
+    bind_row(*q, 0, pending_[i]);
+    q->exec();
+  }
+  pending_.clear();
+}
+
+// Core payloads passed their schemas, so the fields read below have the
+// types they declare. The assistant's blocks are kept as the host wrote
+// them (a thinking block's signature, an image's source): they already are
+// the typed blocks of the schema.
+void Messages::write_blocks(json::JsonWriter &w, std::string_view type,
+                            simdjson::dom::element payload) {
+  std::string_view role = role_of(type);
+  if (role == "assistant") {
+    w.raw(json::canonical(payload["content"].value()));
+    return;
+  }
+  w.begin_array();
+  if (role == "user")
+    w.begin_object()
+        .field("type", "text")
+        .field("text", string_field(payload, "text"))
+        .end_object();
+  else if (role == "tool")
+    write_tool_result(w, type, payload);
+  else
+    write_summary(w, payload);
+  w.end_array();
+}
+
+// What the model reads of each message.
+int64_t Messages::tokens(std::string_view type, simdjson::dom::element p) const {
+  std::string_view role = role_of(type);
+  if (role == "user") return counter_.count(string_field(p, "text"));
+  if (role == "tool")
+    return counter_.count(string_field(p, "output")) + counter_.count(string_field(p, "error"));
+  if (role == "summary") {
+    simdjson::dom::element s = p["summary"].value();
+    return counter_.count(s.is_string() ? std::string(s.get_string().value()) : json::canonical(s));
+  }
+  simdjson::dom::array content = p["content"].get_array().value();
+  int64_t n = 0;
+  for (simdjson::dom::element block : content) n += block_tokens(block);
+  return n;
+}
+
+// A block's text, or a call's name and args.
+int64_t Messages::block_tokens(simdjson::dom::element block) const {
+  int64_t n =
+      counter_.count(string_field(block, "text")) + counter_.count(string_field(block, "name"));
+  simdjson::dom::element args;
+  if (block["args"].get(args)) return n;
+  if (args.is_string()) return n + counter_.count(args.get_string().value());
+  return n + counter_.count(json::canonical(args));
+}
+
+std::string Messages::path_json(const BranchPath &path) {
+  json::JsonWriter w;
+  w.begin_array();
+  for_each_row(store_, kSelectRange, path, [&](SQLite::Statement &q, const std::string &branch) {
+    w.begin_object()
+        .field("event_id", q.getColumn(0).getString())
+        .field("seq", q.getColumn(1).getInt64())
+        .field("ts", q.getColumn(2).getInt64())
+        .field("branch_id", branch)
+        .field("role", q.getColumn(3).getString())
+        .field("tokens", q.getColumn(4).getInt64())
+        .field("token_counter", q.getColumn(5).getString());
+    std::string payload = q.getColumn(7).getString();
+    w.key("blocks");
+    write_blocks(w, q.getColumn(6).getString(), read_parser_.parse(payload).value());
+    w.end_object();
+  });
+  w.end_array();
+  return w.take();
+}
+
+} // namespace ctxdb::project

@@ -1,0 +1,76 @@
+// messages.hpp — the messages projection (DESIGN §2): one row per
+// message-bearing event, with its role and token count.
+//
+//   UserPromptSubmitted      → user      [text]
+//   AssistantMessageCreated  → assistant its content blocks, as given
+//   ToolCallFinished/Failed  → tool      [tool_result]
+//   CompactionCompleted      → summary   [summary]
+//
+// Tokens are counted once, at append, and stored with the counter's name,
+// so a compile never recounts history and a change of counter shows. The
+// typed blocks are a pure function of the event's payload, which the log
+// keeps anyway, so they are rendered from it when read instead of being
+// stored twice: appends write one small row per message.
+#pragma once
+
+#include "log/event_log.hpp"
+#include "project/branch_path.hpp"
+#include "project/payload_cache.hpp"
+#include "project/projection.hpp"
+#include "store/store.hpp"
+#include "token/counter.hpp"
+#include "json/json_writer.hpp"
+
+#include <simdjson.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ctxdb::project {
+
+class Messages : public Projection {
+public:
+  Messages(store::Store &store, PayloadCache &payloads,
+           const token::Counter &counter = token::default_counter())
+      : store_(store), payloads_(payloads), counter_(counter) {}
+
+  void on_append(const log::Event &e) override;
+  void flush() override;
+  void discard() override { pending_.clear(); }
+  std::span<const char *const> tables() const override;
+
+  // The messages on a branch's path, root→leaf, as the JSON array of
+  // schema/json/messages.schema.json.
+  std::string path_json(const BranchPath &path);
+
+  // The role of the message an event type carries, or nullptr for none.
+  static const char *role_of(std::string_view type);
+  // Writes the typed blocks of a message event's payload as a JSON array.
+  static void write_blocks(json::JsonWriter &w, std::string_view type,
+                           simdjson::dom::element payload);
+
+  // Rows are written this many per INSERT statement, in flush().
+  static constexpr size_t kRowsPerInsert = 16;
+  static constexpr size_t kMaxPending = 64 * kRowsPerInsert;
+
+private:
+  struct Row {
+    int64_t session_no, seq, branch_no;
+    const char *role; // static
+    int64_t tokens;
+  };
+  void bind_row(SQLite::Statement &q, int first, const Row &r) const;
+  int64_t tokens(std::string_view type, simdjson::dom::element payload) const;
+  int64_t block_tokens(simdjson::dom::element block) const;
+
+  store::Store &store_;
+  PayloadCache &payloads_;
+  const token::Counter &counter_;
+  simdjson::dom::parser read_parser_; // for reads, apart from the appends' cache
+  // The transaction's rows, written at flush(): a multi-row INSERT costs
+  // SQLite less per row, and every event of a session is a message.
+  std::vector<Row> pending_;
+};
+
+} // namespace ctxdb::project

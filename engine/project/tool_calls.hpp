@@ -1,0 +1,82 @@
+// tool_calls.hpp — the tool_calls projection (DESIGN §2, §11 invariant 1):
+// each call paired with its result.
+//
+// A call is a tool_call{id,name,args} block of an AssistantMessageCreated
+// event; ToolCallFinished / ToolCallFailed name it by tool_call_id. The
+// rules, checked at append (a throw rolls the whole append or batch back):
+//   - a result's call must be on the result's path (its own branch, or an
+//     ancestor before the fork): otherwise kNotFound;
+//   - a call has at most one result on any one path: a second is
+//     kConflict (a fork made after the call may get its own);
+//   - a call id is used once per path: a repeat is kConflict (the same id
+//     on sibling branches is fine: they are different histories).
+// The status of a call as seen from a branch is that of the result on the
+// branch's path: pending without one, then success or error.
+#pragma once
+
+#include "log/event_log.hpp"
+#include "log/tree.hpp"
+#include "project/branch_path.hpp"
+#include "project/payload_cache.hpp"
+#include "project/projection.hpp"
+#include "store/store.hpp"
+
+#include <simdjson.h>
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ctxdb::project {
+
+// True for the event types that carry a tool call's result.
+bool is_tool_result(std::string_view type);
+// "error" for a ToolCallFailed or a result with is_error, else "success".
+const char *result_status(std::string_view type, simdjson::dom::element payload);
+
+class ToolCalls : public Projection {
+public:
+  ToolCalls(store::Store &store, log::Tree &tree, PayloadCache &payloads)
+      : store_(store), tree_(tree), payloads_(payloads) {}
+
+  void on_append(const log::Event &e) override;
+  void flush() override { clear(); }
+  void discard() override { clear(); }
+  std::span<const char *const> tables() const override;
+
+  // The calls on a branch's path with their status as seen from it, as the
+  // JSON array of schema/json/tool_calls.schema.json.
+  std::string path_json(const BranchPath &path);
+
+private:
+  // Where a call or a result is: its event's seq and branch.
+  struct Place {
+    int64_t seq = 0;
+    int64_t idx = 0; // the block's index (calls only)
+    int64_t branch_no = 0;
+  };
+
+  void add_calls(const log::Event &e, simdjson::dom::element payload);
+  void add_call(const log::Event &e, simdjson::dom::element block, int64_t idx);
+  void add_result(const log::Event &e, simdjson::dom::element payload);
+  // Every call of the session with that id, the transaction's included.
+  std::vector<Place> &calls(int64_t session_no, std::string_view call_id);
+  // Every result of a call, the transaction's included.
+  std::vector<Place> &results(int64_t session_no, const Place &call);
+  // The first of `places` on the path of e's branch, or nullptr.
+  const Place *on_path_of(const std::vector<Place> &places, const log::Event &e);
+  [[noreturn]] void throw_orphan(const log::Event &e, std::string_view call_id,
+                                 const std::vector<Place> &elsewhere);
+  void clear();
+
+  store::Store &store_;
+  log::Tree &tree_;
+  PayloadCache &payloads_;
+  // Read-through caches for one transaction, so a result appended with its
+  // call (a batch) never reads back the rows just written.
+  std::unordered_map<std::string, std::vector<Place>> calls_;
+  std::unordered_map<std::string, std::vector<Place>> results_;
+};
+
+} // namespace ctxdb::project

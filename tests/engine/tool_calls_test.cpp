@@ -1,0 +1,159 @@
+// The tool_calls projection: each call paired with its result on every
+// branch path, and the rules checked at append (DESIGN §11 invariant 1).
+#include "agent_events.hpp"
+#include "engine.hpp"
+#include "test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace ctxdb;
+using namespace ctxdb::test;
+
+namespace {
+
+struct Fixture : SessionFixture {
+  // Appending `line` fails with `code`, naming `words`, and changes nothing.
+  void rejects(const std::string &line, Code code, const std::string &words) {
+    std::string before = snapshot(db);
+    try {
+      db.append("s", line);
+      FAIL("accepted: " << line);
+    } catch (const Error &e) {
+      CHECK(e.code() == code);
+      CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, e.what());
+    }
+    CHECK(snapshot(db) == before);
+  }
+};
+
+} // namespace
+
+TEST_CASE("tool_calls: a call is pending until its result, then success or error") {
+  Fixture f;
+  f.add(prompt("list files"));
+  std::string made = f.add(call("c1"));
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"pending"});
+  CHECK(field(items(f.calls())[0], "result") == "null");
+  f.add(event("ToolCallStarted", "tool", R"({"tool_call_id":"c1"})"));
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"pending"});
+
+  std::string done = f.add(event(
+      "ToolCallFinished", "tool",
+      R"({"tool_call_id":"c1","output":"a.c","duration_ms":7,"exit_code":0,"artifact_id":"art_1"})"));
+  std::string c1 = items(f.calls())[0];
+  CHECK(field(c1, "call_id") == "c1");
+  CHECK(field(c1, "name") == "bash");
+  CHECK(field(c1, "args") == R"({"n":"c1"})");
+  CHECK(field(c1, "event_id") == made);
+  CHECK(field(c1, "status") == "success");
+  std::string result = field(c1, "result");
+  CHECK(field(result, "event_id") == done);
+  CHECK(field(result, "duration_ms") == "7");
+  CHECK(field(result, "exit_code") == "0");
+  CHECK(field(result, "artifact_id") == "art_1");
+  CHECK(field(result, "error") == "null");
+
+  f.add(call("c2"));
+  f.add(failed("c2"));
+  f.add(call("c3"));
+  f.add(event("ToolCallFinished", "tool", R"({"tool_call_id":"c3","is_error":true})"));
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"success", "error", "error"});
+  CHECK(field(field(items(f.calls())[1], "result"), "error") == "timed out");
+}
+
+TEST_CASE("tool_calls: every call of a message, in order, each with its own result") {
+  Fixture f;
+  f.add(event("AssistantMessageCreated", "assistant",
+              R"({"content":[{"type":"tool_call","id":"a","name":"read","args":"x"},)"
+              R"({"type":"text","text":"and"},{"type":"tool_call","id":"b","name":"grep"}]})"));
+  f.add(finished("b"));
+  CHECK(column(f.calls(), "call_id") == std::vector<std::string>{"a", "b"});
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"pending", "success"});
+  CHECK(column(f.calls(), "args") == std::vector<std::string>{"x", "null"});
+}
+
+TEST_CASE("tool_calls: a result is rejected without its call on the same path") {
+  Fixture f;
+  std::string p = f.add(prompt("go"));
+  std::string made = f.add(call("c1"));
+  SUBCASE("an unknown call id (orphan)") {
+    f.rejects(finished("nope"), Code::kNotFound, "tool call 'nope' is unknown");
+    f.rejects(failed("nope"), Code::kNotFound, "ToolCallFailed");
+  }
+  SUBCASE("a second result on one path") {
+    f.add(finished("c1"));
+    f.rejects(finished("c1"), Code::kConflict, "already has a result on this branch's path");
+    f.rejects(failed("c1"), Code::kConflict, "one result per path");
+  }
+  SUBCASE("a result whose call is on a sibling branch") {
+    std::string fork = f.add(prompt("other way", after(p))); // p is not a leaf: a fork
+    f.rejects(finished("c1", on(fork)), Code::kNotFound, "not on this event's path");
+    CHECK(column(f.calls(), "status") == std::vector<std::string>{"pending"});
+    CHECK(f.calls(fork.c_str()) == "[]");
+  }
+  SUBCASE("a call id used twice on one path") {
+    f.rejects(call("c1"), Code::kConflict, "tool call id 'c1' is already used");
+  }
+  SUBCASE("a tool_call block without an id") {
+    f.rejects(event("AssistantMessageCreated", "assistant",
+                    R"({"content":[{"type":"tool_call","name":"bash"}]})"),
+              Code::kInvalidArg, "content[0]");
+  }
+  CHECK(column(f.calls(), "event_id") == std::vector<std::string>{made});
+}
+
+TEST_CASE("tool_calls: a rejected batch changes nothing, and forgets its calls") {
+  Fixture f;
+  f.add(prompt("go"));
+  std::string before = snapshot(f.db);
+  std::string batch = call("c9") + "\n" + finished("c9") + "\n" + finished("c9") + "\n";
+  CHECK(code_of([&] { f.db.append_batch("s", batch); }) == Code::kConflict);
+  CHECK(snapshot(f.db) == before);
+  // The rolled-back call is gone for the next append too.
+  CHECK(code_of([&] { f.db.append("s", finished("c9")); }) == Code::kNotFound);
+  f.db.append_batch("s", call("c9") + "\n" + finished("c9") + "\n");
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"success"});
+}
+
+TEST_CASE("tool_calls: a call made before a fork gets one result per path") {
+  Fixture f;
+  f.add(prompt("go"));
+  std::string made = f.add(call("c1"));
+  f.add(prompt("while it runs"));
+  // A fork at the call: the call is on the fork's path.
+  std::string fork_result = f.add(finished("c1", after(made)));
+  std::string fork = fork_result; // the event that opens a fork names it
+  CHECK(column(f.calls(fork.c_str()), "status") == std::vector<std::string>{"success"});
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"pending"});
+  CHECK(column(f.calls("main"), "status") == std::vector<std::string>{"pending"});
+  // main may still get its own result; each branch sees its own.
+  std::string main_result = f.add(failed("c1"));
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"error"});
+  CHECK(field(field(items(f.calls())[0], "result"), "event_id") == main_result);
+  CHECK(field(field(items(f.calls(fork.c_str()))[0], "result"), "event_id") == fork_result);
+  CHECK(field(field(items(f.calls(fork.c_str()))[0], "result"), "branch_id") == fork);
+  f.rejects(finished("c1", on(fork)), Code::kConflict, "already has a result");
+  // Sibling branches may reuse a call id: they are different histories.
+  f.add(call("c2")); // main's leaf
+  std::string other = f.add(call("c2", after(main_result)));
+  f.add(finished("c2", on(other)));
+  CHECK(column(f.calls(other.c_str()), "call_id") == std::vector<std::string>{"c1", "c2"});
+  // c1 got its result on main before the fork, so `other` sees it too.
+  CHECK(column(f.calls(other.c_str()), "status") == std::vector<std::string>{"error", "success"});
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"error", "pending"});
+}
+
+TEST_CASE("tool_calls: a named branch is read by its name") {
+  Fixture f;
+  std::string p = f.add(prompt("go"));
+  f.add(event("BranchCreated", "host",
+              R"({"fork_event_id":")" + p + R"(","kind":"what_if","name":"alt"})"));
+  f.add(call("c1", on("alt")));
+  CHECK(column(f.calls("alt"), "call_id") == std::vector<std::string>{"c1"});
+  CHECK(f.calls() == "[]");
+  CHECK(code_of([&] { f.calls("nope"); }) == Code::kNotFound);
+  CHECK(code_of([&] { f.db.tool_calls("no_such_session", std::nullopt); }) == Code::kNotFound);
+}
