@@ -20,9 +20,6 @@ constexpr const char *kColumns[kStatFieldCount] = {
     "events",
     "user_prompts",
     "assistant_messages",
-    "counted_user_tokens",
-    "counted_assistant_tokens",
-    "counted_tool_tokens",
     "usage_input_tokens",
     "usage_output_tokens",
     "usage_cache_read_tokens",
@@ -61,8 +58,7 @@ std::string column_list() {
 // the address of the text).
 const char *upsert_sql() {
   static const std::string sql = [] {
-    std::string s =
-        "INSERT OR REPLACE INTO stats(session_no,counter" + column_list() + ") VALUES(?,?";
+    std::string s = "INSERT OR REPLACE INTO stats(session_no" + column_list() + ") VALUES(?";
     for (size_t i = 0; i < kStatFieldCount; ++i) s += ",?";
     return s + ")";
   }();
@@ -71,14 +67,14 @@ const char *upsert_sql() {
 
 const char *select_sql() {
   static const std::string sql =
-      "SELECT counter" + column_list() + " FROM stats WHERE session_no=?";
+      "SELECT " + column_list().substr(1) + " FROM stats WHERE session_no=?";
   return sql.c_str();
 }
 
 // Every session's totals: sums, and maxima for the max columns.
 const char *totals_sql() {
   static const std::string sql = [] {
-    std::string s = "SELECT COUNT(*),COALESCE(MIN(counter),''),COUNT(DISTINCT counter)";
+    std::string s = "SELECT COUNT(*)";
     for (size_t i = 0; i < kStatFieldCount; ++i)
       s += std::string(is_max(i) ? ",COALESCE(MAX(" : ",COALESCE(SUM(") + kColumns[i] + "),0)";
     return s + " FROM stats";
@@ -90,12 +86,6 @@ int64_t int_field(object o, const char *key) {
   int64_t n = 0;
   if (o[key].get(n) || n < 0) return 0;
   return n;
-}
-
-int64_t count_text(object o, const char *key) {
-  std::string_view s;
-  if (o[key].get(s)) return 0;
-  return token::default_counter().count(s);
 }
 
 void add_duration(SessionStats &s, object p, const char *key, StatField count, StatField total,
@@ -116,7 +106,6 @@ void on_assistant(SessionStats &s, object p) {
       std::string_view type;
       if (block.get(b) || b["type"].get(type)) continue;
       if (type == "tool_call") ++s[kToolCalls];
-      if (type == "text" || type == "thinking") s[kCountedAssistantTokens] += count_text(b, "text");
     }
   }
   object usage;
@@ -135,7 +124,6 @@ void on_tool_result(SessionStats &s, object p, bool failed) {
     bool is_error = false;
     if (!p["is_error"].get(is_error) && is_error) ++s[kToolErrors];
   }
-  s[kCountedToolTokens] += count_text(p, "output");
   add_duration(s, p, "duration_ms", kToolDurationCount, kToolDurationTotalMs, kToolDurationMaxMs);
 }
 
@@ -143,11 +131,7 @@ using Handler = void (*)(SessionStats &, object);
 
 const std::unordered_map<std::string_view, Handler> &handlers() {
   static const std::unordered_map<std::string_view, Handler> kHandlers = {
-      {"UserPromptSubmitted",
-       [](SessionStats &s, object p) {
-         ++s[kUserPrompts];
-         s[kCountedUserTokens] += count_text(p, "text");
-       }},
+      {"UserPromptSubmitted", [](SessionStats &s, object) { ++s[kUserPrompts]; }},
       {"AssistantMessageCreated", on_assistant},
       {"ToolCallFinished", [](SessionStats &s, object p) { on_tool_result(s, p, false); }},
       {"ToolCallFailed", [](SessionStats &s, object p) { on_tool_result(s, p, true); }},
@@ -194,7 +178,40 @@ void timing(json::JsonWriter &w, const char *key, const SessionStats &s, StatFie
   w.end_object();
 }
 
-std::string write_stats(const SessionStats &s, std::string_view session_id, int64_t sessions) {
+// The tokens of the messages projection's rows, by role.
+struct Counted {
+  std::string counter;
+  int64_t user = 0, assistant = 0, tool = 0, summary = 0;
+};
+
+constexpr char kCountedOne[] = "SELECT role,SUM(tokens),MIN(token_counter),MAX(token_counter) "
+                               "FROM messages WHERE session_no=? GROUP BY role";
+constexpr char kCountedAll[] = "SELECT role,SUM(tokens),MIN(token_counter),MAX(token_counter) "
+                               "FROM messages GROUP BY role";
+
+Counted counted(store::Store &store, std::optional<int64_t> session_no) {
+  auto q = store.statement(session_no ? kCountedOne : kCountedAll);
+  if (session_no) q->bind(1, *session_no);
+  Counted c;
+  while (q->executeStep()) {
+    std::string role = q->getColumn(0).getString();
+    int64_t n = q->getColumn(1).getInt64();
+    (role == "user"        ? c.user
+     : role == "assistant" ? c.assistant
+     : role == "tool"      ? c.tool
+                           : c.summary) += n;
+    // Counts by different counters cannot be added up silently.
+    for (int col : {2, 3}) {
+      std::string name = q->getColumn(col).getString();
+      c.counter = c.counter.empty() || c.counter == name ? name : "mixed";
+    }
+  }
+  if (c.counter.empty()) c.counter = token::default_counter().name();
+  return c;
+}
+
+std::string write_stats(const SessionStats &s, const Counted &c, std::string_view session_id,
+                        int64_t sessions) {
   json::JsonWriter w;
   w.begin_object().key("session_id");
   session_id.empty() ? w.null() : w.value(session_id);
@@ -204,11 +221,12 @@ std::string write_stats(const SessionStats &s, std::string_view session_id, int6
       .field("user", s[kUserPrompts])
       .field("assistant", s[kAssistantMessages])
       .end_object();
-  w.key("tokens").begin_object().key("counted").begin_object().field("counter", s.counter);
-  w.field("user", s[kCountedUserTokens])
-      .field("assistant", s[kCountedAssistantTokens])
-      .field("tool", s[kCountedToolTokens])
-      .field("total", s[kCountedUserTokens] + s[kCountedAssistantTokens] + s[kCountedToolTokens])
+  w.key("tokens").begin_object().key("counted").begin_object().field("counter", c.counter);
+  w.field("user", c.user)
+      .field("assistant", c.assistant)
+      .field("tool", c.tool)
+      .field("summary", c.summary)
+      .field("total", c.user + c.assistant + c.tool + c.summary)
       .end_object();
   w.key("usage")
       .begin_object()
@@ -261,13 +279,10 @@ std::span<const char *const> Stats::tables() const {
 SessionStats &Stats::session_for(int64_t session_no) {
   if (auto it = sessions_.find(session_no); it != sessions_.end()) return it->second;
   SessionStats s;
-  s.counter = token::default_counter().name();
   auto q = store_.statement(select_sql());
   q->bind(1, session_no);
-  if (q->executeStep()) {
-    s.counter = q->getColumn(0).getString();
-    for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i) + 1).getInt64();
-  }
+  if (q->executeStep())
+    for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i)).getInt64();
   return sessions_.emplace(session_no, std::move(s)).first->second;
 }
 
@@ -288,8 +303,7 @@ void Stats::flush() {
   for (const auto &[no, s] : sessions_) {
     auto q = store_.statement(upsert_sql());
     q->bind(1, no);
-    q->bindNoCopy(2, s.counter);
-    for (size_t i = 0; i < kStatFieldCount; ++i) q->bind(int(i) + 3, s.v[i]);
+    for (size_t i = 0; i < kStatFieldCount; ++i) q->bind(int(i) + 2, s.v[i]);
     q->exec();
   }
   sessions_.clear();
@@ -301,16 +315,13 @@ std::string Stats::get_json(std::optional<int64_t> session_no, std::string_view 
   if (session_no) {
     SessionStats s = session_for(*session_no); // a copy: reads must leave no cache behind
     sessions_.clear();
-    return write_stats(s, session_id, 1);
+    return write_stats(s, counted(store_, session_no), session_id, 1);
   }
   auto q = store_.statement(totals_sql());
   q->executeStep();
   SessionStats s;
-  // Sessions counted by different counters cannot be summed silently.
-  s.counter = q->getColumn(2).getInt64() > 1 ? "mixed" : q->getColumn(1).getString();
-  if (s.counter.empty()) s.counter = token::default_counter().name();
-  for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i) + 3).getInt64();
-  return write_stats(s, {}, q->getColumn(0).getInt64());
+  for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i) + 1).getInt64();
+  return write_stats(s, counted(store_, std::nullopt), {}, q->getColumn(0).getInt64());
 }
 
 } // namespace ctxdb::project

@@ -2,9 +2,10 @@
 // calls and failures, approvals, compactions and latencies (DESIGN §2).
 //
 // Within a transaction each touched session's counters live in memory;
-// flush() writes one row per session, discard() forgets them. Message texts
-// are counted once, at append, by token::default_counter(), whose name is
-// stored with the counts.
+// flush() writes one row per session, discard() forgets them. Token counts
+// of message texts come from the messages projection, which counts each
+// message once at append with the counter it names: stats sums them when
+// read, so no text is counted twice.
 #pragma once
 
 #include "log/event_log.hpp"
@@ -24,9 +25,6 @@ enum StatField : size_t {
   kEvents,
   kUserPrompts,
   kAssistantMessages,
-  kCountedUserTokens,
-  kCountedAssistantTokens,
-  kCountedToolTokens,
   kUsageInputTokens,
   kUsageOutputTokens,
   kUsageCacheReadTokens,
@@ -55,7 +53,6 @@ enum StatField : size_t {
 };
 
 struct SessionStats {
-  std::string counter; // the token counter's name
   std::array<int64_t, kStatFieldCount> v{};
   int64_t &operator[](StatField f) { return v[f]; }
   int64_t operator[](StatField f) const { return v[f]; }

@@ -26,17 +26,14 @@ CREATE TABLE state_snapshots (
 ) WITHOUT ROWID;
 
 -- Per-session counters (project/stats.hpp), written once per transaction
--- that touches the session. Token counts of message texts are by the
--- counter named in `counter`, so a change of counter shows.
+-- that touches the session. Token counts of message texts are not here:
+-- messages (003) counts each message once, at append, and stats sums them
+-- when read.
 CREATE TABLE stats (
   session_no               INTEGER PRIMARY KEY,
-  counter                  TEXT    NOT NULL,
   events                   INTEGER NOT NULL,
   user_prompts             INTEGER NOT NULL,
   assistant_messages       INTEGER NOT NULL,
-  counted_user_tokens      INTEGER NOT NULL,
-  counted_assistant_tokens INTEGER NOT NULL,
-  counted_tool_tokens      INTEGER NOT NULL,
   usage_input_tokens       INTEGER NOT NULL,
   usage_output_tokens      INTEGER NOT NULL,
   usage_cache_read_tokens  INTEGER NOT NULL,
