@@ -18,12 +18,14 @@ CREATE TABLE state (
 
 -- The state right after event seq (on branch branch_no), every
 -- kSnapshotEvery events on a path: time travel starts from the nearest one.
+-- A rowid table with a separate key: its rows are a few KB, which a
+-- WITHOUT ROWID table would spill to overflow pages.
 CREATE TABLE state_snapshots (
   branch_no INTEGER NOT NULL,
   seq       INTEGER NOT NULL,
-  state     TEXT    NOT NULL,
-  PRIMARY KEY (branch_no, seq)
-) WITHOUT ROWID;
+  state     TEXT    NOT NULL
+);
+CREATE UNIQUE INDEX state_snapshots_by_branch ON state_snapshots (branch_no, seq);
 
 -- Per-session counters (project/stats.hpp), written once per transaction
 -- that touches the session. Token counts of message texts are not here:
