@@ -96,11 +96,13 @@ Tree::CachedBranch &Tree::load_branch(int64_t no) {
 }
 
 Tree::CachedBranch *Tree::load_main(int64_t session_no) {
+  if (auto it = mains_.find(session_no); it != mains_.end()) return &load_branch(it->second);
   auto q = store_.statement(kMainBranchNo);
   q->bind(1, session_no);
   if (!q->executeStep()) return nullptr;
   int64_t no = q->getColumn(0).getInt64();
   q->reset(); // load_branch may run another statement
+  mains_[session_no] = no;
   return &load_branch(no);
 }
 
@@ -315,6 +317,7 @@ void Tree::flush() {
 void Tree::discard() {
   branches_.clear();
   runs_.clear();
+  mains_.clear();
   next_no_ = 0;
   active_ = false;
 }

@@ -139,7 +139,8 @@ private:
   // session's last run.
   std::unordered_map<int64_t, CachedBranch> branches_;
   std::unordered_map<int64_t, Run> runs_;
-  int64_t next_no_ = 0; // 0: not read yet
+  std::unordered_map<int64_t, int64_t> mains_; // session_no -> its main branch_no
+  int64_t next_no_ = 0;                        // 0: not read yet
 };
 
 } // namespace ctxdb::log
