@@ -63,6 +63,14 @@ void print_row(std::string_view row) {
   std::fputc('\n', stdout);
 }
 
+// The array a library call returned; anything else is a library bug.
+simdjson::dom::array array_of(element root, const char *what) {
+  simdjson::dom::array items;
+  if (root.get_array().get(items) != simdjson::SUCCESS)
+    throw ctxdb::Error(CTXDB_INTERNAL, std::string(what) + " did not return an array");
+  return items;
+}
+
 // ---- init ----------------------------------------------------------------
 
 int cmd_init(const Args &args) {
@@ -126,10 +134,7 @@ int cmd_sessions(const Args &args) {
   auto db = open_db(args, Access::read_only);
   JsonDoc list(db.session_list());
   std::vector<std::vector<std::string>> rows = {{"ID", "AGENT", "EVENTS", "FIRST", "LAST"}};
-  simdjson::dom::array sessions;
-  if (list.root().get_array().get(sessions) != simdjson::SUCCESS)
-    throw ctxdb::Error(CTXDB_INTERNAL, "session_list did not return an array");
-  for (element s : sessions) {
+  for (element s : array_of(list.root(), "session_list")) {
     rows.push_back({std::string(get_string(s, "id")),
                     one_line(get_string(s, "agent_id")), // host text
                     std::to_string(get_int(s, "event_count")), iso_utc(get_int(s, "created_ts")),
@@ -312,9 +317,7 @@ void draw_branch(element b, const BranchKids &kids, const std::string &indent,
 int cmd_tree(const Args &args) {
   auto db = open_db(args, Access::read_only);
   JsonDoc list(db.branch_list(args.positional.at(0)));
-  simdjson::dom::array branches;
-  if (list.root().get_array().get(branches) != simdjson::SUCCESS)
-    throw ctxdb::Error(CTXDB_INTERNAL, "branch_list did not return an array");
+  simdjson::dom::array branches = array_of(list.root(), "branch_list");
   std::vector<element> roots;
   BranchKids kids; // by parent branch id, in the order the branches were opened
   for (element b : branches) {
@@ -347,6 +350,126 @@ int cmd_children(const Args &args) {
                 one_line(get_string(s, "agent_id")).c_str());
   if (events.size() == 0 && sessions.size() == 0) std::printf("no children\n");
   return 0;
+}
+
+// ---- views of a branch ---------------------------------------------------
+
+using BranchView = std::string (ctxdb::Database::*)(std::string_view,
+                                                    std::optional<std::string_view>);
+
+// Reads a view of SESSION's --branch (default: main) and prints it: the
+// library's JSON array with --json, else each item through print_item, or
+// `none` when the array is empty.
+template <class PrintItem>
+int run_view(const Args &args, BranchView view, const char *what, const char *none,
+             PrintItem &&print_item) {
+  auto db = open_db(args, Access::read_only);
+  std::optional<std::string> branch = args.value("--branch");
+  std::string text = (db.*view)(args.positional.at(0), branch);
+  if (args.has("--json")) {
+    print_row(text);
+    return 0;
+  }
+  JsonDoc doc(text);
+  simdjson::dom::array items = array_of(doc.root(), what);
+  for (element item : items) print_item(item);
+  if (items.size() == 0) std::printf("%s\n", none);
+  return 0;
+}
+
+// A JSON value as text: a string as it is, anything else as compact JSON.
+std::string text_of(element e) {
+  std::string_view s;
+  return e.get_string().get(s) == simdjson::SUCCESS ? std::string(s) : to_json(e);
+}
+
+// One block of a message: its type, then what it holds.
+std::string describe_block(element b) {
+  std::string_view type = get_string(b, "type");
+  std::string out(type);
+  auto add = [&](std::string_view part) {
+    if (!part.empty()) out += " " + std::string(part);
+  };
+  element field;
+  if (type == "tool_call") {
+    add(get_string(b, "id"));
+    add(get_string(b, "name"));
+    if (b["args"].get(field) == simdjson::SUCCESS) add(text_of(field));
+  } else if (type == "tool_result") {
+    add(get_string(b, "tool_call_id"));
+    add(get_string(b, "status"));
+    if (auto error = get_string(b, "error"); !error.empty()) add("error: " + std::string(error));
+    add(get_string(b, "text"));
+    if (auto art = get_string(b, "artifact_id"); !art.empty()) add("[" + std::string(art) + "]");
+  } else if (b["text"].get(field) == simdjson::SUCCESS) {
+    out += ": " + text_of(field);
+  } else if (b["summary"].get(field) == simdjson::SUCCESS) {
+    out += ": " + to_json(field);
+  }
+  return one_line(out);
+}
+
+// A message as "#SEQ ROLE (N tok) " and its first block, then one line per
+// further block, indented under the first.
+void print_message(element m) {
+  std::string head = "#" + std::to_string(get_int(m, "seq")) + " " +
+                     one_line(get_string(m, "role")) + " (" + std::to_string(get_int(m, "tokens")) +
+                     " tok) ";
+  simdjson::dom::array blocks;
+  if (m["blocks"].get_array().get(blocks) != simdjson::SUCCESS || blocks.size() == 0) {
+    std::printf("%s\n", truncate_cols(head, kLogWidth).c_str());
+    return;
+  }
+  std::string indent(display_width(head), ' ');
+  bool first = true;
+  for (element b : blocks) {
+    std::string line = (first ? head : indent) + describe_block(b);
+    std::printf("%s\n", truncate_cols(line, kLogWidth).c_str());
+    first = false;
+  }
+}
+
+int cmd_messages(const Args &args) {
+  return run_view(args, &ctxdb::Database::messages, "messages", "no messages", print_message);
+}
+
+int cmd_tool_calls(const Args &args) {
+  std::vector<std::vector<std::string>> rows = {{"SEQ", "CALL", "NAME", "STATUS", "DURATION"}};
+  int rc =
+      run_view(args, &ctxdb::Database::tool_calls, "tool_calls", "no tool calls", [&](element c) {
+        element result;
+        bool done = c["result"].get(result) == simdjson::SUCCESS && result.is_object();
+        std::string status = one_line(get_string(c, "status"));
+        if (auto err = done ? get_string(result, "error") : ""; !err.empty())
+          status += ": " + truncate_cols(one_line(err), 40);
+        int64_t ms = done ? get_int(result, "duration_ms", -1) : -1;
+        rows.push_back({std::to_string(get_int(c, "seq")), one_line(get_string(c, "call_id")),
+                        one_line(get_string(c, "name", "-")), status,
+                        ms < 0 ? "-" : std::to_string(ms) + " ms"});
+      });
+  if (rows.size() > 1) print_table(rows);
+  return rc;
+}
+
+// The last change of a file: "write #SEQ: summary" (or without a summary).
+std::string last_change(element f) {
+  simdjson::dom::array changes;
+  if (f["changes"].get_array().get(changes) != simdjson::SUCCESS || changes.size() == 0) return "-";
+  element c = changes.at(changes.size() - 1);
+  std::string out = one_line(get_string(c, "op")) + " #" + std::to_string(get_int(c, "seq"));
+  if (auto summary = get_string(c, "change_summary"); !summary.empty())
+    out += ": " + truncate_cols(one_line(summary), 60);
+  return out;
+}
+
+int cmd_files(const Args &args) {
+  std::vector<std::vector<std::string>> rows = {{"PATH", "READS", "WRITES", "LAST CHANGE"}};
+  int rc = run_view(args, &ctxdb::Database::files, "files", "no files", [&](element f) {
+    rows.push_back({one_line(get_string(f, "path")), std::to_string(get_int(f, "reads")),
+                    std::to_string(get_int(f, "writes")), last_change(f)});
+  });
+  if (rows.size() > 1) print_table(rows);
+  return rc;
 }
 
 // ---- verify --------------------------------------------------------------
@@ -500,6 +623,34 @@ const CommandSpec kCommands[] = {
      "\n"
      "  --json  print {\"event_id\", \"events\", \"sessions\"} as JSON instead\n",
      {}, {"--json"}, 1, 1, cmd_children},
+    {"messages", "SESSION [--branch BRANCH] [--json]", "show the messages of a branch",
+     "Lists the messages on the path of a branch, root to leaf: '#SEQ ROLE\n"
+     "(N tok)' and one line per block (text, thinking, tool_call ID NAME ARGS,\n"
+     "tool_result CALL STATUS OUTPUT, summary), each cut to 100 characters.\n"
+     "\n"
+     "  --branch BRANCH  the branch's id or a name unique in the session\n"
+     "                   (default: main)\n"
+     "  --json           print the messages as a JSON array instead\n",
+     {"--branch"}, {"--json"}, 1, 1, cmd_messages},
+    {"tool-calls", "SESSION [--branch BRANCH] [--json]", "show the tool calls of a branch",
+     "Lists the tool calls on the path of a branch in call order: the seq of\n"
+     "the message that made it, its id, name, status as seen from the branch\n"
+     "(pending until its result is on the path; success; error and why) and\n"
+     "how long it took.\n"
+     "\n"
+     "  --branch BRANCH  the branch's id or a name unique in the session\n"
+     "                   (default: main)\n"
+     "  --json           print the tool calls as a JSON array instead\n",
+     {"--branch"}, {"--json"}, 1, 1, cmd_tool_calls},
+    {"files", "SESSION [--branch BRANCH] [--json]", "show the files a branch touched",
+     "Lists the files read or written on the path of a branch, by path: how\n"
+     "many reads and writes (FileWritten and DiffApplied), and the last change\n"
+     "(write or diff, its seq and its change summary).\n"
+     "\n"
+     "  --branch BRANCH  the branch's id or a name unique in the session\n"
+     "                   (default: main)\n"
+     "  --json           print the files as a JSON array instead\n",
+     {"--branch"}, {"--json"}, 1, 1, cmd_files},
     {"verify", "[SESSION]", "check the hash chain",
      "Recomputes the hash chain of one session, or of every session. Prints\n"
      "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"

@@ -235,6 +235,92 @@ export interface Children {
   sessions: Session[];
 }
 
+export interface BranchViewOptions {
+  /** The branch's id or a name unique in the session (default: main). */
+  branch?: string | null;
+}
+
+/** One typed block of a message; its fields depend on its type. */
+export interface MessageBlock {
+  type: 'text' | 'tool_call' | 'tool_result' | 'thinking' | 'image' | 'file_ref'
+    | 'artifact_ref' | 'summary';
+  text?: string;
+  /** tool_call: the call id. */
+  id?: string;
+  name?: string;
+  args?: JsonObject | string;
+  /** tool_result: the call it answers. */
+  tool_call_id?: string;
+  status?: 'success' | 'error';
+  error?: string;
+  artifact_id?: string;
+  /** summary: a structured summary. */
+  summary?: JsonObject;
+  first_kept_event_id?: string;
+  [key: string]: JsonValue | undefined;
+}
+
+/** A message on a branch's path. */
+export interface Message {
+  /** The message-bearing event. */
+  event_id: string;
+  seq: number;
+  ts: number;
+  /** The branch its event is on (an ancestor's before a fork). */
+  branch_id: string;
+  role: 'user' | 'assistant' | 'tool' | 'summary';
+  /** Counted once, at append. */
+  tokens: number;
+  token_counter: string;
+  blocks: MessageBlock[];
+}
+
+/** The result of a tool call on the branch read. */
+export interface ToolCallResult {
+  /** The ToolCallFinished or ToolCallFailed. */
+  event_id: string;
+  seq: number;
+  branch_id: string;
+  artifact_id: string | null;
+  error: string | null;
+  duration_ms: number | null;
+  exit_code: number | null;
+}
+
+/** A tool call as seen from a branch. */
+export interface ToolCall {
+  call_id: string;
+  name: string | null;
+  args: JsonObject | string | null;
+  /** The AssistantMessageCreated that made it. */
+  event_id: string;
+  seq: number;
+  branch_id: string;
+  /** Pending until a result is on the branch's path. */
+  status: 'pending' | 'success' | 'error';
+  result: ToolCallResult | null;
+}
+
+/** One write or diff of a file. */
+export interface FileChange {
+  event_id: string;
+  seq: number;
+  op: 'write' | 'diff';
+  change_summary: string | null;
+  artifact_id: string | null;
+}
+
+/** A file touched on a branch's path. */
+export interface FileInfo {
+  path: string;
+  last_read: { event_id: string; seq: number; branch_id: string } | null;
+  last_write: { event_id: string; seq: number; branch_id: string; op: 'write' | 'diff' } | null;
+  reads: number;
+  /** FileWritten and DiffApplied events. */
+  writes: number;
+  changes: FileChange[];
+}
+
 export interface EventsOptions {
   /** First seq (default 1). */
   fromSeq?: number;
@@ -312,6 +398,12 @@ export declare class Database {
   branchPath(sessionId: string, options?: BranchPathOptions): EventIterator<StoredEvent>;
   /** What follows an event (NOT_FOUND when unknown). */
   children(eventId: string): Children;
+  /** The messages of a branch's path (default: main). */
+  messages(sessionId: string, options?: BranchViewOptions): Message[];
+  /** The tool calls of a branch, with status and result as seen from it. */
+  toolCalls(sessionId: string, options?: BranchViewOptions): ToolCall[];
+  /** The files a branch touched: last read, last write, every change. */
+  files(sessionId: string, options?: BranchViewOptions): FileInfo[];
   /** Checks the hash chain of one session, or of all. */
   verify(sessionId?: string | null): VerifyResult;
   /** verify off the main thread. */

@@ -1632,6 +1632,215 @@ static void test_tree(void) {
 }
 
 /* ===========================================================================
+ * views of a branch: messages, tool calls, files
+ * ======================================================================== */
+
+typedef int (*view_fn)(ctxdb_db *, const char *, size_t, const char *, size_t, char **, size_t *);
+
+static const struct {
+  const char *name;
+  view_fn fn;
+} k_views[] = {{"ctxdb_messages_list", ctxdb_messages_list},
+               {"ctxdb_tool_calls_list", ctxdb_tool_calls_list},
+               {"ctxdb_files_list", ctxdb_files_list}};
+
+/* A view of `branch` (NULL: main) that must succeed: its buffer. */
+static char *ok_view_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                        const char *branch) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = k_views[v].fn(db, sid, slen(sid), branch, slen(branch), &out, &n);
+  return ok_buf_at(file, line, k_views[v].name, rc, out, n);
+}
+
+/* The string values of `key` in the objects of view v of `branch`, joined
+ * with ','; malloc'd. */
+static char *view_column_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                            const char *branch, const char *key) {
+  char *out = ok_view_at(file, line, v, db, sid, branch), **items, *col;
+  int n = out ? jarray(out, &items) : -1, i;
+  size_t len = 1;
+  check_at(n >= 0, file, line, "the view is a JSON array");
+  for (i = 0; i < n; ++i) len += strlen(items[i]) + 1;
+  col = (char *)malloc(len);
+  col[0] = '\0';
+  for (i = 0; i < n; ++i) {
+    char *value = jstr(items[i], key);
+    if (i) strcat(col, ",");
+    strcat(col, value ? value : "?");
+    free(value);
+  }
+  if (n > 0) jfree_items(items, n);
+  ctxdb_free(out);
+  return col;
+}
+
+/* Checks that view v of `branch` has exactly `want` as its column `key`. */
+static void view_column_is_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                              const char *branch, const char *key, const char *want) {
+  char desc[400], *got = view_column_at(file, line, v, db, sid, branch, key);
+  snprintf(desc, sizeof desc, "%s of %s: %s is %s (got %s)", k_views[v].name,
+           branch ? branch : "main", key, want, got);
+  check_at(strcmp(got, want) == 0, file, line, desc);
+  free(got);
+}
+#define VIEW_COLUMN_IS(v, db, sid, branch, key, want)                                              \
+  view_column_is_at(F, v, db, sid, branch, key, want)
+
+enum { V_MESSAGES, V_TOOL_CALLS, V_FILES };
+
+/* The objects of view v of main, which must number `want`, as malloc'd
+ * strings (free them with jfree_items(items, want)); NULL otherwise. */
+static char **view_items_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                            int want) {
+  char *out = ok_view_at(file, line, v, db, sid, NULL), **items = NULL, desc[300];
+  int n = out ? jarray(out, &items) : -1;
+  ctxdb_free(out);
+  snprintf(desc, sizeof desc, "%s has %d items (got %d)", k_views[v].name, want, n);
+  if (check_at(n == want, file, line, desc) && n > 0) return items;
+  if (n > 0) jfree_items(items, n);
+  return NULL;
+}
+#define VIEW_ITEMS(v, db, sid, want) view_items_at(F, v, db, sid, want)
+
+static void view_fails_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                          size_t sid_len, const char *branch, size_t branch_len, int null_out,
+                          int want, const char *mention) {
+  char *before = snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = k_views[v].fn(db, sid, sid_len, branch, branch_len, null_out ? NULL : &out,
+                         null_out ? NULL : &n);
+  failed_at(file, line, k_views[v].name, db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, k_views[v].name, out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  unchanged_at(file, line, k_views[v].name, db, before);
+}
+
+static void test_views_happy(ctxdb_db *db) {
+  const char *sid = "ses_v";
+  char **items;
+
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_v','event_id':'v0','payload':{'agent_id':'a'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'UserPromptSubmitted','actor':'user','id':'v1',"
+                         "'payload':{'text':'fix it'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'AssistantMessageCreated','actor':'assistant','id':'v2',"
+                         "'payload':{'content':[{'type':'text','text':'Reading.'},"
+                         "{'type':'tool_call','id':'c1','name':'read','args':{'path':'a.py'}},"
+                         "{'type':'tool_call','id':'c2','name':'bash','args':{'cmd':'ls'}}]}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'ToolCallFinished','actor':'tool','id':'v3','payload':"
+                         "{'tool_call_id':'c1','output':'x = 1','duration_ms':7,'exit_code':0}}")));
+  ctxdb_free(OK_APPEND(
+      db, sid, Q("{'type':'FileRead','actor':'host','id':'v4','payload':{'path':'a.py'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'FileWritten','actor':'host','id':'v5',"
+                         "'payload':{'path':'a.py','change_summary':'fix x'}}")));
+  /* A what-if at v3 where c2 fails and another file is read. */
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'v3','kind':'what_if','name':'alt','id':'alt1'}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'ToolCallFailed','actor':'tool','id':'a1','branch_id':'alt',"
+                         "'payload':{'tool_call_id':'c2','error':'boom'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'FileRead','actor':'host','id':'a2','branch_id':'alt',"
+                         "'payload':{'path':'b.py'}}")));
+
+  /* main */
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, NULL, "role", "user,assistant,tool");
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, NULL, "event_id", "v1,v2,v3");
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "main", "event_id", "v1,v2,v3");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, sid, NULL, "call_id", "c1,c2");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, sid, NULL, "status", "success,pending");
+  VIEW_COLUMN_IS(V_FILES, db, sid, NULL, "path", "a.py");
+  /* the what-if, by name and by id */
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "alt", "event_id", "v1,v2,v3,a1");
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "alt1", "role", "user,assistant,tool,tool");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, sid, "alt", "status", "success,error");
+  VIEW_COLUMN_IS(V_FILES, db, sid, "alt1", "path", "b.py");
+
+  items = VIEW_ITEMS(V_MESSAGES, db, sid, 3);
+  if (items) {
+    char *blocks = jraw(items[1], "blocks");
+    CHECK(jstr_eq(items[0], "branch_id", "v0") && jnum(items[0], "seq") == 2);
+    CHECK(jnum(items[0], "tokens") > 0 && jstr_prefix(items[0], "token_counter", ""));
+    CHECK(blocks && strstr(blocks, Q("{'type':'tool_call','id':'c1','name':'read',"
+                                     "'args':{'path':'a.py'}}")) != NULL);
+    free(blocks);
+    jfree_items(items, 3);
+  }
+  items = VIEW_ITEMS(V_TOOL_CALLS, db, sid, 2);
+  if (items) {
+    char *result = jraw(items[0], "result"), *pending = jraw(items[1], "result");
+    CHECK(jstr_eq(items[0], "name", "read") && jstr_eq(items[0], "event_id", "v2"));
+    CHECK(result && jstr_eq(result, "event_id", "v3") && jnum(result, "duration_ms") == 7);
+    CHECK(pending && strcmp(pending, "null") == 0);
+    free(result);
+    free(pending);
+    jfree_items(items, 2);
+  }
+  items = VIEW_ITEMS(V_FILES, db, sid, 1);
+  if (items) {
+    char *changes = jraw(items[0], "changes");
+    CHECK(jnum(items[0], "reads") == 1 && jnum(items[0], "writes") == 1);
+    CHECK(changes && strstr(changes, Q("'change_summary':'fix x'")) != NULL);
+    free(changes);
+    jfree_items(items, 1);
+  }
+
+  /* A session with nothing to show gives empty arrays. */
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_o','event_id':'o0','payload':{'agent_id':'a'}}")));
+  VIEW_COLUMN_IS(V_MESSAGES, db, "ses_o", NULL, "role", "");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, "ses_o", "main", "call_id", "");
+  VIEW_COLUMN_IS(V_FILES, db, "ses_o", "o0", "path", "");
+}
+
+static void test_views_bad_input(ctxdb_db *db) {
+  const char *sid = "ses_v";
+  int v;
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'v1','name':'dup','id':'dup1'}")));
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'v2','name':'dup','id':'dup2'}")));
+  for (v = 0; v < 3; ++v) {
+    view_fails_at(F, v, NULL, sid, 5, NULL, 0, 0, CTXDB_MISUSE, NULL);
+    view_fails_at(F, v, db, sid, 5, NULL, 0, 1, CTXDB_MISUSE, "out");
+    view_fails_at(F, v, db, NULL, 5, NULL, 0, 0, CTXDB_MISUSE, "session_id");
+    view_fails_at(F, v, db, NULL, 0, NULL, 0, 0, CTXDB_INVALID_ARG, "session_id");
+    view_fails_at(F, v, db, "ses_\xff", 5, NULL, 0, 0, CTXDB_INVALID_UTF8, "session_id");
+    view_fails_at(F, v, db, "ses_nope", 8, NULL, 0, 0, CTXDB_NOT_FOUND, "ses_nope");
+    view_fails_at(F, v, db, "ses_nope", 8, "alt", 3, 0, CTXDB_NOT_FOUND, "ses_nope");
+    view_fails_at(F, v, db, sid, 4, NULL, 0, 0, CTXDB_NOT_FOUND, "ses_"); /* the length counts */
+    view_fails_at(F, v, db, "v1", 2, NULL, 0, 0, CTXDB_NOT_FOUND, "v1");  /* an event id */
+    view_fails_at(F, v, db, sid, 5, NULL, 3, 0, CTXDB_MISUSE, "branch");
+    view_fails_at(F, v, db, sid, 5, "", 0, 0, CTXDB_INVALID_ARG, "branch");
+    view_fails_at(F, v, db, sid, 5, "al\xff", 3, 0, CTXDB_INVALID_UTF8, "branch");
+    view_fails_at(F, v, db, sid, 5, "nope", 4, 0, CTXDB_NOT_FOUND, "nope");
+    view_fails_at(F, v, db, sid, 5, "o0", 2, 0, CTXDB_NOT_FOUND, "o0"); /* another session's */
+    view_fails_at(F, v, db, sid, 5, "v1", 2, 0, CTXDB_NOT_FOUND, "v1"); /* an event, not a branch */
+    view_fails_at(F, v, db, sid, 5, "dup", 3, 0, CTXDB_INVALID_ARG, "dup"); /* ambiguous */
+  }
+  /* Their ids still name the two. */
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "dup2", "event_id", "v1,v2");
+}
+
+static void test_views(void) {
+  char path[600];
+  ctxdb_db *db, *ro;
+  snprintf(path, sizeof path, "%s", scratch_path("views.ctxdb"));
+  db = OK_OPEN(path, NULL);
+  if (!db) return;
+  test_views_happy(db);
+  test_views_bad_input(db);
+  /* Read-only handles read them too. */
+  ro = OK_OPEN(path, Q("{'read_only':true}"));
+  if (ro) {
+    VIEW_COLUMN_IS(V_TOOL_CALLS, ro, "ses_v", "alt", "status", "success,error");
+    VIEW_COLUMN_IS(V_FILES, ro, "ses_v", NULL, "path", "a.py");
+    CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+  }
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
+/* ===========================================================================
  * export → import
  * ======================================================================== */
 
@@ -1884,6 +2093,13 @@ static void test_closed_handle(const char *path) {
   read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, h, g_started1, strlen(g_started1),
                 0, CTXDB_MISUSE, NULL);
   path_fails_at(F, h, g_s1, strlen(g_s1), NULL, 0, 0, CTXDB_MISUSE, NULL);
+  {
+    int v;
+    for (v = 0; v < 3; ++v) {
+      view_fails_at(F, v, h, g_s1, strlen(g_s1), NULL, 0, 0, CTXDB_MISUSE, NULL);
+      view_fails_at(F, v, h, g_s1, strlen(g_s1), "main", 4, 0, CTXDB_MISUSE, NULL);
+    }
+  }
   import_fails_at(F, h, ev, strlen(ev), 0, CTXDB_MISUSE, NULL, 0);
   {
     int rc = ctxdb_close(h);
@@ -2148,6 +2364,7 @@ int main(void) {
   test_batches_all_or_nothing(g_db1);
   test_bad_reads(g_db1);
   test_tree();
+  test_views();
   test_read_only(p1, g_db1);
   test_import(g_db1);
   test_rebuild(g_db1);

@@ -303,11 +303,11 @@ test_help() {
   expect_rc 0
   local cmd
   for cmd in init "session new" "session show" sessions append event log tree fork path children \
-    verify rebuild export import; do
+    messages tool-calls files verify rebuild export import; do
     expect_contains "ctxdb --help lists $cmd" "  $cmd " "$OUT"
   done
   for cmd in init "session new" "session show" sessions append event log tree fork path \
-    children verify rebuild export import session; do
+    children messages tool-calls files verify rebuild export import session; do
     # shellcheck disable=SC2086 # "session new" is two words on purpose
     run "$CLI" $cmd --help
     expect_rc 0
@@ -490,9 +490,116 @@ test_tree() {
   [ ! -e "$WORK/missing.ctxdb" ] || fail "tree created $WORK/missing.ctxdb"
 }
 
+test_views() {
+  local V="$WORK/views.ctxdb"
+  tv() { "$CLI" --db "$V" "$@"; }
+  tv session new --id ses_v --event-id v0 >/dev/null
+  run_in "$EVENTS"'{"type":"FileWritten","actor":"host","payload":{"path":"src/parser.py","change_summary":"handle the empty line"}}
+{"type":"AssistantMessageCreated","actor":"assistant","id":"v7","payload":{"content":[{"type":"thinking","text":"now run it"},{"type":"tool_call","id":"call_2","name":"bash","args":{"cmd":"pytest"}}]}}' \
+    tv append ses_v
+  expect_rc 0
+  run tv fork ses_v v7 --kind what_if --name alt --id alt1
+  expect_rc 0
+  run_in '{"type":"ToolCallFailed","actor":"tool","branch_id":"alt","payload":{"tool_call_id":"call_2","error":"exit 1","duration_ms":40}}
+{"type":"DiffApplied","actor":"host","branch_id":"alt","payload":{"path":"src/parser.py","diff":"@@"}}' \
+    tv append ses_v
+  expect_rc 0
+
+  # messages: a header per message, a line per block.
+  run tv messages ses_v
+  expect_rc 0
+  expect_eq "messages: lines" 6 "$(wc -l <<<"$OUT")"
+  expect_match "messages: the prompt" '^#2 user \([0-9]+ tok\) text: fix the failing test'$'\n' "$OUT"
+  expect_match "messages: the assistant's blocks, one a line" \
+    $'\n''#3 assistant \([0-9]+ tok\) text: Reading the parser\.'$'\n'' +tool_call call_1 read_file \{"path":"src/parser.py"\}'$'\n' "$OUT"
+  expect_match "messages: the tool result, on one line" \
+    $'\n''#5 tool \([0-9]+ tok\) tool_result call_1 success line one line two last line of the file'$'\n' "$OUT"
+  expect_match "messages: thinking, then a call" \
+    $'\n''#8 assistant \([0-9]+ tok\) thinking: now run it'$'\n'' +tool_call call_2 bash \{"cmd":"pytest"\}$' "$OUT"
+  run tv messages ses_v --branch alt
+  expect_rc 0
+  expect_match "messages of a branch: the failed call's result" \
+    $'\n''#10 tool \([0-9]+ tok\) tool_result call_2 error error: exit 1$' "$OUT"
+  run tv messages ses_v --json
+  expect_rc 0
+  expect_eq "messages --json is one JSON array" "user assistant tool assistant" \
+    "$(python3 -c 'import json,sys; print(" ".join(m["role"] for m in json.load(sys.stdin)))' <<<"$OUT")"
+  # A long text is cut to 100 characters.
+  run_in '{"type":"UserPromptSubmitted","actor":"user","branch_id":"alt","payload":{"text":"'"$(printf 'word %.0s' {1..60})"'"}}' \
+    tv append ses_v
+  run tv messages ses_v --branch alt1
+  expect_match "messages: a long line is cut" '#12 user \([0-9]+ tok\) text: word word .*\.\.\.$' "$OUT"
+  local longest
+  longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n }' <<<"$OUT")
+  [ "$longest" -le 100 ] || fail "messages: a line of $longest characters"
+
+  # tool-calls: a table, status as seen from the branch.
+  run tv tool-calls ses_v
+  expect_rc 0
+  expect_eq "tool-calls on main" "SEQ  CALL    NAME       STATUS   DURATION
+3    call_1  read_file  success  -
+8    call_2  bash       pending  -" "$OUT"
+  run tv tool-calls ses_v --branch alt
+  expect_rc 0
+  expect_match "tool-calls on the branch" $'\n''8 +call_2 +bash +error: exit 1 +40 ms$' "$OUT"
+  run tv tool-calls ses_v --branch alt --json
+  expect_match "tool-calls --json" '^\[\{"call_id":"call_1",.*"status":"error",.*\]$' "$OUT"
+
+  # files: reads, writes and the last change.
+  run tv files ses_v
+  expect_rc 0
+  expect_eq "files on main" "PATH           READS  WRITES  LAST CHANGE
+src/parser.py  1      1       write #7: handle the empty line" "$OUT"
+  run tv files ses_v --branch alt
+  expect_match "files on the branch: the diff is the last change" \
+    $'\n''src/parser.py +1 +2 +diff #11$' "$OUT"
+  run tv files ses_v --json
+  expect_match "files --json" '^\[\{"path":"src/parser.py",.*"reads":1,"writes":1,' "$OUT"
+
+  # Nothing to show.
+  tv session new --id ses_empty >/dev/null
+  run tv messages ses_empty
+  expect_eq "no messages" "no messages" "$OUT"
+  run tv tool-calls ses_empty
+  expect_eq "no tool calls" "no tool calls" "$OUT"
+  run tv files ses_empty --branch main
+  expect_eq "no files" "no files" "$OUT"
+  run tv files ses_empty --json
+  expect_eq "files --json of nothing" "[]" "$OUT"
+
+  # Errors: exit 1 with the library's code, nothing on stdout; usage: 2.
+  local cmd
+  for cmd in messages tool-calls files; do
+    run tv $cmd ses_nope
+    expect_rc 1
+    expect_match "$cmd of an unknown session" "^ctxdb: .*ses_nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+    expect_eq "$cmd: nothing on stdout for an error" "" "$OUT"
+    run tv $cmd ses_v --branch nope
+    expect_rc 1
+    expect_match "$cmd of an unknown branch" "^ctxdb: .*nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+    run tv $cmd ses_v --branch ''
+    expect_rc 1
+    expect_contains "$cmd of an empty branch name" "CTXDB_INVALID_ARG" "$ERR"
+    run tv $cmd ses_v --branch
+    expect_rc 2
+    run tv $cmd
+    expect_rc 2
+    run tv $cmd ses_v extra
+    expect_rc 2
+    run "$CLI" --db "$WORK/missing.ctxdb" $cmd ses_v
+    expect_rc 1
+    [ ! -e "$WORK/missing.ctxdb" ] || fail "$cmd created $WORK/missing.ctxdb"
+  done
+  tv fork ses_v v7 --name dup --id d1 >/dev/null
+  tv fork ses_v v7 --name dup --id d2 >/dev/null
+  run tv messages ses_v --branch dup
+  expect_rc 1
+  expect_match "a name two branches share" "^ctxdb: .*dup.* \(CTXDB_INVALID_ARG\)$" "$ERR"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_rebuild test_errors test_tree test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

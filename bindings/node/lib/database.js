@@ -332,6 +332,43 @@ class Database {
     return parse(call(() => this.#db.eventChildren(eventId)));
   }
 
+  // The views of a branch: each reads one branch's path root to leaf.
+  // options: {branch?: its id or a name unique in the session (default: main)}.
+  #view(method, sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    const branch = check.optString(opts.branch, 'options.branch') ?? null;
+    return parse(call(() => this.#db[method](sessionId, branch)));
+  }
+
+  /**
+   * The messages of a branch: [{event_id, seq, ts, branch_id, role,
+   * tokens, token_counter, blocks}], role "user" | "assistant" | "tool" |
+   * "summary". options: {branch?}.
+   */
+  messages(sessionId, options) {
+    return this.#view('messagesList', sessionId, options);
+  }
+
+  /**
+   * The tool calls of a branch, in call order: [{call_id, name, args,
+   * event_id, seq, branch_id, status: "pending" | "success" | "error",
+   * result: null | {event_id, seq, branch_id, artifact_id, error,
+   * duration_ms, exit_code}}], as seen from the branch. options: {branch?}.
+   */
+  toolCalls(sessionId, options) {
+    return this.#view('toolCallsList', sessionId, options);
+  }
+
+  /**
+   * The files a branch touched, by path: [{path, last_read, last_write,
+   * reads, writes, changes: [{event_id, seq, op, change_summary,
+   * artifact_id}]}]. options: {branch?}.
+   */
+  files(sessionId, options) {
+    return this.#view('filesList', sessionId, options);
+  }
+
   /**
    * Checks the hash chain of one session (or of all). Resolves what the
    * check found: {ok: true, sessions, events} or {ok: false, ...,

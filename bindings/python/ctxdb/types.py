@@ -3,7 +3,7 @@ time). The JSON Schemas in schema/json/ are the reference; the engine may
 add fields, which then simply appear in the dicts."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, TypedDict, Union
+from typing import Any, Dict, List, Optional, TypedDict, Union
 
 JSONValue = Any
 JSONObject = Dict[str, Any]
@@ -142,3 +142,89 @@ class Children(TypedDict):
     event_id: str
     events: List[Event]  # the next on its branch, then each fork's first
     sessions: List[Session]  # the child sessions it spawned
+
+
+# ---- views of a branch -------------------------------------------------------
+
+class MessageBlock(TypedDict, total=False):
+    """One typed block of a message; which fields it has depends on type."""
+    type: str  # "text", "tool_call", "tool_result", "thinking", "summary", ...
+    text: str
+    id: str  # tool_call: the call id
+    name: str
+    args: Union[JSONObject, str]
+    tool_call_id: str  # tool_result: the call it answers
+    status: str  # tool_result: "success" or "error"
+    error: str
+    artifact_id: str
+    summary: JSONObject  # summary: a structured summary
+    first_kept_event_id: str
+
+
+class Message(TypedDict):
+    """A message on a branch's path (messages())."""
+    event_id: str  # the message-bearing event
+    seq: int
+    ts: int
+    branch_id: str  # the branch its event is on
+    role: str  # "user", "assistant", "tool" or "summary"
+    tokens: int  # counted once, at append
+    token_counter: str  # e.g. "approx-v1"
+    blocks: List[MessageBlock]
+
+
+class ToolCallResult(TypedDict):
+    """The result of a tool call on the branch read."""
+    event_id: str  # the ToolCallFinished or ToolCallFailed
+    seq: int
+    branch_id: str
+    artifact_id: Optional[str]
+    error: Optional[str]
+    duration_ms: Optional[int]
+    exit_code: Optional[int]
+
+
+class ToolCall(TypedDict):
+    """A tool call as seen from a branch (tool_calls())."""
+    call_id: str
+    name: Optional[str]
+    args: Union[JSONObject, str, None]
+    event_id: str  # the AssistantMessageCreated that made it
+    seq: int
+    branch_id: str
+    status: str  # "pending", "success" or "error"
+    result: Optional[ToolCallResult]  # None while pending
+
+
+class FileReadRef(TypedDict):
+    """The last FileRead of a file."""
+    event_id: str
+    seq: int
+    branch_id: str
+
+
+class FileWriteRef(TypedDict):
+    """The last FileWritten or DiffApplied of a file."""
+    event_id: str
+    seq: int
+    branch_id: str
+    op: str  # "write" or "diff"
+
+
+class FileChange(TypedDict):
+    """One write or diff of a file."""
+    event_id: str
+    seq: int
+    op: str  # "write" or "diff"
+    change_summary: Optional[str]
+    artifact_id: Optional[str]
+
+
+class FileInfo(TypedDict):
+    """A file touched on a branch's path (files())."""
+    path: str
+    last_read: Optional[FileReadRef]
+    last_write: Optional[FileWriteRef]
+    reads: int
+    writes: int  # FileWritten and DiffApplied events
+    changes: List[FileChange]
