@@ -8,8 +8,10 @@ namespace ctxdb {
 
 Engine::Engine(const std::string &path, std::string_view config_json)
     : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_),
-      messages_(store_, payloads_), tool_calls_(store_, log_.tree(), payloads_),
-      files_(store_, payloads_), projections_{&sessions_, &messages_, &tool_calls_, &files_} {
+      state_(store_, log_, payloads_), stats_(store_, payloads_), messages_(store_, payloads_),
+      tool_calls_(store_, log_.tree(), payloads_),
+      files_(store_, payloads_), projections_{&sessions_, &state_,      &stats_,
+                                              &messages_, &tool_calls_, &files_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
 }
 
@@ -248,6 +250,51 @@ std::string Engine::tool_calls(std::string_view session_id,
 
 std::string Engine::files(std::string_view session_id, std::optional<std::string_view> branch) {
   return branch_view(files_, session_id, branch);
+}
+
+namespace {
+
+std::string state_document(std::string_view session_id, std::string_view branch_id, int64_t seq,
+                           std::string_view event_id, std::string_view state_json) {
+  json::JsonWriter w;
+  w.begin_object()
+      .field("session_id", session_id)
+      .field("branch_id", branch_id)
+      .field("seq", seq)
+      .field("event_id", event_id)
+      .raw_field("state", state_json)
+      .end_object();
+  return w.take();
+}
+
+} // namespace
+
+std::string Engine::state(std::string_view session_id, std::optional<std::string_view> branch,
+                          std::optional<std::string_view> at_event_id) {
+  if (branch && at_event_id)
+    throw Error(Code::kInvalidArg, "state: give a branch or an event to travel to (at), not both");
+  store::Store::ReadTransaction snapshot(store_); // one consistent view for every read below
+  std::string sid(session_id);
+  int64_t no = session_no(session_id);
+  if (at_event_id) {
+    std::optional<log::Event> e = log_.find(*at_event_id);
+    if (!e) throw Error(Code::kNotFound, "event '" + std::string(*at_event_id) + "' not found");
+    if (e->session_no != no)
+      throw Error(Code::kInvalidArg, "event '" + e->id + "' belongs to session '" + e->session_id +
+                                         "', not '" + sid + "'");
+    log_.locate(*e);
+    project::AgentState s = state_.at(sid, no, e->branch_no, e->seq);
+    return state_document(sid, e->branch_id, e->seq, e->id, project::to_json(s));
+  }
+  log::Branch b = resolve_branch(no, branch);
+  project::State::Current c = state_.current(sid, b);
+  return state_document(sid, b.id, c.seq, c.event_id, c.state_json);
+}
+
+std::string Engine::stats(std::optional<std::string_view> session_id) {
+  store::Store::ReadTransaction snapshot(store_);
+  if (!session_id) return stats_.get_json(std::nullopt, {});
+  return stats_.get_json(session_no(*session_id), *session_id);
 }
 
 } // namespace ctxdb

@@ -10,6 +10,8 @@
 #include "project/messages.hpp"
 #include "project/payload_cache.hpp"
 #include "project/sessions.hpp"
+#include "project/state.hpp"
+#include "project/stats.hpp"
 #include "project/tool_calls.hpp"
 #include "store/store.hpp"
 
@@ -64,6 +66,15 @@ public:
   // Per file: last read, last write and the change summaries.
   std::string files(std::string_view session_id, std::optional<std::string_view> branch);
 
+  // The agent state (state.schema.json) of a session's branch, or right
+  // after the event `at_event_id` on that event's branch. Giving both is
+  // kInvalidArg; an unknown session, branch or event is kNotFound, an event
+  // of another session kInvalidArg.
+  std::string state(std::string_view session_id, std::optional<std::string_view> branch,
+                    std::optional<std::string_view> at_event_id);
+  // One session's stats (stats.schema.json), or every session's totals.
+  std::string stats(std::optional<std::string_view> session_id);
+
 private:
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,
@@ -77,6 +88,8 @@ private:
   log::EventLog log_;
   project::PayloadCache payloads_; // shared, so each payload is parsed once
   project::Sessions sessions_;
+  project::State state_;
+  project::Stats stats_;
   project::Messages messages_;
   project::ToolCalls tool_calls_;
   project::Files files_;

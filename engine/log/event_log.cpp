@@ -63,29 +63,45 @@ util::Digest read_digest(const SQLite::Column &c) {
   return d;
 }
 
-std::optional<std::string> read_optional(const SQLite::Column &c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getString();
+// Assigns into existing strings, so a reused Event reads without allocating.
+void read_text(const SQLite::Column &c, std::string &out) {
+  out.assign(static_cast<const char *>(c.getBlob()), size_t(c.getBytes()));
 }
 
-Event read_event(SQLite::Statement &q) {
-  Event e;
+void read_optional(const SQLite::Column &c, std::optional<std::string> &out) {
+  if (c.isNull())
+    out.reset();
+  else
+    read_text(c, out.emplace());
+}
+
+void read_event_into(SQLite::Statement &q, Event &e) {
   e.pos = q.getColumn(0).getInt64();
-  e.id = q.getColumn(1).getString();
-  e.session_id = q.getColumn(2).getString();
+  read_text(q.getColumn(1), e.id);
+  read_text(q.getColumn(2), e.session_id);
   e.seq = q.getColumn(3).getInt64();
   e.ts = q.getColumn(4).getInt64();
-  e.type = q.getColumn(5).getString();
-  e.actor = q.getColumn(6).getString();
-  e.parent_id = read_optional(q.getColumn(7));
-  e.run_id = read_optional(q.getColumn(8));
-  e.causality = read_optional(q.getColumn(9));
-  e.visibility = read_optional(q.getColumn(10));
-  e.payload = q.getColumn(11).isNull() ? "null" : q.getColumn(11).getString();
+  read_text(q.getColumn(5), e.type);
+  read_text(q.getColumn(6), e.actor);
+  read_optional(q.getColumn(7), e.parent_id);
+  read_optional(q.getColumn(8), e.run_id);
+  read_optional(q.getColumn(9), e.causality);
+  read_optional(q.getColumn(10), e.visibility);
+  if (q.getColumn(11).isNull())
+    e.payload = "null";
+  else
+    read_text(q.getColumn(11), e.payload);
   e.payload_hash = read_digest(q.getColumn(12));
   e.prev_hash = read_digest(q.getColumn(13));
   e.hash = read_digest(q.getColumn(14));
   e.session_no = q.getColumn(15).getInt64();
+  e.branch_no = 0;
+  e.branch_id.clear();
+}
+
+Event read_event(SQLite::Statement &q) {
+  Event e;
+  read_event_into(q, e);
   return e;
 }
 
@@ -423,6 +439,17 @@ std::vector<Event> EventLog::read_session(std::string_view session_id, int64_t f
   std::vector<Event> out;
   while (q->executeStep()) out.push_back(read_event(*q));
   return out;
+}
+
+void EventLog::scan_all(const std::function<void(Event &)> &fn) {
+  auto q = store_.statement(kSelectAll);
+  q->bind(1, int64_t{0});
+  q->bind(2, int64_t{-1}); // no limit
+  Event e;
+  while (q->executeStep()) {
+    read_event_into(*q, e);
+    fn(e);
+  }
 }
 
 std::vector<Event> EventLog::read_all(int64_t after_pos, int64_t limit) {

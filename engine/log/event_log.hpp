@@ -11,6 +11,7 @@
 #include "log/tree.hpp"
 #include "store/store.hpp"
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -81,6 +82,9 @@ public:
                                   int64_t limit);
   // Up to `limit` events of any session with pos > after_pos.
   std::vector<Event> read_all(int64_t after_pos, int64_t limit);
+  // Every event in append order, read into one reused Event (a replay
+  // should not allocate per event). fn may modify it.
+  void scan_all(const std::function<void(Event &)> &fn);
   bool session_exists(std::string_view session_id);
   // Sets branch_no and branch_id of events read from the log.
   void locate(std::span<Event> events);

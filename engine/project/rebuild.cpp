@@ -42,17 +42,24 @@ void append_value(std::string &buf, const SQLite::Column &c) {
 
 constexpr size_t kHashChunk = 1 << 16;
 
-constexpr int64_t kReplayPage = 4096;
-
 } // namespace
+
+// The order rows are hashed in: the primary key, which every derived table
+// has and its b-tree already keeps (ordering by every column made SQLite
+// sort each table); rowid for a table without one.
+std::string key_order(store::Store &store, const std::string &table) {
+  SQLite::Statement q(store.db(), "SELECT name FROM pragma_table_info(?) WHERE pk>0 ORDER BY pk");
+  q.bind(1, table);
+  std::string order;
+  while (q.executeStep())
+    order += (order.empty() ? "\"" : ",\"") + q.getColumn(0).getString() + "\"";
+  return order.empty() ? "rowid" : order;
+}
 
 std::string table_checksum(store::Store &store, const std::string &table, int64_t &rows) {
   // Table names come from the projections, never from input.
-  SQLite::Statement columns(store.db(), "SELECT * FROM " + table + " LIMIT 0");
-  std::string order;
-  for (int i = 1; i <= columns.getColumnCount(); ++i)
-    order += (i > 1 ? "," : "") + std::to_string(i);
-  SQLite::Statement q(store.db(), "SELECT * FROM " + table + " ORDER BY " + order);
+  SQLite::Statement q(store.db(),
+                      "SELECT * FROM " + table + " ORDER BY " + key_order(store, table));
   util::Sha256 h;
   std::string buf;
   buf.reserve(kHashChunk + 4096);
@@ -85,16 +92,11 @@ void clear(store::Store &store, std::span<const char *const> tables, RebuildRepo
 // Replays the log through the tree and the projections alone: the log
 // itself is not written.
 void replay(log::EventLog &log, std::span<Projection *const> projections, RebuildReport &r) {
-  for (int64_t pos = 0;;) {
-    std::vector<log::Event> page = log.read_all(pos, kReplayPage);
-    for (log::Event &e : page) {
-      log.tree().place(e, e.session_no, 0);
-      for (Projection *p : projections) p->on_append(e);
-      pos = e.pos;
-    }
-    r.events += int64_t(page.size());
-    if (int64_t(page.size()) < kReplayPage) break;
-  }
+  log.scan_all([&](log::Event &e) {
+    log.tree().place(e, e.session_no, 0);
+    for (Projection *p : projections) p->on_append(e);
+    ++r.events;
+  });
   log.tree().flush();
   for (Projection *p : projections) p->flush();
 }

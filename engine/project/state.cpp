@@ -1,0 +1,226 @@
+#include "project/state.hpp"
+
+#include "error.hpp"
+
+#include <algorithm>
+
+namespace ctxdb::project {
+
+namespace {
+
+constexpr char kSelectRow[] =
+    "SELECT session_no,seq,event_id,since_snapshot,state FROM state WHERE branch_no=?";
+constexpr char kSelectLeaf[] = "SELECT seq,event_id FROM state WHERE branch_no=?";
+constexpr char kUpsertRow[] = "INSERT OR REPLACE INTO state(branch_no,session_no,seq,event_id,"
+                              "since_snapshot,state) VALUES(?,?,?,?,?,?)";
+constexpr char kInsertSnapshot[] =
+    "INSERT OR REPLACE INTO state_snapshots(branch_no,seq,state) VALUES(?,?,?)";
+constexpr char kNearestSnapshot[] = "SELECT seq,state FROM state_snapshots WHERE branch_no=? AND "
+                                    "seq>=? AND seq<=? ORDER BY seq DESC LIMIT 1";
+
+// The log writes its rows kRowsPerInsert at a time, so at most that many
+// events of a transaction are not yet readable; twice that is a margin.
+constexpr size_t kRecent = 2 * log::EventLog::kRowsPerInsert;
+constexpr int64_t kReplayPage = 512;
+// Branch states kept between transactions: enough for the branches a host
+// appends to at a time, small enough that memory stays bounded.
+constexpr size_t kCachedBranches = 64;
+
+} // namespace
+
+std::span<const char *const> State::tables() const {
+  static const char *const kTables[] = {"state", "state_snapshots"};
+  return kTables;
+}
+
+void State::on_append(const log::Event &e) {
+  BranchState &b = branch_for(e);
+  bool affects = affects_state(e.type);
+  if (affects) apply(b.state, e, payloads_.get(e));
+  b.seq = e.seq;
+  b.event_id = e.id;
+  if (++b.since_snapshot >= kSnapshotEvery) {
+    snapshots_[{e.branch_no, e.seq}] = to_json(b.state);
+    b.since_snapshot = 0;
+  }
+  remember(e, affects);
+}
+
+void State::remember(const log::Event &e, bool affects) {
+  if (recent_.size() < kRecent) recent_.resize(kRecent);
+  Recent &r = recent_[recent_next_++ % kRecent];
+  r.session_no = e.session_no;
+  r.seq = e.seq;
+  // Only events that change the state need their payload for a replay.
+  r.type.assign(affects ? std::string_view(e.type) : std::string_view());
+  if (!affects) return;
+  r.id.assign(e.id);
+  r.payload.assign(e.payload);
+}
+
+State::BranchState &State::branch_for(const log::Event &e) {
+  if (auto it = branches_.find(e.branch_no); it != branches_.end()) return it->second;
+  if (std::optional<BranchState> cached = take_cached(e.branch_no))
+    return branches_.emplace(e.branch_no, std::move(*cached)).first->second;
+  BranchState b;
+  auto q = store_.statement(kSelectRow);
+  q->bind(1, e.branch_no);
+  if (q->executeStep()) {
+    b.session_no = q->getColumn(0).getInt64();
+    b.seq = q->getColumn(1).getInt64();
+    b.event_id = q->getColumn(2).getString();
+    b.since_snapshot = q->getColumn(3).getInt64();
+    b.state = from_json(q->getColumn(4).getString());
+  } else {
+    // A new branch (or a file from before this projection): it starts
+    // from the state right before e on e's path, i.e. at its fork point.
+    std::vector<log::Segment> path = log_.tree().path(e.branch_no, e.seq);
+    if (--path.back().last_seq < path.back().first_seq) path.pop_back();
+    Base start = replay(e.session_id, e.session_no, path);
+    b.session_no = e.session_no;
+    b.since_snapshot = start.since;
+    b.state = std::move(start.state);
+  }
+  return branches_.emplace(e.branch_no, std::move(b)).first->second;
+}
+
+std::optional<State::BranchState> State::take_cached(int64_t branch_no) {
+  auto it = cache_.find(branch_no);
+  if (it == cache_.end()) return std::nullopt;
+  BranchState b = std::move(it->second);
+  cache_.erase(it);
+  // The state is a function of the branch's leaf: while the stored row
+  // names the same leaf (no other connection appended, nothing rolled
+  // back), the cached state is the stored one, without parsing it.
+  auto q = store_.statement(kSelectLeaf);
+  q->bind(1, branch_no);
+  if (!q->executeStep() || q->getColumn(0).getInt64() != b.seq ||
+      q->getColumn(1).getString() != b.event_id)
+    return std::nullopt;
+  return b;
+}
+
+std::optional<State::Base> State::nearest_in(const log::Segment &seg) {
+  auto inside = [&](int64_t seq) { return seq >= seg.first_seq && seq <= seg.last_seq; };
+  std::optional<Base> best;
+  auto offer = [&](int64_t seq, int64_t since, auto &&state) {
+    if (inside(seq) && (!best || seq > best->seq)) best = Base{seq, since, state()};
+  };
+  if (auto it = branches_.find(seg.branch_no); it != branches_.end()) {
+    const BranchState &b = it->second;
+    offer(b.seq, b.since_snapshot, [&] { return b.state; });
+  } else {
+    auto q = store_.statement(kSelectRow);
+    q->bind(1, seg.branch_no);
+    if (q->executeStep())
+      offer(q->getColumn(1).getInt64(), q->getColumn(3).getInt64(),
+            [&] { return from_json(q->getColumn(4).getString()); });
+  }
+  auto pending = snapshots_.upper_bound({seg.branch_no, seg.last_seq});
+  if (pending != snapshots_.begin() && (--pending)->first.first == seg.branch_no)
+    offer(pending->first.second, 0, [&] { return from_json(pending->second); });
+  auto q = store_.statement(kNearestSnapshot);
+  q->bind(1, seg.branch_no);
+  q->bind(2, seg.first_seq);
+  q->bind(3, seg.last_seq);
+  if (q->executeStep())
+    offer(q->getColumn(0).getInt64(), 0, [&] { return from_json(q->getColumn(1).getString()); });
+  return best;
+}
+
+State::Base State::replay(const std::string &session_id, int64_t session_no,
+                          const std::vector<log::Segment> &path) {
+  Base b; // the empty state before the first event, unless a nearer one is found
+  size_t from = 0;
+  for (size_t i = path.size(); i-- > 0;) {
+    if (auto found = nearest_in(path[i])) {
+      b = std::move(*found);
+      from = i;
+      break;
+    }
+  }
+  for (size_t i = from; i < path.size(); ++i)
+    replay_range(session_id, session_no, std::max(path[i].first_seq, b.seq + 1), path[i].last_seq,
+                 b);
+  return b;
+}
+
+void State::fold(Base &b, const log::Event &e) {
+  apply(b.state, e, replay_parser_);
+  b.seq = e.seq;
+  ++b.since;
+}
+
+void State::replay_range(const std::string &session_id, int64_t session_no, int64_t from,
+                         int64_t to, Base &b) {
+  int64_t seq = from;
+  while (seq <= to) {
+    std::vector<log::Event> page = log_.read_session(session_id, seq, to, kReplayPage);
+    for (const log::Event &e : page) fold(b, e);
+    if (!page.empty()) seq = page.back().seq + 1;
+    if (int64_t(page.size()) == kReplayPage) continue;
+    // The rest was placed in this transaction and is not written yet.
+    for (; seq <= to; ++seq) fold_recent(b, session_no, seq);
+  }
+}
+
+void State::fold_recent(Base &b, int64_t session_no, int64_t seq) {
+  for (const Recent &r : recent_) {
+    if (r.session_no != session_no || r.seq != seq) continue;
+    log::Event e;
+    e.id = r.id;
+    e.type = r.type;
+    e.payload = r.payload;
+    e.seq = seq;
+    fold(b, e);
+    return;
+  }
+  throw Error(Code::kInternal, "state replay: event seq " + std::to_string(seq) +
+                                   " of session_no " + std::to_string(session_no) +
+                                   " is neither stored nor recent");
+}
+
+void State::flush() {
+  for (const auto &[no, b] : branches_) {
+    std::string json = to_json(b.state);
+    auto q = store_.statement(kUpsertRow);
+    q->bind(1, no);
+    q->bind(2, b.session_no);
+    q->bind(3, b.seq);
+    q->bindNoCopy(4, b.event_id);
+    q->bind(5, b.since_snapshot);
+    q->bindNoCopy(6, json);
+    q->exec();
+  }
+  for (const auto &[key, json] : snapshots_) {
+    auto q = store_.statement(kInsertSnapshot);
+    q->bind(1, key.first);
+    q->bind(2, key.second);
+    q->bindNoCopy(3, json);
+    q->exec();
+  }
+  if (cache_.size() + branches_.size() > kCachedBranches) cache_.clear();
+  for (auto &[no, b] : branches_) cache_.insert_or_assign(no, std::move(b));
+  discard();
+}
+
+void State::discard() {
+  branches_.clear();
+  snapshots_.clear();
+  for (Recent &r : recent_) r.session_no = 0; // no session has number 0
+}
+
+State::Current State::current(const std::string &session_id, const log::Branch &b) {
+  auto q = store_.statement(kSelectRow);
+  q->bind(1, b.no);
+  if (q->executeStep())
+    return {q->getColumn(1).getInt64(), q->getColumn(2).getString(), q->getColumn(4).getString()};
+  return {b.leaf_seq, b.leaf_event_id, to_json(at(session_id, b.session_no, b.no, b.leaf_seq))};
+}
+
+AgentState State::at(const std::string &session_id, int64_t session_no, int64_t branch_no,
+                     int64_t seq) {
+  return replay(session_id, session_no, log_.tree().path(branch_no, seq)).state;
+}
+
+} // namespace ctxdb::project

@@ -1,0 +1,112 @@
+// state.hpp — the state projection: the AgentState (agent_state.hpp) of
+// every branch, kept current as events are appended, plus snapshots so
+// that the state after any past event costs a bounded replay.
+//
+// Within a transaction each touched branch's state lives in memory and is
+// folded event by event; flush() writes it once (one row per branch), and
+// discard() forgets it. A new branch starts from the state at its fork
+// point on its parent's path. Every kSnapshotEvery events on a path a
+// snapshot row (branch_no, seq, state) is written, so time travel is the
+// nearest snapshot (or current row) at or before the event on its path,
+// plus a replay of at most about kSnapshotEvery events after it.
+#pragma once
+
+#include "log/event_log.hpp"
+#include "project/agent_state.hpp"
+#include "project/payload_cache.hpp"
+#include "project/projection.hpp"
+#include "store/store.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ctxdb::project {
+
+// A snapshot costs one serialized state (a few KB) per this many events on
+// a path, and bounds every time-travel replay to about this many events: at
+// 256, snapshots add well under 1% to the file for ~1 KB events, and a
+// replay reads a few hundred rows (about a millisecond), which keeps reads
+// cheap without making appends serialize the state often.
+inline constexpr int64_t kSnapshotEvery = 256;
+
+class State : public Projection {
+public:
+  State(store::Store &store, log::EventLog &log, PayloadCache &payloads)
+      : store_(store), log_(log), payloads_(payloads) {}
+
+  void on_append(const log::Event &e) override;
+  void flush() override;
+  void discard() override;
+  std::span<const char *const> tables() const override;
+
+  // A branch's current state as stored: the JSON of state.schema.json's
+  // "state", the seq and id of the last event folded. Replays the path when
+  // the branch has no row (a file from before this projection).
+  struct Current {
+    int64_t seq = 0;
+    std::string event_id;
+    std::string state_json;
+  };
+  Current current(const std::string &session_id, const log::Branch &b);
+  // The state right after event `seq` of branch_no's path.
+  AgentState at(const std::string &session_id, int64_t session_no, int64_t branch_no, int64_t seq);
+
+private:
+  struct BranchState {
+    AgentState state;
+    int64_t session_no = 0;
+    int64_t seq = 0; // the last event folded (the branch's leaf)
+    std::string event_id;
+    int64_t since_snapshot = 0; // events on the path since the nearest snapshot
+  };
+  // A state at `seq` on a path (seq 0: the empty state before the session's
+  // first event), `since` events after the nearest snapshot.
+  struct Base {
+    int64_t seq = 0;
+    int64_t since = 0;
+    AgentState state;
+  };
+  // An event of this transaction, with what apply() reads of it when it
+  // affects the state (type empty otherwise).
+  struct Recent {
+    int64_t session_no = 0;
+    int64_t seq = 0;
+    std::string id, type, payload;
+  };
+
+  BranchState &branch_for(const log::Event &e);
+  // A branch state flushed by an earlier transaction, if still current.
+  std::optional<BranchState> take_cached(int64_t branch_no);
+  void remember(const log::Event &e, bool affects);
+  // The latest stored or pending state within a segment of a path.
+  std::optional<Base> nearest_in(const log::Segment &seg);
+  // The state after the last event of `path`: the nearest state on it,
+  // then the events after that.
+  Base replay(const std::string &session_id, int64_t session_no,
+              const std::vector<log::Segment> &path);
+  void replay_range(const std::string &session_id, int64_t session_no, int64_t from, int64_t to,
+                    Base &b);
+  void fold_recent(Base &b, int64_t session_no, int64_t seq);
+  void fold(Base &b, const log::Event &e);
+
+  store::Store &store_;
+  log::EventLog &log_;
+  PayloadCache &payloads_;
+  simdjson::dom::parser replay_parser_; // replays must not disturb payloads_
+  // Per transaction: the touched branches and the snapshots to write, by
+  // (branch_no, seq).
+  std::unordered_map<int64_t, BranchState> branches_;
+  std::map<std::pair<int64_t, int64_t>, std::string> snapshots_;
+  // Branch states as the last transactions flushed them.
+  std::unordered_map<int64_t, BranchState> cache_;
+  // The latest events of this transaction, a ring whose strings keep their
+  // buffers: the log writes its rows a few at a time, so a replay inside
+  // the transaction may not find them yet.
+  std::vector<Recent> recent_;
+  size_t recent_next_ = 0;
+};
+
+} // namespace ctxdb::project

@@ -1,0 +1,327 @@
+#include "project/stats.hpp"
+
+#include "token/counter.hpp"
+#include "json/json_writer.hpp"
+
+#include <cstdio>
+#include <unordered_map>
+
+namespace ctxdb::project {
+
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+// The stats table's counter columns, in StatField order. Maxima add up
+// differently across sessions from the other counters.
+constexpr const char *kColumns[kStatFieldCount] = {
+    "events",
+    "user_prompts",
+    "assistant_messages",
+    "usage_input_tokens",
+    "usage_output_tokens",
+    "usage_cache_read_tokens",
+    "usage_cache_write_tokens",
+    "tool_calls",
+    "tool_results",
+    "tool_errors",
+    "tool_failures",
+    "tool_duration_count",
+    "tool_duration_total_ms",
+    "tool_duration_max_ms",
+    "latency_count",
+    "latency_total_ms",
+    "latency_max_ms",
+    "approvals_requested",
+    "approvals_granted",
+    "approvals_denied",
+    "compactions",
+    "compactions_failed",
+    "compaction_tokens_before",
+    "compaction_tokens_after",
+    "context_builds",
+    "context_used_tokens",
+    "errors",
+};
+
+bool is_max(size_t f) { return f == kToolDurationMaxMs || f == kLatencyMaxMs; }
+
+std::string column_list() {
+  std::string s;
+  for (const char *c : kColumns) s += std::string(",") + c;
+  return s;
+}
+
+// SQL built once from kColumns, kept for the statement cache (which keys on
+// the address of the text).
+const char *upsert_sql() {
+  static const std::string sql = [] {
+    std::string s = "INSERT OR REPLACE INTO stats(session_no" + column_list() + ") VALUES(?";
+    for (size_t i = 0; i < kStatFieldCount; ++i) s += ",?";
+    return s + ")";
+  }();
+  return sql.c_str();
+}
+
+const char *select_sql() {
+  static const std::string sql =
+      "SELECT " + column_list().substr(1) + " FROM stats WHERE session_no=?";
+  return sql.c_str();
+}
+
+// Every session's totals: sums, and maxima for the max columns.
+const char *totals_sql() {
+  static const std::string sql = [] {
+    std::string s = "SELECT COUNT(*)";
+    for (size_t i = 0; i < kStatFieldCount; ++i)
+      s += std::string(is_max(i) ? ",COALESCE(MAX(" : ",COALESCE(SUM(") + kColumns[i] + "),0)";
+    return s + " FROM stats";
+  }();
+  return sql.c_str();
+}
+
+int64_t int_field(object o, const char *key) {
+  int64_t n = 0;
+  if (o[key].get(n) || n < 0) return 0;
+  return n;
+}
+
+void add_duration(SessionStats &s, object p, const char *key, StatField count, StatField total,
+                  StatField max) {
+  int64_t ms = 0;
+  if (p[key].get(ms) || ms < 0) return;
+  ++s[count];
+  s[total] += ms;
+  s[max] = std::max(s[max], ms);
+}
+
+void on_assistant(SessionStats &s, object p) {
+  ++s[kAssistantMessages];
+  array content;
+  if (!p["content"].get(content)) {
+    for (element block : content) {
+      object b;
+      std::string_view type;
+      if (block.get(b) || b["type"].get(type)) continue;
+      if (type == "tool_call") ++s[kToolCalls];
+    }
+  }
+  object usage;
+  if (p["usage"].get(usage)) return;
+  s[kUsageInputTokens] += int_field(usage, "input_tokens");
+  s[kUsageOutputTokens] += int_field(usage, "output_tokens");
+  s[kUsageCacheReadTokens] += int_field(usage, "cache_read_tokens");
+  s[kUsageCacheWriteTokens] += int_field(usage, "cache_write_tokens");
+}
+
+void on_tool_result(SessionStats &s, object p, bool failed) {
+  if (failed) {
+    ++s[kToolFailures];
+  } else {
+    ++s[kToolResults];
+    bool is_error = false;
+    if (!p["is_error"].get(is_error) && is_error) ++s[kToolErrors];
+  }
+  add_duration(s, p, "duration_ms", kToolDurationCount, kToolDurationTotalMs, kToolDurationMaxMs);
+}
+
+using Handler = void (*)(SessionStats &, object);
+
+const std::unordered_map<std::string_view, Handler> &handlers() {
+  static const std::unordered_map<std::string_view, Handler> kHandlers = {
+      {"UserPromptSubmitted", [](SessionStats &s, object) { ++s[kUserPrompts]; }},
+      {"AssistantMessageCreated", on_assistant},
+      {"ToolCallFinished", [](SessionStats &s, object p) { on_tool_result(s, p, false); }},
+      {"ToolCallFailed", [](SessionStats &s, object p) { on_tool_result(s, p, true); }},
+      {"ApprovalRequested", [](SessionStats &s, object) { ++s[kApprovalsRequested]; }},
+      {"ApprovalGranted", [](SessionStats &s, object) { ++s[kApprovalsGranted]; }},
+      {"ApprovalDenied", [](SessionStats &s, object) { ++s[kApprovalsDenied]; }},
+      {"CompactionCompleted",
+       [](SessionStats &s, object p) {
+         ++s[kCompactions];
+         s[kCompactionTokensBefore] += int_field(p, "tokens_before");
+         s[kCompactionTokensAfter] += int_field(p, "tokens_after");
+       }},
+      {"CompactionFailed", [](SessionStats &s, object) { ++s[kCompactionsFailed]; }},
+      {"ContextBuilt",
+       [](SessionStats &s, object p) {
+         ++s[kContextBuilds];
+         s[kContextUsedTokens] += int_field(p, "used_tokens");
+       }},
+      {"ErrorRaised", [](SessionStats &s, object) { ++s[kErrors]; }},
+  };
+  return kHandlers;
+}
+
+// A ratio for output only (it is never stored), so printf's rounding is fine.
+void ratio(json::JsonWriter &w, int64_t num, int64_t den) {
+  if (den == 0) {
+    w.null();
+    return;
+  }
+  char buf[48];
+  int len = std::snprintf(buf, sizeof buf, "%.4f", double(num) / double(den));
+  std::string_view s(buf, size_t(len));
+  // Four decimals at most, without trailing zeros: 0.25, 21, 1.3333.
+  s = s.substr(0, s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.remove_suffix(1);
+  w.raw(s);
+}
+
+void timing(json::JsonWriter &w, const char *key, const SessionStats &s, StatField count,
+            StatField total, StatField max) {
+  w.key(key).begin_object().field("count", s[count]).field("total", s[total]).field("max", s[max]);
+  w.key("mean");
+  ratio(w, s[total], s[count]);
+  w.end_object();
+}
+
+// The tokens of the messages projection's rows, by role.
+struct Counted {
+  std::string counter;
+  int64_t user = 0, assistant = 0, tool = 0, summary = 0;
+};
+
+constexpr char kCountedOne[] = "SELECT role,SUM(tokens),MIN(token_counter),MAX(token_counter) "
+                               "FROM messages WHERE session_no=? GROUP BY role";
+constexpr char kCountedAll[] = "SELECT role,SUM(tokens),MIN(token_counter),MAX(token_counter) "
+                               "FROM messages GROUP BY role";
+
+Counted counted(store::Store &store, std::optional<int64_t> session_no) {
+  auto q = store.statement(session_no ? kCountedOne : kCountedAll);
+  if (session_no) q->bind(1, *session_no);
+  Counted c;
+  while (q->executeStep()) {
+    std::string role = q->getColumn(0).getString();
+    int64_t n = q->getColumn(1).getInt64();
+    (role == "user"        ? c.user
+     : role == "assistant" ? c.assistant
+     : role == "tool"      ? c.tool
+                           : c.summary) += n;
+    // Counts by different counters cannot be added up silently.
+    for (int col : {2, 3}) {
+      std::string name = q->getColumn(col).getString();
+      c.counter = c.counter.empty() || c.counter == name ? name : "mixed";
+    }
+  }
+  if (c.counter.empty()) c.counter = token::default_counter().name();
+  return c;
+}
+
+std::string write_stats(const SessionStats &s, const Counted &c, std::string_view session_id,
+                        int64_t sessions) {
+  json::JsonWriter w;
+  w.begin_object().key("session_id");
+  session_id.empty() ? w.null() : w.value(session_id);
+  w.field("sessions", sessions).field("events", s[kEvents]);
+  w.key("messages")
+      .begin_object()
+      .field("user", s[kUserPrompts])
+      .field("assistant", s[kAssistantMessages])
+      .end_object();
+  w.key("tokens").begin_object().key("counted").begin_object().field("counter", c.counter);
+  w.field("user", c.user)
+      .field("assistant", c.assistant)
+      .field("tool", c.tool)
+      .field("summary", c.summary)
+      .field("total", c.user + c.assistant + c.tool + c.summary)
+      .end_object();
+  w.key("usage")
+      .begin_object()
+      .field("input", s[kUsageInputTokens])
+      .field("output", s[kUsageOutputTokens])
+      .field("cache_read", s[kUsageCacheReadTokens])
+      .field("cache_write", s[kUsageCacheWriteTokens])
+      .end_object()
+      .end_object();
+  w.key("tools")
+      .begin_object()
+      .field("calls", s[kToolCalls])
+      .field("results", s[kToolResults])
+      .field("errors", s[kToolErrors])
+      .field("failures", s[kToolFailures]);
+  timing(w, "duration_ms", s, kToolDurationCount, kToolDurationTotalMs, kToolDurationMaxMs);
+  w.end_object();
+  timing(w, "latency_ms", s, kLatencyCount, kLatencyTotalMs, kLatencyMaxMs);
+  w.key("approvals")
+      .begin_object()
+      .field("requested", s[kApprovalsRequested])
+      .field("granted", s[kApprovalsGranted])
+      .field("denied", s[kApprovalsDenied])
+      .end_object();
+  w.key("compactions")
+      .begin_object()
+      .field("completed", s[kCompactions])
+      .field("failed", s[kCompactionsFailed])
+      .field("tokens_before", s[kCompactionTokensBefore])
+      .field("tokens_after", s[kCompactionTokensAfter])
+      .key("ratio");
+  ratio(w, s[kCompactionTokensAfter], s[kCompactionTokensBefore]);
+  w.end_object();
+  w.key("context")
+      .begin_object()
+      .field("builds", s[kContextBuilds])
+      .field("used_tokens", s[kContextUsedTokens])
+      .end_object();
+  w.field("errors", s[kErrors]).end_object();
+  return w.take();
+}
+
+} // namespace
+
+std::span<const char *const> Stats::tables() const {
+  static const char *const kTables[] = {"stats"};
+  return kTables;
+}
+
+SessionStats &Stats::session_for(int64_t session_no) {
+  if (auto it = sessions_.find(session_no); it != sessions_.end()) return it->second;
+  SessionStats s;
+  auto q = store_.statement(select_sql());
+  q->bind(1, session_no);
+  if (q->executeStep())
+    for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i)).getInt64();
+  return sessions_.emplace(session_no, std::move(s)).first->second;
+}
+
+void Stats::on_append(const log::Event &e) {
+  SessionStats &s = session_for(e.session_no);
+  ++s[kEvents];
+  auto h = handlers().find(e.type);
+  if (h == handlers().end()) return;
+  object p;
+  if (payloads_.get(e).get(p)) return;
+  h->second(s, p);
+  // Hosts may time any event (a model call, a compile); core types only, as
+  // the payloads of others are not ours to read.
+  add_duration(s, p, "latency_ms", kLatencyCount, kLatencyTotalMs, kLatencyMaxMs);
+}
+
+void Stats::flush() {
+  for (const auto &[no, s] : sessions_) {
+    auto q = store_.statement(upsert_sql());
+    q->bind(1, no);
+    for (size_t i = 0; i < kStatFieldCount; ++i) q->bind(int(i) + 2, s.v[i]);
+    q->exec();
+  }
+  sessions_.clear();
+}
+
+void Stats::discard() { sessions_.clear(); }
+
+std::string Stats::get_json(std::optional<int64_t> session_no, std::string_view session_id) {
+  if (session_no) {
+    SessionStats s = session_for(*session_no); // a copy: reads must leave no cache behind
+    sessions_.clear();
+    return write_stats(s, counted(store_, session_no), session_id, 1);
+  }
+  auto q = store_.statement(totals_sql());
+  q->executeStep();
+  SessionStats s;
+  for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i) + 1).getInt64();
+  return write_stats(s, counted(store_, std::nullopt), {}, q->getColumn(0).getInt64());
+}
+
+} // namespace ctxdb::project

@@ -1,0 +1,82 @@
+// stats.hpp — the stats projection: per-session counters of tokens, tool
+// calls and failures, approvals, compactions and latencies (DESIGN §2).
+//
+// Within a transaction each touched session's counters live in memory;
+// flush() writes one row per session, discard() forgets them. Token counts
+// of message texts come from the messages projection, which counts each
+// message once at append with the counter it names: stats sums them when
+// read, so no text is counted twice.
+#pragma once
+
+#include "log/event_log.hpp"
+#include "project/payload_cache.hpp"
+#include "project/projection.hpp"
+#include "store/store.hpp"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace ctxdb::project {
+
+// The counters, in the order of the stats table's columns after counter.
+enum StatField : size_t {
+  kEvents,
+  kUserPrompts,
+  kAssistantMessages,
+  kUsageInputTokens,
+  kUsageOutputTokens,
+  kUsageCacheReadTokens,
+  kUsageCacheWriteTokens,
+  kToolCalls,
+  kToolResults,
+  kToolErrors,
+  kToolFailures,
+  kToolDurationCount,
+  kToolDurationTotalMs,
+  kToolDurationMaxMs,
+  kLatencyCount,
+  kLatencyTotalMs,
+  kLatencyMaxMs,
+  kApprovalsRequested,
+  kApprovalsGranted,
+  kApprovalsDenied,
+  kCompactions,
+  kCompactionsFailed,
+  kCompactionTokensBefore,
+  kCompactionTokensAfter,
+  kContextBuilds,
+  kContextUsedTokens,
+  kErrors,
+  kStatFieldCount
+};
+
+struct SessionStats {
+  std::array<int64_t, kStatFieldCount> v{};
+  int64_t &operator[](StatField f) { return v[f]; }
+  int64_t operator[](StatField f) const { return v[f]; }
+};
+
+class Stats : public Projection {
+public:
+  Stats(store::Store &store, PayloadCache &payloads) : store_(store), payloads_(payloads) {}
+
+  void on_append(const log::Event &e) override;
+  void flush() override;
+  void discard() override;
+  std::span<const char *const> tables() const override;
+
+  // schema/json/stats.schema.json for one session (zeros when it has no
+  // row yet), or the totals of every session when session_no is nullopt.
+  std::string get_json(std::optional<int64_t> session_no, std::string_view session_id);
+
+private:
+  SessionStats &session_for(int64_t session_no);
+
+  store::Store &store_;
+  PayloadCache &payloads_;
+  std::unordered_map<int64_t, SessionStats> sessions_; // this transaction's
+};
+
+} // namespace ctxdb::project

@@ -1,0 +1,275 @@
+// The state projection through the engine: the state of each branch, what a
+// rejected op leaves behind (nothing), forks, time travel and snapshots.
+#include "engine.hpp"
+#include "project/rebuild.hpp"
+#include "test_util.hpp"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <string>
+#include <vector>
+
+using namespace ctxdb;
+using test::code_of;
+
+namespace {
+
+struct Stored {
+  std::string id, branch_id, parent_id;
+};
+
+Stored stored(const std::string &json) {
+  simdjson::dom::parser p;
+  simdjson::dom::element e = p.parse(json);
+  Stored s;
+  s.id = std::string(e["id"].get_string().value());
+  s.branch_id = std::string(e["branch_id"].get_string().value());
+  std::string_view parent;
+  if (!e["parent_id"].get(parent)) s.parent_id = parent;
+  return s;
+}
+
+// Appends one event; `envelope` adds fields such as "parent_id":"…".
+Stored add(Engine &db, const std::string &session, const std::string &type,
+           const std::string &payload, const std::string &envelope = "") {
+  return stored(db.append(session, R"({"type":")" + type + R"(","actor":"agent","payload":)" +
+                                       payload + (envelope.empty() ? "" : "," + envelope) + "}"));
+}
+
+std::string state_of(Engine &db, const std::string &session, const std::string &branch = "main") {
+  return db.state(session, branch, std::nullopt);
+}
+
+std::vector<std::string> strings_at(const std::string &doc, const char *pointer,
+                                    const char *field) {
+  simdjson::dom::parser p;
+  std::vector<std::string> out;
+  simdjson::dom::element root = p.parse(doc);
+  simdjson::dom::array list = root.at_pointer(pointer).get_array();
+  for (simdjson::dom::element item : list) out.emplace_back(item[field].get_string().value());
+  return out;
+}
+
+// A checksum of every table in the file, read through a second connection.
+std::string file_digest(const std::string &path) {
+  store::Store s(path, store::Config{});
+  SQLite::Statement q(s.db(), "SELECT name FROM sqlite_master WHERE type='table' AND "
+                              "name NOT LIKE 'sqlite_%' ORDER BY name");
+  std::string all;
+  while (q.executeStep()) {
+    int64_t rows = 0;
+    std::string table = q.getColumn(0).getString();
+    all += table + ":" + project::table_checksum(s, table, rows) + "\n";
+  }
+  return all;
+}
+
+int64_t sql_int(const std::string &path, const std::string &sql) {
+  store::Store s(path, store::Config{});
+  return s.db().execAndGet(sql).getInt64();
+}
+
+const char *kSession = R"({"id":"s","payload":{"agent_id":"a"}})";
+
+} // namespace
+
+TEST_CASE("state: the main branch folds prompts, ops, decisions, files and tools") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(kSession);
+  Stored prompt = add(db, "s", "UserPromptSubmitted", R"({"text":"fix it"})");
+  Stored ops = add(db, "s", "StateUpdated",
+                   R"({"ops":[{"op":"set_plan","steps":["look","fix"]},
+                       {"op":"add_fact","content":"flaky","confidence":0.5}]})");
+  add(db, "s", "FileWritten", R"({"path":"src/a.c"})");
+  add(db, "s", "AssistantMessageCreated",
+      R"({"content":[{"type":"tool_call","id":"c1","name":"sh","args":{}}]})");
+  std::string doc = state_of(db, "s");
+  simdjson::dom::parser p;
+  simdjson::dom::element s = p.parse(doc)["state"];
+  CHECK(s["goal"]["request"]["event_id"].get_string().value() == prompt.id);
+  CHECK(s["plan"]["steps"].get_array().size() == 2);
+  CHECK(s["facts"].at(0)["event_id"].get_string().value() == ops.id);
+  CHECK(s["files"]["modified"].at(0)["path"].get_string().value() == "src/a.c");
+  CHECK(s["tool_state"]["pending"].at(0)["id"].get_string().value() == "c1");
+  CHECK(p.parse(doc)["seq"].get_int64().value() == 5);
+  // The same document by branch id, and as time travel to the leaf.
+  std::string main_id(p.parse(doc)["branch_id"].get_string().value());
+  CHECK(db.state("s", main_id, std::nullopt) == doc);
+  std::string leaf(p.parse(doc)["event_id"].get_string().value());
+  CHECK(db.state("s", std::nullopt, leaf) == doc);
+}
+
+TEST_CASE("state: errors name what was wrong") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(kSession);
+  db.session_create(R"({"id":"t","payload":{"agent_id":"a"}})");
+  Stored other = add(db, "t", "Note", "{}");
+  CHECK(code_of([&] { db.state("nope", std::nullopt, std::nullopt); }) == Code::kNotFound);
+  CHECK(code_of([&] { db.state("s", "nobranch", std::nullopt); }) == Code::kNotFound);
+  CHECK(code_of([&] { db.state("s", std::nullopt, "evt_missing"); }) == Code::kNotFound);
+  CHECK(code_of([&] { db.state("s", "main", other.id); }) == Code::kInvalidArg);
+  try {
+    db.state("s", std::nullopt, other.id);
+    FAIL("an event of another session was accepted");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kInvalidArg);
+    CHECK(std::string(e.what()).find("belongs to session 't'") != std::string::npos);
+  }
+  CHECK(code_of([&] { db.stats("nope"); }) == Code::kNotFound);
+}
+
+TEST_CASE("state: a rejected op leaves every table as it was") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db(path, "");
+  db.session_create(kSession);
+  add(db, "s", "StateUpdated", R"({"ops":[{"op":"set_plan","steps":["a"]}]})");
+  std::string before = file_digest(path);
+  std::string state_before = state_of(db, "s");
+  struct Case {
+    const char *payload, *message;
+  } cases[] = {
+      {R"({"ops":[{"op":"set_step","step":1}]})", "ops[0] (set_step): step 1 is outside the plan"},
+      {R"({"ops":[{"op":"add_fact","content":"x"},{"op":"resolve_question","id":"q9"}]})",
+       "ops[1] (resolve_question): question 'q9' is not open"},
+      {R"({"ops":[{"op":"add_constraint"}]})", "missing required field 'text'"},
+      {R"({"ops":[{"op":"set_step","step":"0"}]})", "payload.ops[0].step"},
+      {R"({"ops":[{"op":"set_task","text":"t","typo":1}]})", "unknown field 'payload.ops[0].typo'"},
+  };
+  for (const Case &c : cases) {
+    INFO(c.payload);
+    try {
+      add(db, "s", "StateUpdated", c.payload);
+      FAIL("accepted");
+    } catch (const Error &e) {
+      CHECK(e.code() == Code::kInvalidArg);
+      CHECK(std::string(e.what()).find(c.message) != std::string::npos);
+    }
+    // In a batch, the good events before the bad one go too.
+    std::string batch = R"({"type":"FileWritten","actor":"a","payload":{"path":"x"}})"
+                        "\n"
+                        R"({"type":"StateUpdated","actor":"a","payload":)" +
+                        std::string(c.payload) + "}";
+    CHECK(code_of([&] { db.append_batch("s", batch); }) == Code::kInvalidArg);
+    CHECK(file_digest(path) == before);
+    CHECK(state_of(db, "s") == state_before);
+  }
+  // The projection kept nothing of the failed appends in memory either.
+  add(db, "s", "StateUpdated", R"({"ops":[{"op":"set_task","text":"t"}]})");
+  CHECK(strings_at(state_of(db, "s"), "/state/files/modified", "path").empty());
+}
+
+TEST_CASE("state: a fork inherits its fork point; siblings and ancestors stay apart") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(kSession);
+  add(db, "s", "StateUpdated", R"({"ops":[{"op":"add_fact","content":"base"}]})");
+  Stored fork_point = add(db, "s", "FileWritten", R"({"path":"base.c"})");
+  add(db, "s", "FileWritten", R"({"path":"main-only.c"})");
+  std::string main_before = state_of(db, "s");
+  // An implicit fork (parent is not a leaf) and a named BranchCreated one.
+  Stored a =
+      add(db, "s", "FileWritten", R"({"path":"a.c"})", R"("parent_id":")" + fork_point.id + R"(")");
+  Stored b = add(db, "s", "BranchCreated",
+                 R"({"fork_event_id":")" + fork_point.id + R"(","kind":"what_if","name":"b"})");
+  add(db, "s", "StateUpdated", R"({"ops":[{"op":"add_fact","content":"only b"}]})",
+      R"("branch_id":"b")");
+  add(db, "s", "FileWritten", R"({"path":"a2.c"})", R"("branch_id":")" + a.branch_id + R"(")");
+  CHECK(a.branch_id != b.branch_id);
+  CHECK(state_of(db, "s") == main_before); // invariant 9
+  auto files_a = strings_at(state_of(db, "s", a.branch_id), "/state/files/modified", "path");
+  auto files_b = strings_at(state_of(db, "s", "b"), "/state/files/modified", "path");
+  CHECK(files_a == std::vector<std::string>{"a.c", "a2.c", "base.c"});
+  CHECK(files_b == std::vector<std::string>{"base.c"});
+  CHECK(strings_at(state_of(db, "s", "b"), "/state/facts", "content") ==
+        std::vector<std::string>{"base", "only b"});
+  CHECK(strings_at(state_of(db, "s", a.branch_id), "/state/facts", "content") ==
+        std::vector<std::string>{"base"});
+  // A rule is checked against the branch's own state: q is open only on b.
+  add(db, "s", "StateUpdated", R"({"ops":[{"op":"open_question","text":"?","id":"q"}]})",
+      R"("branch_id":"b")");
+  CHECK(code_of([&] {
+          add(db, "s", "StateUpdated", R"({"ops":[{"op":"resolve_question","id":"q"}]})",
+              R"("branch_id":")" + a.branch_id + R"(")");
+        }) == Code::kInvalidArg);
+  add(db, "s", "StateUpdated", R"({"ops":[{"op":"resolve_question","id":"q"}]})",
+      R"("branch_id":"b")");
+  CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+}
+
+TEST_CASE("state: a fork inside a batch starts from events not yet written") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(kSession);
+  std::string batch;
+  for (int i = 0; i < 40; ++i)
+    batch += R"({"id":"e)" + std::to_string(i) +
+             R"(","type":"FileWritten","actor":"a","payload":{"path":"f)" + std::to_string(i) +
+             R"("}})" + "\n";
+  // Forks at events 38 (not yet written when the fork is placed) and 5.
+  batch += R"({"type":"Note","actor":"a","payload":{},"parent_id":"e38"})"
+           "\n";
+  batch += R"({"type":"Note","actor":"a","payload":{},"parent_id":"e5"})"
+           "\n";
+  db.append_batch("s", batch);
+  int64_t cursor = 0;
+  std::vector<Stored> events;
+  for (const std::string &row : db.events_page("s", cursor, -1, 100)) events.push_back(stored(row));
+  REQUIRE(events.size() == 43);
+  CHECK(
+      strings_at(state_of(db, "s", events[41].branch_id), "/state/files/modified", "path").size() ==
+      39);
+  CHECK(
+      strings_at(state_of(db, "s", events[42].branch_id), "/state/files/modified", "path").size() ==
+      6);
+  CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+}
+
+TEST_CASE("state: long branches get snapshots, and time travel reads them") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db(path, "");
+  db.session_create(kSession);
+  std::string batch;
+  for (int i = 0; i < 1000; ++i)
+    batch += R"({"type":"StateUpdated","actor":"a","payload":{"ops":[{"op":"set_task","text":"t)" +
+             std::to_string(i) + R"("}]}})" + "\n";
+  db.append_batch("s", batch);
+  int64_t snapshots = sql_int(path, "SELECT COUNT(*) FROM state_snapshots");
+  CHECK(snapshots == 1001 / project::kSnapshotEvery);
+  int64_t first = sql_int(path, "SELECT MIN(seq) FROM state_snapshots");
+  CHECK(first == project::kSnapshotEvery);
+  // Time travel to just after the first snapshot starts from it: a changed
+  // snapshot shows (and only rebuild --check objects).
+  int64_t cursor = first;
+  Stored after = stored(db.events_page("s", cursor, -1, 1).at(0));
+  std::string honest = db.state("s", std::nullopt, after.id);
+  {
+    store::Store s(path, store::Config{});
+    s.db().exec(R"(UPDATE state_snapshots SET state=replace(state,'"user_goal":null',)"
+                R"('"user_goal":{"text":"tampered","event_id":"x"}') WHERE seq=)" +
+                std::to_string(first));
+  }
+  std::string travelled = db.state("s", std::nullopt, after.id);
+  CHECK(travelled != honest);
+  CHECK(code_of([&] { db.rebuild(R"({"check":true})"); }) == Code::kCheckFailed);
+  db.rebuild("");
+  CHECK(db.state("s", std::nullopt, after.id) == honest);
+}
+
+TEST_CASE("state: appends through another connection are folded in, not overwritten") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine a(path, "");
+  a.session_create(kSession);
+  add(a, "s", "FileWritten", R"({"path":"one"})");
+  Engine b(path, "");
+  add(b, "s", "FileWritten", R"({"path":"two"})");
+  add(a, "s", "FileWritten", R"({"path":"three"})"); // a's cached state is stale here
+  CHECK(strings_at(state_of(b, "s"), "/state/files/modified", "path") ==
+        std::vector<std::string>{"one", "three", "two"});
+  CHECK(a.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+}
