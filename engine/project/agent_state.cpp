@@ -171,6 +171,9 @@ void op_add_constraint(AgentState &s, const Op &op) {
   add_unique(*list, text, op.e.id);
 }
 
+// The earlier sources a re-confirmed fact keeps, newest last.
+constexpr size_t kMaxFactSources = 8;
+
 void op_add_fact(AgentState &s, const Op &op) {
   Fact f;
   f.content = op.text("content");
@@ -182,6 +185,23 @@ void op_add_fact(AgentState &s, const Op &op) {
   }
   f.source_refs = op.guarded([&] { return opt_strings(op.o, "source_refs"); });
   f.event_id = op.e.id;
+  // Facts are a set: stating one again re-confirms it (new confidence, the
+  // newest event, its sources joined up to a bound) rather than growing the
+  // state that every bundle and snapshot carries.
+  for (Fact &known : s.facts) {
+    if (known.content != f.content) continue;
+    known.confidence = std::move(f.confidence);
+    if (known.event_id != f.event_id) known.source_refs.push_back(known.event_id);
+    for (std::string &ref : f.source_refs)
+      if (std::find(known.source_refs.begin(), known.source_refs.end(), ref) ==
+          known.source_refs.end())
+        known.source_refs.push_back(std::move(ref));
+    if (known.source_refs.size() > kMaxFactSources)
+      known.source_refs.erase(known.source_refs.begin(),
+                              known.source_refs.end() - ptrdiff_t(kMaxFactSources));
+    known.event_id = f.event_id;
+    return;
+  }
   s.facts.push_back(std::move(f));
 }
 

@@ -44,16 +44,19 @@ constexpr size_t kHashChunk = 1 << 16;
 
 } // namespace
 
-// The order rows are hashed in: the primary key, which every derived table
-// has and its b-tree already keeps (ordering by every column made SQLite
-// sort each table); rowid for a table without one.
+// The order rows are hashed in: the primary key when the table declares
+// one (its b-tree's own order, so no sort); otherwise every column, since
+// a rowid is not part of a row and a replay may insert in another order.
 std::string key_order(store::Store &store, const std::string &table) {
-  SQLite::Statement q(store.db(), "SELECT name FROM pragma_table_info(?) WHERE pk>0 ORDER BY pk");
+  SQLite::Statement q(store.db(), "SELECT name,pk FROM pragma_table_info(?) ORDER BY pk,cid");
   q.bind(1, table);
-  std::string order;
-  while (q.executeStep())
-    order += (order.empty() ? "\"" : ",\"") + q.getColumn(0).getString() + "\"";
-  return order.empty() ? "rowid" : order;
+  std::string key, all;
+  while (q.executeStep()) {
+    std::string column = "\"" + q.getColumn(0).getString() + "\"";
+    all += (all.empty() ? "" : ",") + column;
+    if (q.getColumn(1).getInt() > 0) key += (key.empty() ? "" : ",") + column;
+  }
+  return key.empty() ? all : key;
 }
 
 std::string table_checksum(store::Store &store, const std::string &table, int64_t &rows) {

@@ -141,6 +141,27 @@ TEST_CASE("constraints, facts with source refs, questions and decisions") {
   round_trips(s);
 }
 
+TEST_CASE("a fact stated again is re-confirmed, not repeated") {
+  AgentState s;
+  std::string first = fold(s, "StateUpdated", ops(R"({"op":"add_fact","content":"flaky",
+      "confidence":0.5,"source_refs":["evt_log"]})"));
+  std::string again = fold(s, "StateUpdated", ops(R"({"op":"add_fact","content":"flaky",
+      "confidence":0.9,"source_refs":["evt_log","evt_ci"]})"));
+  REQUIRE(s.facts.size() == 1);
+  CHECK(s.facts[0].confidence == "0.9");
+  CHECK(s.facts[0].event_id == again);
+  CHECK(s.facts[0].source_refs == std::vector<std::string>{"evt_log", first, "evt_ci"});
+  // The sources it keeps are bounded, newest last.
+  std::string last;
+  for (int i = 0; i < 20; ++i)
+    last = fold(s, "StateUpdated", ops(R"({"op":"add_fact","content":"flaky"})"));
+  REQUIRE(s.facts.size() == 1);
+  CHECK(s.facts[0].source_refs.size() == 8);
+  CHECK(s.facts[0].event_id == last);
+  CHECK(s.facts[0].source_refs.back() != last); // its own event is event_id, not a source
+  round_trips(s);
+}
+
 TEST_CASE("files read and modified, by path") {
   AgentState s;
   fold(s, "FileRead", R"({"path":"b.c"})");
