@@ -396,6 +396,21 @@ CTXDB_API int ctxdb_files_list(ctxdb_db *db, const char *session_id, size_t id_l
                      &ctxdb::Engine::files);
 }
 
+CTXDB_API int ctxdb_state_get(ctxdb_db *db, const char *session_id, size_t id_len,
+                              const char *query_json, size_t len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.state_query(id_arg(session_id, id_len, "session_id"),
+                         arg(query_json, len, "query_json"));
+  });
+}
+
+CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                              size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.stats(opt_id_arg(session_id, id_len, "session_id"));
+  });
+}
+
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {

@@ -299,6 +299,28 @@ CTXDB_API int ctxdb_tool_calls_list(ctxdb_db *db, const char *session_id, size_t
 CTXDB_API int ctxdb_files_list(ctxdb_db *db, const char *session_id, size_t id_len,
                                const char *branch, size_t branch_len, char **out, size_t *out_len);
 
+/* ---- state and stats --------------------------------------------------- */
+
+/* The agent state of a session (state.schema.json): {"session_id",
+ * "branch_id", "seq", "event_id", "state": {"goal", "plan", "constraints",
+ * "facts", "decisions", "open_questions", "resolved_questions", "files",
+ * "tool_state", "last_compaction_id"}}, the state right after event_id (at
+ * seq) on branch_id. query_json (state_query.schema.json; NULL/0 is {}:
+ * main's current state): {"branch_id"?: a branch id or a name unique in the
+ * session, "at"?: an event id of the session -- the state right after it,
+ * on its own branch}. An unknown session, branch or event is
+ * CTXDB_NOT_FOUND; branch_id and at together, a name two branches share, an
+ * event of another session or an unknown field CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_state_get(ctxdb_db *db, const char *session_id, size_t id_len,
+                              const char *query_json, size_t len, char **out, size_t *out_len);
+
+/* The stats of one session (stats.schema.json): counts of events, messages,
+ * tool calls, approvals, compactions and errors, tokens, latencies. With
+ * session_id NULL (id_len 0), the totals of every session ("session_id":
+ * null). Unknown session: CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                              size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -223,6 +223,29 @@ public:
     return branch_view(ctxdb_files_list, session_id, branch);
   }
 
+  // ---- state and stats ----
+
+  // The agent state; query e.g. {"branch_id":"alt"} or {"at":"evt_..."}
+  // (empty: main's current state).
+  std::string state(std::string_view session_id, std::string_view query = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_state_get(db_, session_id.data(), session_id.size(), query.data(),
+                                  query.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // One session's stats; no session: every session's totals.
+  std::string stats(std::optional<std::string_view> session_id = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    // "" stays non-NULL (an error: empty id); only nullopt means all.
+    const char *id = session_id ? (session_id->empty() ? "" : session_id->data()) : nullptr;
+    detail::check(ctxdb_stats_get(db_, id, session_id ? session_id->size() : 0, &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   std::string verify(std::optional<std::string_view> session_id = {}) {
     char *out = nullptr;
     size_t n = 0;

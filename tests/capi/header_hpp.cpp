@@ -92,6 +92,16 @@ int main() {
     CHECK(code_of([&] { db.tool_calls("ses_x", ""); }) == CTXDB_INVALID_ARG);
     CHECK(code_of([&] { db.files("ses_nope"); }) == CTXDB_NOT_FOUND);
 
+    // State and stats.
+    CHECK(db.state("ses_x").find(R"("state":{"goal":)") != std::string::npos);
+    CHECK(db.state("ses_x", R"({"branch_id":"b"})").find(R"("branch_id":"b1")") !=
+          std::string::npos);
+    CHECK(db.stats("ses_x").find(R"("session_id":"ses_x")") != std::string::npos);
+    CHECK(db.stats().find(R"("session_id":null)") != std::string::npos);
+    CHECK(code_of([&] { db.state("ses_x", R"({"colour":1})"); }) == CTXDB_INVALID_ARG);
+    CHECK(code_of([&] { db.state("ses_x", "{"); }) == CTXDB_INVALID_JSON);
+    CHECK(code_of([&] { db.stats("ses_nope"); }) == CTXDB_NOT_FOUND);
+
     CHECK(code_of([&] { db.session_get("ses_nope"); }) == CTXDB_NOT_FOUND);
     CHECK(code_of([&] { db.append("ses_x", "{"); }) == CTXDB_INVALID_JSON);
     CHECK(code_of([&] { db.append("ses_x", R"({"actor":"a","payload":{}})"); }) ==

@@ -1841,6 +1841,187 @@ static void test_views(void) {
 }
 
 /* ===========================================================================
+ * state and stats
+ * ======================================================================== */
+
+/* The state a query (NULL: none) gives, which must succeed. */
+static char *ok_state_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                         const char *query) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_state_get(db, sid, slen(sid), query, slen(query), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_state_get", rc, out, n);
+}
+#define OK_STATE(db, sid, query) ok_state_at(F, db, sid, query)
+
+/* Checks where a state stands: its branch_id, event_id and seq. */
+static void state_is_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                        const char *query, const char *branch_id, const char *event_id,
+                        int64_t seq) {
+  char desc[400], *st = ok_state_at(file, line, db, sid, query);
+  snprintf(desc, sizeof desc, "the state of %s stands at %s/%s (seq %lld): %.200s",
+           query ? query : "NULL", branch_id, event_id, (long long)seq, st ? st : "(failed)");
+  check_at(st && jstr_eq(st, "session_id", sid) && jstr_eq(st, "branch_id", branch_id) &&
+               jstr_eq(st, "event_id", event_id) && jnum(st, "seq") == seq,
+           file, line, desc);
+  ctxdb_free(st);
+}
+#define STATE_IS(db, sid, query, branch_id, event_id, seq)                                         \
+  state_is_at(F, db, sid, query, branch_id, event_id, seq)
+
+static void state_fails_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                           const char *query, int want, const char *mention) {
+  write_fails_at(file, line, "ctxdb_state_get", ctxdb_state_get, db, sid, slen(sid), query,
+                 slen(query), 0, want, mention);
+}
+#define STATE_FAILS(db, sid, query, want, mention) state_fails_at(F, db, sid, query, want, mention)
+
+static void test_state_happy(ctxdb_db *db) {
+  const char *sid = "ses_s";
+  char *st, *state, *goal, *plan, *facts, *s2;
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_s','event_id':'s0','payload':{'agent_id':'a'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'UserPromptSubmitted','actor':'user','id':'s1',"
+                         "'payload':{'text':'fix it'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'StateUpdated','actor':'agent','id':'s2','payload':{'ops':["
+                         "{'op':'set_plan','steps':['look','fix']},"
+                         "{'op':'add_fact','content':'flaky','confidence':0.5}]}}")));
+  ctxdb_free(OK_APPEND(
+      db, sid, Q("{'type':'FileWritten','actor':'host','id':'s3','payload':{'path':'a.c'}}")));
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'s1','name':'alt','id':'alt1'}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'StateUpdated','actor':'agent','id':'a1','branch_id':'alt',"
+                         "'payload':{'ops':[{'op':'set_task','text':'another way'}]}}")));
+
+  /* main's current state: NULL, "" and {} all mean it. */
+  STATE_IS(db, sid, NULL, "s0", "s3", 4);
+  STATE_IS(db, sid, "{}", "s0", "s3", 4);
+  STATE_IS(db, sid, Q("{'branch_id':'main'}"), "s0", "s3", 4);
+  {
+    char *out = SENT;
+    size_t n = SENT_LEN;
+    CHECK_RC(ctxdb_state_get(db, sid, 5, "", 0, &out, &n), CTXDB_OK);
+    CHECK(out != SENT && jstr_eq(out, "event_id", "s3"));
+    if (out != SENT) ctxdb_free(out);
+  }
+  st = OK_STATE(db, sid, NULL);
+  state = st ? jraw(st, "state") : NULL;
+  goal = state ? jraw(state, "goal") : NULL;
+  plan = state ? jraw(state, "plan") : NULL;
+  facts = state ? jraw(state, "facts") : NULL;
+  CHECK(goal && strstr(goal, Q("'request':{'text':'fix it','event_id':'s1'}")) != NULL);
+  CHECK(plan && strstr(plan, Q("{'text':'look','status':'in_progress'}")) != NULL);
+  CHECK(facts && strstr(facts, Q("'content':'flaky','confidence':0.5")) != NULL);
+  CHECK(state && strstr(state, Q("'modified':[{'path':'a.c'")) != NULL);
+  free(goal);
+  free(plan);
+  free(facts);
+  free(state);
+  ctxdb_free(st);
+
+  /* A branch by name or id; time travel to an event. */
+  STATE_IS(db, sid, Q("{'branch_id':'alt'}"), "alt1", "a1", 6);
+  STATE_IS(db, sid, Q("{'branch_id':'alt1'}"), "alt1", "a1", 6);
+  st = OK_STATE(db, sid, Q("{'branch_id':'alt'}"));
+  CHECK(st && strstr(st, Q("'current_task':{'text':'another way','event_id':'a1'}")) != NULL);
+  CHECK(st && strstr(st, Q("'plan':{'steps':[]")) != NULL); /* the plan came after the fork */
+  ctxdb_free(st);
+  STATE_IS(db, sid, Q("{'at':'s2'}"), "s0", "s2", 3);
+  STATE_IS(db, sid, Q("{'at':'s1'}"), "s0", "s1", 2);
+  st = OK_STATE(db, sid, Q("{'at':'s2'}"));
+  s2 = st ? jraw(st, "state") : NULL;
+  CHECK(s2 && strstr(s2, Q("'modified':[]")) != NULL); /* s3 had not happened */
+  free(s2);
+  ctxdb_free(st);
+}
+
+static void test_stats_happy(ctxdb_db *db) {
+  char *one, *all, *messages;
+  one = ok_read_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "ses_s");
+  CHECK(one && jstr_eq(one, "session_id", "ses_s") && jnum(one, "sessions") == 1);
+  CHECK(one && jnum(one, "events") == 6);
+  messages = one ? jraw(one, "messages") : NULL;
+  CHECK(messages && jnum(messages, "user") == 1 && jnum(messages, "assistant") == 0);
+  free(messages);
+  ctxdb_free(one);
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_o','event_id':'o0','payload':{'agent_id':'a'}}")));
+  all = ok_read_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, NULL);
+  CHECK(all && strstr(all, Q("'session_id':null")) != NULL);
+  CHECK(all && jnum(all, "sessions") == 2 && jnum(all, "events") == 7);
+  ctxdb_free(all);
+}
+
+static void test_state_stats_bad_input(ctxdb_db *db) {
+  const char *sid = "ses_s", *q = "{}";
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'s1','name':'dup','id':'dup1'}")));
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'s2','name':'dup','id':'dup2'}")));
+
+  /* state_get */
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, NULL, sid, 5, q, 2, 0, CTXDB_MISUSE, NULL);
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, db, sid, 5, q, 2, 1, CTXDB_MISUSE, "out");
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, db, NULL, 5, q, 2, 0, CTXDB_MISUSE,
+                 "session_id");
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, db, sid, 5, NULL, 2, 0, CTXDB_MISUSE,
+                 "query_json");
+  STATE_FAILS(db, NULL, q, CTXDB_INVALID_ARG, "session_id");
+  STATE_FAILS(db, "ses_\xff", q, CTXDB_INVALID_UTF8, "session_id");
+  STATE_FAILS(db, "ses_nope", q, CTXDB_NOT_FOUND, "ses_nope");
+  STATE_FAILS(db, "ses_nope", Q("{'branch_id':'alt'}"), CTXDB_NOT_FOUND, "ses_nope");
+  STATE_FAILS(db, "s1", NULL, CTXDB_NOT_FOUND, "s1"); /* an event id */
+  STATE_FAILS(db, sid, "{", CTXDB_INVALID_JSON, NULL);
+  STATE_FAILS(db, sid, "[]", CTXDB_INVALID_ARG, NULL);
+  STATE_FAILS(db, sid, "{\"at\":\"s\xff\"}", CTXDB_INVALID_UTF8, NULL);
+  STATE_FAILS(db, sid, Q("{'colour':'red'}"), CTXDB_INVALID_ARG, "colour");
+  STATE_FAILS(db, sid, Q("{'branch_id':7}"), CTXDB_INVALID_ARG, "branch_id");
+  STATE_FAILS(db, sid, Q("{'branch_id':''}"), CTXDB_INVALID_ARG, "branch_id");
+  STATE_FAILS(db, sid, Q("{'at':null}"), CTXDB_INVALID_ARG, "at");
+  STATE_FAILS(db, sid, Q("{'branch_id':'alt','at':'s1'}"), CTXDB_INVALID_ARG, NULL);
+  STATE_FAILS(db, sid, Q("{'branch_id':'nope'}"), CTXDB_NOT_FOUND, "nope");
+  STATE_FAILS(db, sid, Q("{'branch_id':'o0'}"), CTXDB_NOT_FOUND, "o0"); /* another session's */
+  STATE_FAILS(db, sid, Q("{'branch_id':'s2'}"), CTXDB_NOT_FOUND, "s2"); /* not a branch */
+  STATE_FAILS(db, sid, Q("{'branch_id':'dup'}"), CTXDB_INVALID_ARG, "dup");
+  STATE_FAILS(db, sid, Q("{'at':'evt_nope'}"), CTXDB_NOT_FOUND, "evt_nope");
+  STATE_FAILS(db, sid, Q("{'at':'o0'}"), CTXDB_INVALID_ARG, "o0"); /* another session's event */
+  STATE_IS(db, sid, Q("{'branch_id':'dup2'}"), "dup2", "dup2", 8);
+
+  /* stats_get */
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, NULL, sid, 5, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, NULL, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, sid, 5, 1, CTXDB_MISUSE, "out");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, NULL, 5, 0, CTXDB_MISUSE, "session_id");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "", 0, 0, CTXDB_INVALID_ARG,
+                "session_id");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "ses_\xff", 5, 0, CTXDB_INVALID_UTF8,
+                "session_id");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND,
+                "ses_nope");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, sid, 4, 0, CTXDB_NOT_FOUND,
+                "ses_"); /* the length counts, not the NUL */
+}
+
+static void test_state_stats(void) {
+  char path[600], *s;
+  ctxdb_db *db, *ro;
+  snprintf(path, sizeof path, "%s", scratch_path("state.ctxdb"));
+  db = OK_OPEN(path, NULL);
+  if (!db) return;
+  test_state_happy(db);
+  test_stats_happy(db);
+  test_state_stats_bad_input(db);
+  /* Read-only handles read them too. */
+  ro = OK_OPEN(path, Q("{'read_only':true}"));
+  if (ro) {
+    STATE_IS(ro, "ses_s", Q("{'branch_id':'alt'}"), "alt1", "a1", 6);
+    s = ok_read_at(F, "ctxdb_stats_get", ctxdb_stats_get, ro, NULL);
+    CHECK(s && jnum(s, "sessions") == 2);
+    ctxdb_free(s);
+    CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+  }
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
+/* ===========================================================================
  * export → import
  * ======================================================================== */
 
@@ -2093,6 +2274,11 @@ static void test_closed_handle(const char *path) {
   read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, h, g_started1, strlen(g_started1),
                 0, CTXDB_MISUSE, NULL);
   path_fails_at(F, h, g_s1, strlen(g_s1), NULL, 0, 0, CTXDB_MISUSE, NULL);
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, h, g_s1, strlen(g_s1), NULL, 0, 0,
+                 CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   {
     int v;
     for (v = 0; v < 3; ++v) {
@@ -2365,6 +2551,7 @@ int main(void) {
   test_bad_reads(g_db1);
   test_tree();
   test_views();
+  test_state_stats();
   test_read_only(p1, g_db1);
   test_import(g_db1);
   test_rebuild(g_db1);

@@ -303,11 +303,11 @@ test_help() {
   expect_rc 0
   local cmd
   for cmd in init "session new" "session show" sessions append event log tree fork path children \
-    messages tool-calls files verify rebuild export import; do
+    messages tool-calls files state stats verify rebuild export import; do
     expect_contains "ctxdb --help lists $cmd" "  $cmd " "$OUT"
   done
   for cmd in init "session new" "session show" sessions append event log tree fork path \
-    children messages tool-calls files verify rebuild export import session; do
+    children messages tool-calls files state stats verify rebuild export import session; do
     # shellcheck disable=SC2086 # "session new" is two words on purpose
     run "$CLI" $cmd --help
     expect_rc 0
@@ -597,9 +597,103 @@ src/parser.py  1      1       write #7: handle the empty line" "$OUT"
   expect_match "a name two branches share" "^ctxdb: .*dup.* \(CTXDB_INVALID_ARG\)$" "$ERR"
 }
 
+test_state() {
+  local S="$WORK/state.ctxdb"
+  ts() { "$CLI" --db "$S" "$@"; }
+  ts session new --id ses_st --event-id st0 >/dev/null
+  run_in '{"type":"UserPromptSubmitted","actor":"user","id":"st1","payload":{"text":"fix the parser"}}
+{"type":"StateUpdated","actor":"agent","id":"st2","payload":{"ops":[{"op":"set_plan","steps":["look","fix","test"]},{"op":"set_step","step":0,"status":"done"},{"op":"set_step","step":1},{"op":"add_constraint","text":"no new deps"},{"op":"add_constraint","text":"small diff","kind":"soft"},{"op":"add_fact","content":"the parser drops blank lines","confidence":0.8,"source_refs":["art_1"]},{"op":"open_question","id":"q1","text":"python 3.8 too?"}]}}
+{"type":"DecisionRecorded","actor":"agent","id":"st3","payload":{"decision":"patch the tokenizer","rationale":"smallest change"}}
+{"type":"FileRead","actor":"host","id":"st4","payload":{"path":"src/parser.py"}}
+{"type":"FileWritten","actor":"host","id":"st5","payload":{"path":"src/parser.py","change_summary":"skip blank lines"}}
+{"type":"AssistantMessageCreated","actor":"assistant","id":"st6","payload":{"content":[{"type":"tool_call","id":"c1","name":"bash","args":{"cmd":"pytest"}}]}}' \
+    ts append ses_st
+  expect_rc 0
+
+  run ts state ses_st
+  expect_rc 0
+  expect_eq "state: the first line says where it stands" \
+    "state of ses_st on st0 after st6 (seq 7)" "$(head -1 <<<"$OUT")"
+  expect_contains "state: Goal" $'Goal\n  goal: fix the parser (st1)\n  request: fix the parser (st1)\n' "$OUT"
+  expect_contains "state: Plan with step markers" \
+    $'Plan (active)\n  [x] look\n  [>] fix\n  [ ] test\n' "$OUT"
+  expect_contains "state: Constraints" \
+    $'Constraints\n  hard: no new deps (st2)\n  soft: small diff (st2)\n' "$OUT"
+  expect_match "state: Facts with confidence and sources" \
+    $'Facts\n  the parser drops blank lines \\(confidence 0\\.8; from [^)]*art_1[^)]*\\)\n' "$OUT"
+  expect_contains "state: Decisions" \
+    $'Decisions\n  patch the tokenizer: because smallest change (st3)\n' "$OUT"
+  expect_contains "state: Open questions" $'Open questions\n  q1: python 3.8 too?\n' "$OUT"
+  expect_contains "state: Files read" $'Files read\n  src/parser.py (1 time, last st4)\n' "$OUT"
+  expect_contains "state: Files modified" \
+    $'Files modified\n  src/parser.py (1 time, last st5): skip blank lines\n' "$OUT"
+  expect_contains "state: Tool state" $'Tool state\n  pending: c1 bash (requested)\n' "$OUT"
+  expect_eq "state: Last compaction" "Last compaction: none" "$(tail -1 <<<"$OUT")"
+
+  # Time travel, a branch, JSON.
+  run ts state ses_st --at st2
+  expect_rc 0
+  expect_eq "state --at: where it stands" "state of ses_st on st0 after st2 (seq 3)" \
+    "$(head -1 <<<"$OUT")"
+  expect_contains "state --at: no decision yet" $'Decisions\n  (none)\n' "$OUT"
+  ts fork ses_st st1 --name alt --id alt1 >/dev/null
+  run ts state ses_st --branch alt
+  expect_rc 0
+  expect_contains "state of a branch: before the plan" $'Plan (none)\n  (none)\n' "$OUT"
+  run ts state ses_st --json
+  expect_rc 0
+  expect_match "state --json" '^\{"session_id":"ses_st","branch_id":"st0","seq":7,"event_id":"st6","state":\{"goal":' "$OUT"
+  run ts state ses_st --branch alt1 --json
+  expect_match "state --branch --json" '^\{"session_id":"ses_st","branch_id":"alt1",' "$OUT"
+
+  # stats: one session, all of them, JSON.
+  run ts stats ses_st
+  expect_rc 0
+  expect_eq "stats: the first line" "stats of ses_st" "$(head -1 <<<"$OUT")"
+  expect_match "stats: events" $'\n''events +8'$'\n' "$OUT"
+  expect_match "stats: messages" $'\n''messages +1 user, 1 assistant'$'\n' "$OUT"
+  expect_match "stats: tool calls" $'\n''tool calls +1 calls, 0 results, 0 errors, 0 failures'$'\n' "$OUT"
+  ts session new --id ses_other >/dev/null
+  run ts stats
+  expect_rc 0
+  expect_eq "stats of all: the first line" "stats of 2 sessions" "$(head -1 <<<"$OUT")"
+  expect_match "stats of all: events" $'\n''events +9'$'\n' "$OUT"
+  run ts stats --json
+  expect_match "stats --json" '^\{"session_id":null,"sessions":2,"events":9,' "$OUT"
+  run ts stats ses_st --json
+  expect_match "stats SESSION --json" '^\{"session_id":"ses_st","sessions":1,' "$OUT"
+
+  # Errors: exit 1 with the library's code, nothing on stdout; usage: 2.
+  run ts state ses_nope
+  expect_rc 1
+  expect_match "state of an unknown session" "^ctxdb: .*ses_nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+  expect_eq "state: nothing on stdout for an error" "" "$OUT"
+  run ts state ses_st --branch nope
+  expect_rc 1
+  expect_contains "state of an unknown branch" "CTXDB_NOT_FOUND" "$ERR"
+  run ts state ses_st --at evt_nope
+  expect_rc 1
+  expect_contains "state at an unknown event" "CTXDB_NOT_FOUND" "$ERR"
+  run ts state ses_st --branch alt --at st1
+  expect_rc 1
+  expect_contains "state: --branch and --at together" "CTXDB_INVALID_ARG" "$ERR"
+  run ts state ses_st --at
+  expect_rc 2
+  run ts state
+  expect_rc 2
+  run ts stats ses_nope
+  expect_rc 1
+  expect_match "stats of an unknown session" "^ctxdb: .*ses_nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+  run ts stats ses_st ses_other
+  expect_rc 2
+  run "$CLI" --db "$WORK/missing.ctxdb" stats
+  expect_rc 1
+  [ ! -e "$WORK/missing.ctxdb" ] || fail "stats created $WORK/missing.ctxdb"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

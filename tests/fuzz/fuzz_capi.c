@@ -58,6 +58,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       drop(out);
       out = NULL;
       ctxdb_files_list(db, piece[i], len[i], NULL, 0, &out, &n);
+      drop(out);
+      out = NULL;
+      /* a state query, and the piece as the session of stats */
+      ctxdb_state_get(db, "s", 1, piece[i], len[i], &out, &n);
+      drop(out);
+      out = NULL;
+      ctxdb_stats_get(db, piece[i], len[i], &out, &n);
       break;
     }
     }

@@ -370,6 +370,36 @@ class Database {
   }
 
   /**
+   * The agent state: {session_id, branch_id, seq, event_id, state: {goal,
+   * plan, constraints, facts, decisions, open_questions,
+   * resolved_questions, files, tool_state, last_compaction_id}}.
+   * options: {branch?: a branch id or a name unique in the session
+   * (default: main), at?: an event id of the session, for the state right
+   * after it on its own branch}; not both.
+   */
+  state(sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    const query = {};
+    const branch = check.optString(opts.branch, 'options.branch');
+    if (branch !== undefined) query.branch_id = branch;
+    const at = check.optString(opts.at, 'options.at');
+    if (at !== undefined) query.at = at;
+    const json = check.stringify(query, 'options');
+    return parse(call(() => this.#db.stateGet(sessionId, json)));
+  }
+
+  /**
+   * One session's stats, or (no sessionId) the totals of every session:
+   * {session_id, sessions, events, messages, tokens, tools, latency_ms,
+   * approvals, compactions, context, errors}.
+   */
+  stats(sessionId) {
+    const sid = check.optString(sessionId, 'sessionId') ?? null;
+    return parse(call(() => this.#db.statsGet(sid)));
+  }
+
+  /**
    * Checks the hash chain of one session (or of all). Resolves what the
    * check found: {ok: true, sessions, events} or {ok: false, ...,
    * first_broken: {session_id, seq, event_id, problem}}.

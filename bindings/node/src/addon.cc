@@ -393,6 +393,8 @@ public:
                         InstanceMethod<&Database::MessagesList>("messagesList"),
                         InstanceMethod<&Database::ToolCallsList>("toolCallsList"),
                         InstanceMethod<&Database::FilesList>("filesList"),
+                        InstanceMethod<&Database::StateGet>("stateGet"),
+                        InstanceMethod<&Database::StatsGet>("statsGet"),
                         InstanceMethod<&Database::Verify>("verify"),
                         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
                         InstanceMethod<&Database::Rebuild>("rebuild"),
@@ -584,6 +586,28 @@ private:
   }
   Napi::Value FilesList(const Napi::CallbackInfo &info) {
     return BranchView(info, ctxdb_files_list);
+  }
+
+  // stateGet(sessionId: string, queryJson: string)
+  Napi::Value StateGet(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string query = GetString(info, 1, "query");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_state_get(db, sid.data(), sid.size(), query.data(), query.size(), out, n);
+    });
+  }
+
+  // statsGet(sessionId: string | null)
+  Napi::Value StatsGet(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_stats_get(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, out, n);
+    });
   }
 
   // A wrapped Iterator over what open(&iter) opens (it returns the status).

@@ -21,8 +21,8 @@ from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error
 from .types import (BatchResult, Branch, BrokenLink, Children, Event,
                     EventInput, FileChange, FileInfo, FileReadRef,
                     FileWriteRef, ImportResult, Message, MessageBlock,
-                    RebuildReport, Session, SessionInput, TableChecksum,
-                    ToolCall, ToolCallResult, VerifyReport)
+                    RebuildReport, Session, SessionInput, State, Stats,
+                    TableChecksum, ToolCall, ToolCallResult, VerifyReport)
 
 __version__ = "0.1.0"
 
@@ -37,5 +37,5 @@ __all__ = [
     "BrokenLink", "VerifyReport", "ImportResult", "RebuildReport",
     "TableChecksum", "Branch", "Children", "Message", "MessageBlock",
     "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",
-    "FileChange",
+    "FileChange", "State", "Stats",
 ]
