@@ -216,6 +216,18 @@ int open_iter(ctxdb_db *db, ctxdb_iter **out_iter, bool first_page, Fn &&make_pa
   });
 }
 
+// A view of one branch: `view` is one of the Engine's branch views.
+using BranchView = std::string (ctxdb::Engine::*)(std::string_view,
+                                                  std::optional<std::string_view>);
+
+int branch_view(ctxdb_db *db, const char *session_id, size_t id_len, const char *branch,
+                size_t branch_len, char **out, size_t *out_len, BranchView view) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    return (e.*view)(sid, opt_id_arg(branch, branch_len, "branch"));
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -361,6 +373,41 @@ CTXDB_API int ctxdb_event_children(ctxdb_db *db, const char *event_id, size_t id
                                    size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
     return e.event_children(id_arg(event_id, id_len, "event_id"));
+  });
+}
+
+CTXDB_API int ctxdb_messages_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                                  const char *branch, size_t branch_len, char **out,
+                                  size_t *out_len) {
+  return branch_view(db, session_id, id_len, branch, branch_len, out, out_len,
+                     &ctxdb::Engine::messages);
+}
+
+CTXDB_API int ctxdb_tool_calls_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                                    const char *branch, size_t branch_len, char **out,
+                                    size_t *out_len) {
+  return branch_view(db, session_id, id_len, branch, branch_len, out, out_len,
+                     &ctxdb::Engine::tool_calls);
+}
+
+CTXDB_API int ctxdb_files_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                               const char *branch, size_t branch_len, char **out, size_t *out_len) {
+  return branch_view(db, session_id, id_len, branch, branch_len, out, out_len,
+                     &ctxdb::Engine::files);
+}
+
+CTXDB_API int ctxdb_state_get(ctxdb_db *db, const char *session_id, size_t id_len,
+                              const char *query_json, size_t len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.state_query(id_arg(session_id, id_len, "session_id"),
+                         arg(query_json, len, "query_json"));
+  });
+}
+
+CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                              size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.stats(opt_id_arg(session_id, id_len, "session_id"));
   });
 }
 

@@ -291,6 +291,14 @@ std::string Engine::state(std::string_view session_id, std::optional<std::string
   return state_document(sid, b.id, c.seq, c.event_id, c.state_json);
 }
 
+std::string Engine::state_query(std::string_view session_id, std::string_view query_json) {
+  if (query_json.empty()) return state(session_id, std::nullopt, std::nullopt);
+  simdjson::dom::parser parser;
+  simdjson::dom::element query = json::parse(parser, query_json, "state query");
+  store::embedded_schema("json/state_query.schema.json").validate(query, "");
+  return state(session_id, get_string(query, "branch_id"), get_string(query, "at"));
+}
+
 std::string Engine::stats(std::optional<std::string_view> session_id) {
   store::Store::ReadTransaction snapshot(store_);
   if (!session_id) return stats_.get_json(std::nullopt, {});

@@ -72,6 +72,9 @@ public:
   // of another session kInvalidArg.
   std::string state(std::string_view session_id, std::optional<std::string_view> branch,
                     std::optional<std::string_view> at_event_id);
+  // state() for a query (state_query.schema.json): {"branch_id"?, "at"?};
+  // empty text is {}, main's current state.
+  std::string state_query(std::string_view session_id, std::string_view query_json);
   // One session's stats (stats.schema.json), or every session's totals.
   std::string stats(std::optional<std::string_view> session_id);
 

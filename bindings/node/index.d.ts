@@ -235,6 +235,223 @@ export interface Children {
   sessions: Session[];
 }
 
+export interface BranchViewOptions {
+  /** The branch's id or a name unique in the session (default: main). */
+  branch?: string | null;
+}
+
+/** One typed block of a message; its fields depend on its type. */
+export interface MessageBlock {
+  type: 'text' | 'tool_call' | 'tool_result' | 'thinking' | 'image' | 'file_ref'
+    | 'artifact_ref' | 'summary';
+  text?: string;
+  /** tool_call: the call id. */
+  id?: string;
+  name?: string;
+  args?: JsonObject | string;
+  /** tool_result: the call it answers. */
+  tool_call_id?: string;
+  status?: 'success' | 'error';
+  error?: string;
+  artifact_id?: string;
+  /** summary: a structured summary. */
+  summary?: JsonObject;
+  first_kept_event_id?: string;
+  [key: string]: JsonValue | undefined;
+}
+
+/** A message on a branch's path. */
+export interface Message {
+  /** The message-bearing event. */
+  event_id: string;
+  seq: number;
+  ts: number;
+  /** The branch its event is on (an ancestor's before a fork). */
+  branch_id: string;
+  role: 'user' | 'assistant' | 'tool' | 'summary';
+  /** Counted once, at append. */
+  tokens: number;
+  token_counter: string;
+  blocks: MessageBlock[];
+}
+
+/** The result of a tool call on the branch read. */
+export interface ToolCallResult {
+  /** The ToolCallFinished or ToolCallFailed. */
+  event_id: string;
+  seq: number;
+  branch_id: string;
+  artifact_id: string | null;
+  error: string | null;
+  duration_ms: number | null;
+  exit_code: number | null;
+}
+
+/** A tool call as seen from a branch. */
+export interface ToolCall {
+  call_id: string;
+  name: string | null;
+  args: JsonObject | string | null;
+  /** The AssistantMessageCreated that made it. */
+  event_id: string;
+  seq: number;
+  branch_id: string;
+  /** Pending until a result is on the branch's path. */
+  status: 'pending' | 'success' | 'error';
+  result: ToolCallResult | null;
+}
+
+/** One write or diff of a file. */
+export interface FileChange {
+  event_id: string;
+  seq: number;
+  op: 'write' | 'diff';
+  change_summary: string | null;
+  artifact_id: string | null;
+}
+
+/** A file touched on a branch's path. */
+export interface FileInfo {
+  path: string;
+  last_read: { event_id: string; seq: number; branch_id: string } | null;
+  last_write: { event_id: string; seq: number; branch_id: string; op: 'write' | 'diff' } | null;
+  reads: number;
+  /** FileWritten and DiffApplied events. */
+  writes: number;
+  changes: FileChange[];
+}
+
+export interface StateOptions {
+  /** A branch id or a name unique in the session (default: main). */
+  branch?: string | null;
+  /** An event id of the session: the state right after it, on its branch. */
+  at?: string | null;
+}
+
+/** A text and the event it came from. */
+export interface Sourced {
+  text: string;
+  event_id: string;
+}
+
+export interface StateFile {
+  path: string;
+  /** The latest event about the file. */
+  event_id: string;
+  count: number;
+  change_summary: string | null;
+  artifact_id: string | null;
+}
+
+export interface CallResult {
+  id: string;
+  name: string;
+  event_id: string;
+  is_error: boolean;
+  exit_code: number | null;
+  artifact_id: string | null;
+  error: string | null;
+  retryable: boolean;
+}
+
+/** The agent's working state on one branch. */
+export interface AgentState {
+  goal: {
+    /** The last set_goal, else the first user prompt. */
+    user_goal: Sourced | null;
+    /** The latest user prompt. */
+    request: Sourced | null;
+    /** The last set_task. */
+    current_task: Sourced | null;
+    acceptance_criteria: Sourced[];
+  };
+  plan: {
+    steps: Array<{ text: string; status: 'pending' | 'in_progress' | 'done' | 'skipped' | 'blocked' }>;
+    current_step: number | null;
+    status: 'none' | 'active' | 'blocked' | 'done';
+    event_id: string | null;
+  };
+  constraints: { hard: Sourced[]; soft: Sourced[]; preferences: Sourced[] };
+  facts: Array<{ content: string; confidence: number; source_refs: string[]; event_id: string }>;
+  decisions: Array<{
+    decision: string;
+    rationale: string | null;
+    alternatives: JsonValue[] | null;
+    evidence_refs: string[];
+    event_id: string;
+  }>;
+  open_questions: Array<{ id: string; text: string; event_id: string }>;
+  resolved_questions: Array<{
+    id: string;
+    text: string;
+    event_id: string;
+    answer: string | null;
+    resolved_event_id: string;
+  }>;
+  files: { read: StateFile[]; modified: StateFile[] };
+  tool_state: {
+    pending: Array<{
+      id: string;
+      name: string;
+      event_id: string;
+      status: 'requested' | 'running';
+      approval: 'requested' | 'granted' | 'denied' | null;
+    }>;
+    /** The latest 8 results, oldest first. */
+    last_results: CallResult[];
+    /** Failed calls not since finished. */
+    failed: CallResult[];
+  };
+  last_compaction_id: string | null;
+}
+
+/** The state right after event_id (seq) on branch_id. */
+export interface State {
+  session_id: string;
+  branch_id: string;
+  seq: number;
+  event_id: string;
+  state: AgentState;
+}
+
+export interface Span {
+  count: number;
+  total: number;
+  max: number;
+  mean: number | null;
+}
+
+/** One session's stats, or (session_id null) every session's totals. */
+export interface Stats {
+  session_id: string | null;
+  sessions: number;
+  events: number;
+  messages: { user: number; assistant: number };
+  tokens: {
+    counted: {
+      counter: string;
+      user: number;
+      assistant: number;
+      tool: number;
+      summary: number;
+      total: number;
+    };
+    usage: { input: number; output: number; cache_read: number; cache_write: number };
+  };
+  tools: { calls: number; results: number; errors: number; failures: number; duration_ms: Span };
+  latency_ms: Span;
+  approvals: { requested: number; granted: number; denied: number };
+  compactions: {
+    completed: number;
+    failed: number;
+    tokens_before: number;
+    tokens_after: number;
+    ratio: number | null;
+  };
+  context: { builds: number; used_tokens: number };
+  errors: number;
+}
+
 export interface EventsOptions {
   /** First seq (default 1). */
   fromSeq?: number;
@@ -312,6 +529,16 @@ export declare class Database {
   branchPath(sessionId: string, options?: BranchPathOptions): EventIterator<StoredEvent>;
   /** What follows an event (NOT_FOUND when unknown). */
   children(eventId: string): Children;
+  /** The messages of a branch's path (default: main). */
+  messages(sessionId: string, options?: BranchViewOptions): Message[];
+  /** The tool calls of a branch, with status and result as seen from it. */
+  toolCalls(sessionId: string, options?: BranchViewOptions): ToolCall[];
+  /** The files a branch touched: last read, last write, every change. */
+  files(sessionId: string, options?: BranchViewOptions): FileInfo[];
+  /** The agent state of a branch (default: main), or right after an event (at). */
+  state(sessionId: string, options?: StateOptions): State;
+  /** One session's stats, or every session's totals. */
+  stats(sessionId?: string | null): Stats;
   /** Checks the hash chain of one session, or of all. */
   verify(sessionId?: string | null): VerifyResult;
   /** verify off the main thread. */

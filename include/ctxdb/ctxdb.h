@@ -268,6 +268,59 @@ CTXDB_API int ctxdb_branch_path(ctxdb_db *db, const char *session_id, size_t id_
 CTXDB_API int ctxdb_event_children(ctxdb_db *db, const char *event_id, size_t id_len, char **out,
                                    size_t *out_len);
 
+/* ---- views of a branch ------------------------------------------------- */
+
+/* What happened on one branch of a session, each a JSON array over the
+ * branch's path root -> leaf. branch is the branch's id or a name unique in
+ * the session; NULL (with branch_len 0) is main. An unknown session or
+ * branch is CTXDB_NOT_FOUND; a name shared by two branches, or an empty
+ * session id or branch, CTXDB_INVALID_ARG. */
+
+/* The messages (messages.schema.json): one per message-bearing event, each
+ * {"event_id", "seq", "ts", "branch_id", "role": "user" | "assistant" |
+ * "tool" | "summary", "tokens", "token_counter", "blocks": [{"type": "text"
+ * | "tool_call" | "tool_result" | "thinking" | "summary" | ..., ...}]}. */
+CTXDB_API int ctxdb_messages_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                                  const char *branch, size_t branch_len, char **out,
+                                  size_t *out_len);
+
+/* The tool calls in call order (tool_calls.schema.json): {"call_id", "name",
+ * "args", "event_id", "seq", "branch_id", "status": "pending" | "success" |
+ * "error", "result": null while pending, else {"event_id", "seq",
+ * "branch_id", "artifact_id", "error", "duration_ms", "exit_code"}}, as seen
+ * from the branch: a result on another branch leaves the call pending. */
+CTXDB_API int ctxdb_tool_calls_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                                    const char *branch, size_t branch_len, char **out,
+                                    size_t *out_len);
+
+/* The files touched, by path (files.schema.json): {"path", "last_read",
+ * "last_write", "reads", "writes", "changes": [{"event_id", "seq", "op":
+ * "write" | "diff", "change_summary", "artifact_id"}]}. */
+CTXDB_API int ctxdb_files_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                               const char *branch, size_t branch_len, char **out, size_t *out_len);
+
+/* ---- state and stats --------------------------------------------------- */
+
+/* The agent state of a session (state.schema.json): {"session_id",
+ * "branch_id", "seq", "event_id", "state": {"goal", "plan", "constraints",
+ * "facts", "decisions", "open_questions", "resolved_questions", "files",
+ * "tool_state", "last_compaction_id"}}, the state right after event_id (at
+ * seq) on branch_id. query_json (state_query.schema.json; NULL/0 is {}:
+ * main's current state): {"branch_id"?: a branch id or a name unique in the
+ * session, "at"?: an event id of the session -- the state right after it,
+ * on its own branch}. An unknown session, branch or event is
+ * CTXDB_NOT_FOUND; branch_id and at together, a name two branches share, an
+ * event of another session or an unknown field CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_state_get(ctxdb_db *db, const char *session_id, size_t id_len,
+                              const char *query_json, size_t len, char **out, size_t *out_len);
+
+/* The stats of one session (stats.schema.json): counts of events, messages,
+ * tool calls, approvals, compactions and errors, tokens, latencies. With
+ * session_id NULL (id_len 0), the totals of every session ("session_id":
+ * null). Unknown session: CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                              size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

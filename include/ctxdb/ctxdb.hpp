@@ -206,6 +206,46 @@ public:
     return detail::take(out, n);
   }
 
+  // ---- views of a branch (JSON arrays; no branch: main) ----
+
+  // The messages of a branch's path: role, typed blocks, tokens.
+  std::string messages(std::string_view session_id, std::optional<std::string_view> branch = {}) {
+    return branch_view(ctxdb_messages_list, session_id, branch);
+  }
+
+  // The tool calls, each with its status and result as seen from the branch.
+  std::string tool_calls(std::string_view session_id, std::optional<std::string_view> branch = {}) {
+    return branch_view(ctxdb_tool_calls_list, session_id, branch);
+  }
+
+  // The files touched: last read, last write and every change.
+  std::string files(std::string_view session_id, std::optional<std::string_view> branch = {}) {
+    return branch_view(ctxdb_files_list, session_id, branch);
+  }
+
+  // ---- state and stats ----
+
+  // The agent state; query e.g. {"branch_id":"alt"} or {"at":"evt_..."}
+  // (empty: main's current state).
+  std::string state(std::string_view session_id, std::string_view query = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_state_get(db_, session_id.data(), session_id.size(), query.data(),
+                                  query.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // One session's stats; no session: every session's totals.
+  std::string stats(std::optional<std::string_view> session_id = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    // "" stays non-NULL (an error: empty id); only nullopt means all.
+    const char *id = session_id ? (session_id->empty() ? "" : session_id->data()) : nullptr;
+    detail::check(ctxdb_stats_get(db_, id, session_id ? session_id->size() : 0, &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   std::string verify(std::optional<std::string_view> session_id = {}) {
     char *out = nullptr;
     size_t n = 0;
@@ -232,6 +272,21 @@ public:
   }
 
 private:
+  using BranchViewFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
+                               size_t *);
+
+  std::string branch_view(BranchViewFn fn, std::string_view session_id,
+                          std::optional<std::string_view> branch) {
+    char *out = nullptr;
+    size_t n = 0;
+    // "" stays non-NULL (an error: empty name); only nullopt means main.
+    const char *b = branch ? (branch->empty() ? "" : branch->data()) : nullptr;
+    detail::check(
+        fn(db_, session_id.data(), session_id.size(), b, branch ? branch->size() : 0, &out, &n),
+        db_);
+    return detail::take(out, n);
+  }
+
   explicit Database(ctxdb_db *db) noexcept : db_(db) {}
   ctxdb_db *db_;
 };

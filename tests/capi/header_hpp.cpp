@@ -80,6 +80,28 @@ int main() {
           CTXDB_INVALID_ARG);
     CHECK(code_of([&] { db.event_children("evt_nope"); }) == CTXDB_NOT_FOUND);
 
+    // Views of a branch: messages, tool calls, files.
+    db.append("ses_x", R"({"type":"UserPromptSubmitted","actor":"user","branch_id":"b",)"
+                       R"("payload":{"text":"hi"}})");
+    CHECK(db.messages("ses_x", "b").find(R"("role":"user")") != std::string::npos);
+    CHECK(db.messages("ses_x") == "[]");
+    CHECK(db.tool_calls("ses_x", "b1") == "[]");
+    db.append("ses_x", R"({"type":"FileRead","actor":"host","payload":{"path":"a.c"}})");
+    CHECK(db.files("ses_x").find(R"("path":"a.c")") != std::string::npos);
+    CHECK(code_of([&] { db.messages("ses_x", "nope"); }) == CTXDB_NOT_FOUND);
+    CHECK(code_of([&] { db.tool_calls("ses_x", ""); }) == CTXDB_INVALID_ARG);
+    CHECK(code_of([&] { db.files("ses_nope"); }) == CTXDB_NOT_FOUND);
+
+    // State and stats.
+    CHECK(db.state("ses_x").find(R"("state":{"goal":)") != std::string::npos);
+    CHECK(db.state("ses_x", R"({"branch_id":"b"})").find(R"("branch_id":"b1")") !=
+          std::string::npos);
+    CHECK(db.stats("ses_x").find(R"("session_id":"ses_x")") != std::string::npos);
+    CHECK(db.stats().find(R"("session_id":null)") != std::string::npos);
+    CHECK(code_of([&] { db.state("ses_x", R"({"colour":1})"); }) == CTXDB_INVALID_ARG);
+    CHECK(code_of([&] { db.state("ses_x", "{"); }) == CTXDB_INVALID_JSON);
+    CHECK(code_of([&] { db.stats("ses_nope"); }) == CTXDB_NOT_FOUND);
+
     CHECK(code_of([&] { db.session_get("ses_nope"); }) == CTXDB_NOT_FOUND);
     CHECK(code_of([&] { db.append("ses_x", "{"); }) == CTXDB_INVALID_JSON);
     CHECK(code_of([&] { db.append("ses_x", R"({"actor":"a","payload":{}})"); }) ==

@@ -1632,6 +1632,396 @@ static void test_tree(void) {
 }
 
 /* ===========================================================================
+ * views of a branch: messages, tool calls, files
+ * ======================================================================== */
+
+typedef int (*view_fn)(ctxdb_db *, const char *, size_t, const char *, size_t, char **, size_t *);
+
+static const struct {
+  const char *name;
+  view_fn fn;
+} k_views[] = {{"ctxdb_messages_list", ctxdb_messages_list},
+               {"ctxdb_tool_calls_list", ctxdb_tool_calls_list},
+               {"ctxdb_files_list", ctxdb_files_list}};
+
+/* A view of `branch` (NULL: main) that must succeed: its buffer. */
+static char *ok_view_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                        const char *branch) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = k_views[v].fn(db, sid, slen(sid), branch, slen(branch), &out, &n);
+  return ok_buf_at(file, line, k_views[v].name, rc, out, n);
+}
+
+/* The string values of `key` in the objects of view v of `branch`, joined
+ * with ','; malloc'd. */
+static char *view_column_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                            const char *branch, const char *key) {
+  char *out = ok_view_at(file, line, v, db, sid, branch), **items, *col;
+  int n = out ? jarray(out, &items) : -1, i;
+  size_t len = 1;
+  check_at(n >= 0, file, line, "the view is a JSON array");
+  for (i = 0; i < n; ++i) len += strlen(items[i]) + 1;
+  col = (char *)malloc(len);
+  col[0] = '\0';
+  for (i = 0; i < n; ++i) {
+    char *value = jstr(items[i], key);
+    if (i) strcat(col, ",");
+    strcat(col, value ? value : "?");
+    free(value);
+  }
+  if (n > 0) jfree_items(items, n);
+  ctxdb_free(out);
+  return col;
+}
+
+/* Checks that view v of `branch` has exactly `want` as its column `key`. */
+static void view_column_is_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                              const char *branch, const char *key, const char *want) {
+  char desc[400], *got = view_column_at(file, line, v, db, sid, branch, key);
+  snprintf(desc, sizeof desc, "%s of %s: %s is %s (got %s)", k_views[v].name,
+           branch ? branch : "main", key, want, got);
+  check_at(strcmp(got, want) == 0, file, line, desc);
+  free(got);
+}
+#define VIEW_COLUMN_IS(v, db, sid, branch, key, want)                                              \
+  view_column_is_at(F, v, db, sid, branch, key, want)
+
+enum { V_MESSAGES, V_TOOL_CALLS, V_FILES };
+
+/* The objects of view v of main, which must number `want`, as malloc'd
+ * strings (free them with jfree_items(items, want)); NULL otherwise. */
+static char **view_items_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                            int want) {
+  char *out = ok_view_at(file, line, v, db, sid, NULL), **items = NULL, desc[300];
+  int n = out ? jarray(out, &items) : -1;
+  ctxdb_free(out);
+  snprintf(desc, sizeof desc, "%s has %d items (got %d)", k_views[v].name, want, n);
+  if (check_at(n == want, file, line, desc) && n > 0) return items;
+  if (n > 0) jfree_items(items, n);
+  return NULL;
+}
+#define VIEW_ITEMS(v, db, sid, want) view_items_at(F, v, db, sid, want)
+
+static void view_fails_at(const char *file, int line, int v, ctxdb_db *db, const char *sid,
+                          size_t sid_len, const char *branch, size_t branch_len, int null_out,
+                          int want, const char *mention) {
+  char *before = snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = k_views[v].fn(db, sid, sid_len, branch, branch_len, null_out ? NULL : &out,
+                         null_out ? NULL : &n);
+  failed_at(file, line, k_views[v].name, db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, k_views[v].name, out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  unchanged_at(file, line, k_views[v].name, db, before);
+}
+
+static void test_views_happy(ctxdb_db *db) {
+  const char *sid = "ses_v";
+  char **items;
+
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_v','event_id':'v0','payload':{'agent_id':'a'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'UserPromptSubmitted','actor':'user','id':'v1',"
+                         "'payload':{'text':'fix it'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'AssistantMessageCreated','actor':'assistant','id':'v2',"
+                         "'payload':{'content':[{'type':'text','text':'Reading.'},"
+                         "{'type':'tool_call','id':'c1','name':'read','args':{'path':'a.py'}},"
+                         "{'type':'tool_call','id':'c2','name':'bash','args':{'cmd':'ls'}}]}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'ToolCallFinished','actor':'tool','id':'v3','payload':"
+                         "{'tool_call_id':'c1','output':'x = 1','duration_ms':7,'exit_code':0}}")));
+  ctxdb_free(OK_APPEND(
+      db, sid, Q("{'type':'FileRead','actor':'host','id':'v4','payload':{'path':'a.py'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'FileWritten','actor':'host','id':'v5',"
+                         "'payload':{'path':'a.py','change_summary':'fix x'}}")));
+  /* A what-if at v3 where c2 fails and another file is read. */
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'v3','kind':'what_if','name':'alt','id':'alt1'}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'ToolCallFailed','actor':'tool','id':'a1','branch_id':'alt',"
+                         "'payload':{'tool_call_id':'c2','error':'boom'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'FileRead','actor':'host','id':'a2','branch_id':'alt',"
+                         "'payload':{'path':'b.py'}}")));
+
+  /* main */
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, NULL, "role", "user,assistant,tool");
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, NULL, "event_id", "v1,v2,v3");
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "main", "event_id", "v1,v2,v3");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, sid, NULL, "call_id", "c1,c2");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, sid, NULL, "status", "success,pending");
+  VIEW_COLUMN_IS(V_FILES, db, sid, NULL, "path", "a.py");
+  /* the what-if, by name and by id */
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "alt", "event_id", "v1,v2,v3,a1");
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "alt1", "role", "user,assistant,tool,tool");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, sid, "alt", "status", "success,error");
+  VIEW_COLUMN_IS(V_FILES, db, sid, "alt1", "path", "b.py");
+
+  items = VIEW_ITEMS(V_MESSAGES, db, sid, 3);
+  if (items) {
+    char *blocks = jraw(items[1], "blocks");
+    CHECK(jstr_eq(items[0], "branch_id", "v0") && jnum(items[0], "seq") == 2);
+    CHECK(jnum(items[0], "tokens") > 0 && jstr_prefix(items[0], "token_counter", ""));
+    CHECK(blocks && strstr(blocks, Q("{'type':'tool_call','id':'c1','name':'read',"
+                                     "'args':{'path':'a.py'}}")) != NULL);
+    free(blocks);
+    jfree_items(items, 3);
+  }
+  items = VIEW_ITEMS(V_TOOL_CALLS, db, sid, 2);
+  if (items) {
+    char *result = jraw(items[0], "result"), *pending = jraw(items[1], "result");
+    CHECK(jstr_eq(items[0], "name", "read") && jstr_eq(items[0], "event_id", "v2"));
+    CHECK(result && jstr_eq(result, "event_id", "v3") && jnum(result, "duration_ms") == 7);
+    CHECK(pending && strcmp(pending, "null") == 0);
+    free(result);
+    free(pending);
+    jfree_items(items, 2);
+  }
+  items = VIEW_ITEMS(V_FILES, db, sid, 1);
+  if (items) {
+    char *changes = jraw(items[0], "changes");
+    CHECK(jnum(items[0], "reads") == 1 && jnum(items[0], "writes") == 1);
+    CHECK(changes && strstr(changes, Q("'change_summary':'fix x'")) != NULL);
+    free(changes);
+    jfree_items(items, 1);
+  }
+
+  /* A session with nothing to show gives empty arrays. */
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_o','event_id':'o0','payload':{'agent_id':'a'}}")));
+  VIEW_COLUMN_IS(V_MESSAGES, db, "ses_o", NULL, "role", "");
+  VIEW_COLUMN_IS(V_TOOL_CALLS, db, "ses_o", "main", "call_id", "");
+  VIEW_COLUMN_IS(V_FILES, db, "ses_o", "o0", "path", "");
+}
+
+static void test_views_bad_input(ctxdb_db *db) {
+  const char *sid = "ses_v";
+  int v;
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'v1','name':'dup','id':'dup1'}")));
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'v2','name':'dup','id':'dup2'}")));
+  for (v = 0; v < 3; ++v) {
+    view_fails_at(F, v, NULL, sid, 5, NULL, 0, 0, CTXDB_MISUSE, NULL);
+    view_fails_at(F, v, db, sid, 5, NULL, 0, 1, CTXDB_MISUSE, "out");
+    view_fails_at(F, v, db, NULL, 5, NULL, 0, 0, CTXDB_MISUSE, "session_id");
+    view_fails_at(F, v, db, NULL, 0, NULL, 0, 0, CTXDB_INVALID_ARG, "session_id");
+    view_fails_at(F, v, db, "ses_\xff", 5, NULL, 0, 0, CTXDB_INVALID_UTF8, "session_id");
+    view_fails_at(F, v, db, "ses_nope", 8, NULL, 0, 0, CTXDB_NOT_FOUND, "ses_nope");
+    view_fails_at(F, v, db, "ses_nope", 8, "alt", 3, 0, CTXDB_NOT_FOUND, "ses_nope");
+    view_fails_at(F, v, db, sid, 4, NULL, 0, 0, CTXDB_NOT_FOUND, "ses_"); /* the length counts */
+    view_fails_at(F, v, db, "v1", 2, NULL, 0, 0, CTXDB_NOT_FOUND, "v1");  /* an event id */
+    view_fails_at(F, v, db, sid, 5, NULL, 3, 0, CTXDB_MISUSE, "branch");
+    view_fails_at(F, v, db, sid, 5, "", 0, 0, CTXDB_INVALID_ARG, "branch");
+    view_fails_at(F, v, db, sid, 5, "al\xff", 3, 0, CTXDB_INVALID_UTF8, "branch");
+    view_fails_at(F, v, db, sid, 5, "nope", 4, 0, CTXDB_NOT_FOUND, "nope");
+    view_fails_at(F, v, db, sid, 5, "o0", 2, 0, CTXDB_NOT_FOUND, "o0"); /* another session's */
+    view_fails_at(F, v, db, sid, 5, "v1", 2, 0, CTXDB_NOT_FOUND, "v1"); /* an event, not a branch */
+    view_fails_at(F, v, db, sid, 5, "dup", 3, 0, CTXDB_INVALID_ARG, "dup"); /* ambiguous */
+  }
+  /* Their ids still name the two. */
+  VIEW_COLUMN_IS(V_MESSAGES, db, sid, "dup2", "event_id", "v1,v2");
+}
+
+static void test_views(void) {
+  char path[600];
+  ctxdb_db *db, *ro;
+  snprintf(path, sizeof path, "%s", scratch_path("views.ctxdb"));
+  db = OK_OPEN(path, NULL);
+  if (!db) return;
+  test_views_happy(db);
+  test_views_bad_input(db);
+  /* Read-only handles read them too. */
+  ro = OK_OPEN(path, Q("{'read_only':true}"));
+  if (ro) {
+    VIEW_COLUMN_IS(V_TOOL_CALLS, ro, "ses_v", "alt", "status", "success,error");
+    VIEW_COLUMN_IS(V_FILES, ro, "ses_v", NULL, "path", "a.py");
+    CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+  }
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
+/* ===========================================================================
+ * state and stats
+ * ======================================================================== */
+
+/* The state a query (NULL: none) gives, which must succeed. */
+static char *ok_state_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                         const char *query) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_state_get(db, sid, slen(sid), query, slen(query), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_state_get", rc, out, n);
+}
+#define OK_STATE(db, sid, query) ok_state_at(F, db, sid, query)
+
+/* Checks where a state stands: its branch_id, event_id and seq. */
+static void state_is_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                        const char *query, const char *branch_id, const char *event_id,
+                        int64_t seq) {
+  char desc[400], *st = ok_state_at(file, line, db, sid, query);
+  snprintf(desc, sizeof desc, "the state of %s stands at %s/%s (seq %lld): %.200s",
+           query ? query : "NULL", branch_id, event_id, (long long)seq, st ? st : "(failed)");
+  check_at(st && jstr_eq(st, "session_id", sid) && jstr_eq(st, "branch_id", branch_id) &&
+               jstr_eq(st, "event_id", event_id) && jnum(st, "seq") == seq,
+           file, line, desc);
+  ctxdb_free(st);
+}
+#define STATE_IS(db, sid, query, branch_id, event_id, seq)                                         \
+  state_is_at(F, db, sid, query, branch_id, event_id, seq)
+
+static void state_fails_at(const char *file, int line, ctxdb_db *db, const char *sid,
+                           const char *query, int want, const char *mention) {
+  write_fails_at(file, line, "ctxdb_state_get", ctxdb_state_get, db, sid, slen(sid), query,
+                 slen(query), 0, want, mention);
+}
+#define STATE_FAILS(db, sid, query, want, mention) state_fails_at(F, db, sid, query, want, mention)
+
+static void test_state_happy(ctxdb_db *db) {
+  const char *sid = "ses_s";
+  char *st, *state, *goal, *plan, *facts, *s2;
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_s','event_id':'s0','payload':{'agent_id':'a'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'UserPromptSubmitted','actor':'user','id':'s1',"
+                         "'payload':{'text':'fix it'}}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'StateUpdated','actor':'agent','id':'s2','payload':{'ops':["
+                         "{'op':'set_plan','steps':['look','fix']},"
+                         "{'op':'add_fact','content':'flaky','confidence':0.5}]}}")));
+  ctxdb_free(OK_APPEND(
+      db, sid, Q("{'type':'FileWritten','actor':'host','id':'s3','payload':{'path':'a.c'}}")));
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'s1','name':'alt','id':'alt1'}")));
+  ctxdb_free(OK_APPEND(db, sid,
+                       Q("{'type':'StateUpdated','actor':'agent','id':'a1','branch_id':'alt',"
+                         "'payload':{'ops':[{'op':'set_task','text':'another way'}]}}")));
+
+  /* main's current state: NULL, "" and {} all mean it. */
+  STATE_IS(db, sid, NULL, "s0", "s3", 4);
+  STATE_IS(db, sid, "{}", "s0", "s3", 4);
+  STATE_IS(db, sid, Q("{'branch_id':'main'}"), "s0", "s3", 4);
+  {
+    char *out = SENT;
+    size_t n = SENT_LEN;
+    CHECK_RC(ctxdb_state_get(db, sid, 5, "", 0, &out, &n), CTXDB_OK);
+    CHECK(out != SENT && jstr_eq(out, "event_id", "s3"));
+    if (out != SENT) ctxdb_free(out);
+  }
+  st = OK_STATE(db, sid, NULL);
+  state = st ? jraw(st, "state") : NULL;
+  goal = state ? jraw(state, "goal") : NULL;
+  plan = state ? jraw(state, "plan") : NULL;
+  facts = state ? jraw(state, "facts") : NULL;
+  CHECK(goal && strstr(goal, Q("'request':{'text':'fix it','event_id':'s1'}")) != NULL);
+  CHECK(plan && strstr(plan, Q("{'text':'look','status':'in_progress'}")) != NULL);
+  CHECK(facts && strstr(facts, Q("'content':'flaky','confidence':0.5")) != NULL);
+  CHECK(state && strstr(state, Q("'modified':[{'path':'a.c'")) != NULL);
+  free(goal);
+  free(plan);
+  free(facts);
+  free(state);
+  ctxdb_free(st);
+
+  /* A branch by name or id; time travel to an event. */
+  STATE_IS(db, sid, Q("{'branch_id':'alt'}"), "alt1", "a1", 6);
+  STATE_IS(db, sid, Q("{'branch_id':'alt1'}"), "alt1", "a1", 6);
+  st = OK_STATE(db, sid, Q("{'branch_id':'alt'}"));
+  CHECK(st && strstr(st, Q("'current_task':{'text':'another way','event_id':'a1'}")) != NULL);
+  CHECK(st && strstr(st, Q("'plan':{'steps':[]")) != NULL); /* the plan came after the fork */
+  ctxdb_free(st);
+  STATE_IS(db, sid, Q("{'at':'s2'}"), "s0", "s2", 3);
+  STATE_IS(db, sid, Q("{'at':'s1'}"), "s0", "s1", 2);
+  st = OK_STATE(db, sid, Q("{'at':'s2'}"));
+  s2 = st ? jraw(st, "state") : NULL;
+  CHECK(s2 && strstr(s2, Q("'modified':[]")) != NULL); /* s3 had not happened */
+  free(s2);
+  ctxdb_free(st);
+}
+
+static void test_stats_happy(ctxdb_db *db) {
+  char *one, *all, *messages;
+  one = ok_read_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "ses_s");
+  CHECK(one && jstr_eq(one, "session_id", "ses_s") && jnum(one, "sessions") == 1);
+  CHECK(one && jnum(one, "events") == 6);
+  messages = one ? jraw(one, "messages") : NULL;
+  CHECK(messages && jnum(messages, "user") == 1 && jnum(messages, "assistant") == 0);
+  free(messages);
+  ctxdb_free(one);
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_o','event_id':'o0','payload':{'agent_id':'a'}}")));
+  all = ok_read_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, NULL);
+  CHECK(all && strstr(all, Q("'session_id':null")) != NULL);
+  CHECK(all && jnum(all, "sessions") == 2 && jnum(all, "events") == 7);
+  ctxdb_free(all);
+}
+
+static void test_state_stats_bad_input(ctxdb_db *db) {
+  const char *sid = "ses_s", *q = "{}";
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'s1','name':'dup','id':'dup1'}")));
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'s2','name':'dup','id':'dup2'}")));
+
+  /* state_get */
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, NULL, sid, 5, q, 2, 0, CTXDB_MISUSE, NULL);
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, db, sid, 5, q, 2, 1, CTXDB_MISUSE, "out");
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, db, NULL, 5, q, 2, 0, CTXDB_MISUSE,
+                 "session_id");
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, db, sid, 5, NULL, 2, 0, CTXDB_MISUSE,
+                 "query_json");
+  STATE_FAILS(db, NULL, q, CTXDB_INVALID_ARG, "session_id");
+  STATE_FAILS(db, "ses_\xff", q, CTXDB_INVALID_UTF8, "session_id");
+  STATE_FAILS(db, "ses_nope", q, CTXDB_NOT_FOUND, "ses_nope");
+  STATE_FAILS(db, "ses_nope", Q("{'branch_id':'alt'}"), CTXDB_NOT_FOUND, "ses_nope");
+  STATE_FAILS(db, "s1", NULL, CTXDB_NOT_FOUND, "s1"); /* an event id */
+  STATE_FAILS(db, sid, "{", CTXDB_INVALID_JSON, NULL);
+  STATE_FAILS(db, sid, "[]", CTXDB_INVALID_ARG, NULL);
+  STATE_FAILS(db, sid, "{\"at\":\"s\xff\"}", CTXDB_INVALID_UTF8, NULL);
+  STATE_FAILS(db, sid, Q("{'colour':'red'}"), CTXDB_INVALID_ARG, "colour");
+  STATE_FAILS(db, sid, Q("{'branch_id':7}"), CTXDB_INVALID_ARG, "branch_id");
+  STATE_FAILS(db, sid, Q("{'branch_id':''}"), CTXDB_INVALID_ARG, "branch_id");
+  STATE_FAILS(db, sid, Q("{'at':null}"), CTXDB_INVALID_ARG, "at");
+  STATE_FAILS(db, sid, Q("{'branch_id':'alt','at':'s1'}"), CTXDB_INVALID_ARG, NULL);
+  STATE_FAILS(db, sid, Q("{'branch_id':'nope'}"), CTXDB_NOT_FOUND, "nope");
+  STATE_FAILS(db, sid, Q("{'branch_id':'o0'}"), CTXDB_NOT_FOUND, "o0"); /* another session's */
+  STATE_FAILS(db, sid, Q("{'branch_id':'s2'}"), CTXDB_NOT_FOUND, "s2"); /* not a branch */
+  STATE_FAILS(db, sid, Q("{'branch_id':'dup'}"), CTXDB_INVALID_ARG, "dup");
+  STATE_FAILS(db, sid, Q("{'at':'evt_nope'}"), CTXDB_NOT_FOUND, "evt_nope");
+  STATE_FAILS(db, sid, Q("{'at':'o0'}"), CTXDB_INVALID_ARG, "o0"); /* another session's event */
+  STATE_IS(db, sid, Q("{'branch_id':'dup2'}"), "dup2", "dup2", 8);
+
+  /* stats_get */
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, NULL, sid, 5, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, NULL, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, sid, 5, 1, CTXDB_MISUSE, "out");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, NULL, 5, 0, CTXDB_MISUSE, "session_id");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "", 0, 0, CTXDB_INVALID_ARG,
+                "session_id");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "ses_\xff", 5, 0, CTXDB_INVALID_UTF8,
+                "session_id");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND,
+                "ses_nope");
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, db, sid, 4, 0, CTXDB_NOT_FOUND,
+                "ses_"); /* the length counts, not the NUL */
+}
+
+static void test_state_stats(void) {
+  char path[600], *s;
+  ctxdb_db *db, *ro;
+  snprintf(path, sizeof path, "%s", scratch_path("state.ctxdb"));
+  db = OK_OPEN(path, NULL);
+  if (!db) return;
+  test_state_happy(db);
+  test_stats_happy(db);
+  test_state_stats_bad_input(db);
+  /* Read-only handles read them too. */
+  ro = OK_OPEN(path, Q("{'read_only':true}"));
+  if (ro) {
+    STATE_IS(ro, "ses_s", Q("{'branch_id':'alt'}"), "alt1", "a1", 6);
+    s = ok_read_at(F, "ctxdb_stats_get", ctxdb_stats_get, ro, NULL);
+    CHECK(s && jnum(s, "sessions") == 2);
+    ctxdb_free(s);
+    CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+  }
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
+/* ===========================================================================
  * export → import
  * ======================================================================== */
 
@@ -1884,6 +2274,18 @@ static void test_closed_handle(const char *path) {
   read_fails_at(F, "ctxdb_event_children", ctxdb_event_children, h, g_started1, strlen(g_started1),
                 0, CTXDB_MISUSE, NULL);
   path_fails_at(F, h, g_s1, strlen(g_s1), NULL, 0, 0, CTXDB_MISUSE, NULL);
+  write_fails_at(F, "ctxdb_state_get", ctxdb_state_get, h, g_s1, strlen(g_s1), NULL, 0, 0,
+                 CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_stats_get", ctxdb_stats_get, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  {
+    int v;
+    for (v = 0; v < 3; ++v) {
+      view_fails_at(F, v, h, g_s1, strlen(g_s1), NULL, 0, 0, CTXDB_MISUSE, NULL);
+      view_fails_at(F, v, h, g_s1, strlen(g_s1), "main", 4, 0, CTXDB_MISUSE, NULL);
+    }
+  }
   import_fails_at(F, h, ev, strlen(ev), 0, CTXDB_MISUSE, NULL, 0);
   {
     int rc = ctxdb_close(h);
@@ -2148,6 +2550,8 @@ int main(void) {
   test_batches_all_or_nothing(g_db1);
   test_bad_reads(g_db1);
   test_tree();
+  test_views();
+  test_state_stats();
   test_read_only(p1, g_db1);
   test_import(g_db1);
   test_rebuild(g_db1);

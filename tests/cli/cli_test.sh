@@ -303,11 +303,11 @@ test_help() {
   expect_rc 0
   local cmd
   for cmd in init "session new" "session show" sessions append event log tree fork path children \
-    verify rebuild export import; do
+    messages tool-calls files state stats verify rebuild export import; do
     expect_contains "ctxdb --help lists $cmd" "  $cmd " "$OUT"
   done
   for cmd in init "session new" "session show" sessions append event log tree fork path \
-    children verify rebuild export import session; do
+    children messages tool-calls files state stats verify rebuild export import session; do
     # shellcheck disable=SC2086 # "session new" is two words on purpose
     run "$CLI" $cmd --help
     expect_rc 0
@@ -490,9 +490,210 @@ test_tree() {
   [ ! -e "$WORK/missing.ctxdb" ] || fail "tree created $WORK/missing.ctxdb"
 }
 
+test_views() {
+  local V="$WORK/views.ctxdb"
+  tv() { "$CLI" --db "$V" "$@"; }
+  tv session new --id ses_v --event-id v0 >/dev/null
+  run_in "$EVENTS"'{"type":"FileWritten","actor":"host","payload":{"path":"src/parser.py","change_summary":"handle the empty line"}}
+{"type":"AssistantMessageCreated","actor":"assistant","id":"v7","payload":{"content":[{"type":"thinking","text":"now run it"},{"type":"tool_call","id":"call_2","name":"bash","args":{"cmd":"pytest"}}]}}' \
+    tv append ses_v
+  expect_rc 0
+  run tv fork ses_v v7 --kind what_if --name alt --id alt1
+  expect_rc 0
+  run_in '{"type":"ToolCallFailed","actor":"tool","branch_id":"alt","payload":{"tool_call_id":"call_2","error":"exit 1","duration_ms":40}}
+{"type":"DiffApplied","actor":"host","branch_id":"alt","payload":{"path":"src/parser.py","diff":"@@"}}' \
+    tv append ses_v
+  expect_rc 0
+
+  # messages: a header per message, a line per block.
+  run tv messages ses_v
+  expect_rc 0
+  expect_eq "messages: lines" 6 "$(wc -l <<<"$OUT")"
+  expect_match "messages: the prompt" '^#2 user \([0-9]+ tok\) text: fix the failing test'$'\n' "$OUT"
+  expect_match "messages: the assistant's blocks, one a line" \
+    $'\n''#3 assistant \([0-9]+ tok\) text: Reading the parser\.'$'\n'' +tool_call call_1 read_file \{"path":"src/parser.py"\}'$'\n' "$OUT"
+  expect_match "messages: the tool result, on one line" \
+    $'\n''#5 tool \([0-9]+ tok\) tool_result call_1 success line one line two last line of the file'$'\n' "$OUT"
+  expect_match "messages: thinking, then a call" \
+    $'\n''#8 assistant \([0-9]+ tok\) thinking: now run it'$'\n'' +tool_call call_2 bash \{"cmd":"pytest"\}$' "$OUT"
+  run tv messages ses_v --branch alt
+  expect_rc 0
+  expect_match "messages of a branch: the failed call's result" \
+    $'\n''#10 tool \([0-9]+ tok\) tool_result call_2 error error: exit 1$' "$OUT"
+  run tv messages ses_v --json
+  expect_rc 0
+  expect_eq "messages --json is one JSON array" "user assistant tool assistant" \
+    "$(python3 -c 'import json,sys; print(" ".join(m["role"] for m in json.load(sys.stdin)))' <<<"$OUT")"
+  # A long text is cut to 100 characters.
+  run_in '{"type":"UserPromptSubmitted","actor":"user","branch_id":"alt","payload":{"text":"'"$(printf 'word %.0s' {1..60})"'"}}' \
+    tv append ses_v
+  run tv messages ses_v --branch alt1
+  expect_match "messages: a long line is cut" '#12 user \([0-9]+ tok\) text: word word .*\.\.\.$' "$OUT"
+  local longest
+  longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n }' <<<"$OUT")
+  [ "$longest" -le 100 ] || fail "messages: a line of $longest characters"
+
+  # tool-calls: a table, status as seen from the branch.
+  run tv tool-calls ses_v
+  expect_rc 0
+  expect_eq "tool-calls on main" "SEQ  CALL    NAME       STATUS   DURATION
+3    call_1  read_file  success  -
+8    call_2  bash       pending  -" "$OUT"
+  run tv tool-calls ses_v --branch alt
+  expect_rc 0
+  expect_match "tool-calls on the branch" $'\n''8 +call_2 +bash +error: exit 1 +40 ms$' "$OUT"
+  run tv tool-calls ses_v --branch alt --json
+  expect_match "tool-calls --json" '^\[\{"call_id":"call_1",.*"status":"error",.*\]$' "$OUT"
+
+  # files: reads, writes and the last change.
+  run tv files ses_v
+  expect_rc 0
+  expect_eq "files on main" "PATH           READS  WRITES  LAST CHANGE
+src/parser.py  1      1       write #7: handle the empty line" "$OUT"
+  run tv files ses_v --branch alt
+  expect_match "files on the branch: the diff is the last change" \
+    $'\n''src/parser.py +1 +2 +diff #11$' "$OUT"
+  run tv files ses_v --json
+  expect_match "files --json" '^\[\{"path":"src/parser.py",.*"reads":1,"writes":1,' "$OUT"
+
+  # Nothing to show.
+  tv session new --id ses_empty >/dev/null
+  run tv messages ses_empty
+  expect_eq "no messages" "no messages" "$OUT"
+  run tv tool-calls ses_empty
+  expect_eq "no tool calls" "no tool calls" "$OUT"
+  run tv files ses_empty --branch main
+  expect_eq "no files" "no files" "$OUT"
+  run tv files ses_empty --json
+  expect_eq "files --json of nothing" "[]" "$OUT"
+
+  # Errors: exit 1 with the library's code, nothing on stdout; usage: 2.
+  local cmd
+  for cmd in messages tool-calls files; do
+    run tv $cmd ses_nope
+    expect_rc 1
+    expect_match "$cmd of an unknown session" "^ctxdb: .*ses_nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+    expect_eq "$cmd: nothing on stdout for an error" "" "$OUT"
+    run tv $cmd ses_v --branch nope
+    expect_rc 1
+    expect_match "$cmd of an unknown branch" "^ctxdb: .*nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+    run tv $cmd ses_v --branch ''
+    expect_rc 1
+    expect_contains "$cmd of an empty branch name" "CTXDB_INVALID_ARG" "$ERR"
+    run tv $cmd ses_v --branch
+    expect_rc 2
+    run tv $cmd
+    expect_rc 2
+    run tv $cmd ses_v extra
+    expect_rc 2
+    run "$CLI" --db "$WORK/missing.ctxdb" $cmd ses_v
+    expect_rc 1
+    [ ! -e "$WORK/missing.ctxdb" ] || fail "$cmd created $WORK/missing.ctxdb"
+  done
+  tv fork ses_v v7 --name dup --id d1 >/dev/null
+  tv fork ses_v v7 --name dup --id d2 >/dev/null
+  run tv messages ses_v --branch dup
+  expect_rc 1
+  expect_match "a name two branches share" "^ctxdb: .*dup.* \(CTXDB_INVALID_ARG\)$" "$ERR"
+}
+
+test_state() {
+  local S="$WORK/state.ctxdb"
+  ts() { "$CLI" --db "$S" "$@"; }
+  ts session new --id ses_st --event-id st0 >/dev/null
+  run_in '{"type":"UserPromptSubmitted","actor":"user","id":"st1","payload":{"text":"fix the parser"}}
+{"type":"StateUpdated","actor":"agent","id":"st2","payload":{"ops":[{"op":"set_plan","steps":["look","fix","test"]},{"op":"set_step","step":0,"status":"done"},{"op":"set_step","step":1},{"op":"add_constraint","text":"no new deps"},{"op":"add_constraint","text":"small diff","kind":"soft"},{"op":"add_fact","content":"the parser drops blank lines","confidence":0.8,"source_refs":["art_1"]},{"op":"open_question","id":"q1","text":"python 3.8 too?"}]}}
+{"type":"DecisionRecorded","actor":"agent","id":"st3","payload":{"decision":"patch the tokenizer","rationale":"smallest change"}}
+{"type":"FileRead","actor":"host","id":"st4","payload":{"path":"src/parser.py"}}
+{"type":"FileWritten","actor":"host","id":"st5","payload":{"path":"src/parser.py","change_summary":"skip blank lines"}}
+{"type":"AssistantMessageCreated","actor":"assistant","id":"st6","payload":{"content":[{"type":"tool_call","id":"c1","name":"bash","args":{"cmd":"pytest"}}]}}' \
+    ts append ses_st
+  expect_rc 0
+
+  run ts state ses_st
+  expect_rc 0
+  expect_eq "state: the first line says where it stands" \
+    "state of ses_st on st0 after st6 (seq 7)" "$(head -1 <<<"$OUT")"
+  expect_contains "state: Goal" $'Goal\n  goal: fix the parser (st1)\n  request: fix the parser (st1)\n' "$OUT"
+  expect_contains "state: Plan with step markers" \
+    $'Plan (active)\n  [x] look\n  [>] fix\n  [ ] test\n' "$OUT"
+  expect_contains "state: Constraints" \
+    $'Constraints\n  hard: no new deps (st2)\n  soft: small diff (st2)\n' "$OUT"
+  expect_match "state: Facts with confidence and sources" \
+    $'Facts\n  the parser drops blank lines \\(confidence 0\\.8; from [^)]*art_1[^)]*\\)\n' "$OUT"
+  expect_contains "state: Decisions" \
+    $'Decisions\n  patch the tokenizer: because smallest change (st3)\n' "$OUT"
+  expect_contains "state: Open questions" $'Open questions\n  q1: python 3.8 too?\n' "$OUT"
+  expect_contains "state: Files read" $'Files read\n  src/parser.py (1 time, last st4)\n' "$OUT"
+  expect_contains "state: Files modified" \
+    $'Files modified\n  src/parser.py (1 time, last st5): skip blank lines\n' "$OUT"
+  expect_contains "state: Tool state" $'Tool state\n  pending: c1 bash (requested)\n' "$OUT"
+  expect_eq "state: Last compaction" "Last compaction: none" "$(tail -1 <<<"$OUT")"
+
+  # Time travel, a branch, JSON.
+  run ts state ses_st --at st2
+  expect_rc 0
+  expect_eq "state --at: where it stands" "state of ses_st on st0 after st2 (seq 3)" \
+    "$(head -1 <<<"$OUT")"
+  expect_contains "state --at: no decision yet" $'Decisions\n  (none)\n' "$OUT"
+  ts fork ses_st st1 --name alt --id alt1 >/dev/null
+  run ts state ses_st --branch alt
+  expect_rc 0
+  expect_contains "state of a branch: before the plan" $'Plan (none)\n  (none)\n' "$OUT"
+  run ts state ses_st --json
+  expect_rc 0
+  expect_match "state --json" '^\{"session_id":"ses_st","branch_id":"st0","seq":7,"event_id":"st6","state":\{"goal":' "$OUT"
+  run ts state ses_st --branch alt1 --json
+  expect_match "state --branch --json" '^\{"session_id":"ses_st","branch_id":"alt1",' "$OUT"
+
+  # stats: one session, all of them, JSON.
+  run ts stats ses_st
+  expect_rc 0
+  expect_eq "stats: the first line" "stats of ses_st" "$(head -1 <<<"$OUT")"
+  expect_match "stats: events" $'\n''events +8'$'\n' "$OUT"
+  expect_match "stats: messages" $'\n''messages +1 user, 1 assistant'$'\n' "$OUT"
+  expect_match "stats: tool calls" $'\n''tool calls +1 calls, 0 results, 0 errors, 0 failures'$'\n' "$OUT"
+  ts session new --id ses_other >/dev/null
+  run ts stats
+  expect_rc 0
+  expect_eq "stats of all: the first line" "stats of 2 sessions" "$(head -1 <<<"$OUT")"
+  expect_match "stats of all: events" $'\n''events +9'$'\n' "$OUT"
+  run ts stats --json
+  expect_match "stats --json" '^\{"session_id":null,"sessions":2,"events":9,' "$OUT"
+  run ts stats ses_st --json
+  expect_match "stats SESSION --json" '^\{"session_id":"ses_st","sessions":1,' "$OUT"
+
+  # Errors: exit 1 with the library's code, nothing on stdout; usage: 2.
+  run ts state ses_nope
+  expect_rc 1
+  expect_match "state of an unknown session" "^ctxdb: .*ses_nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+  expect_eq "state: nothing on stdout for an error" "" "$OUT"
+  run ts state ses_st --branch nope
+  expect_rc 1
+  expect_contains "state of an unknown branch" "CTXDB_NOT_FOUND" "$ERR"
+  run ts state ses_st --at evt_nope
+  expect_rc 1
+  expect_contains "state at an unknown event" "CTXDB_NOT_FOUND" "$ERR"
+  run ts state ses_st --branch alt --at st1
+  expect_rc 1
+  expect_contains "state: --branch and --at together" "CTXDB_INVALID_ARG" "$ERR"
+  run ts state ses_st --at
+  expect_rc 2
+  run ts state
+  expect_rc 2
+  run ts stats ses_nope
+  expect_rc 1
+  expect_match "stats of an unknown session" "^ctxdb: .*ses_nope.* \(CTXDB_NOT_FOUND\)$" "$ERR"
+  run ts stats ses_st ses_other
+  expect_rc 2
+  run "$CLI" --db "$WORK/missing.ctxdb" stats
+  expect_rc 1
+  [ ! -e "$WORK/missing.ctxdb" ] || fail "stats created $WORK/missing.ctxdb"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_rebuild test_errors test_tree test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

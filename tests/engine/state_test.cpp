@@ -273,3 +273,20 @@ TEST_CASE("state: appends through another connection are folded in, not overwrit
         std::vector<std::string>{"one", "three", "two"});
   CHECK(a.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
 }
+
+TEST_CASE("state_query: a query document picks the branch or the event") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(kSession);
+  Stored p = add(db, "s", "UserPromptSubmitted", R"({"text":"one"})");
+  add(db, "s", "UserPromptSubmitted", R"({"text":"two"})");
+  CHECK(db.state_query("s", "") == db.state("s", std::nullopt, std::nullopt));
+  CHECK(db.state_query("s", "{}") == db.state("s", std::nullopt, std::nullopt));
+  CHECK(db.state_query("s", R"({"branch_id":"main"})") == db.state("s", "main", std::nullopt));
+  CHECK(db.state_query("s", R"({"at":")" + p.id + "\"}") == db.state("s", std::nullopt, p.id));
+  CHECK(code_of([&] { db.state_query("s", "{"); }) == Code::kInvalidJson);
+  CHECK(code_of([&] { db.state_query("s", R"({"branch":"main"})"); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { db.state_query("s", R"({"at":1})"); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { db.state_query("s", R"({"branch_id":"main","at":"x"})"); }) ==
+        Code::kInvalidArg);
+}

@@ -48,6 +48,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
       ctxdb_iter_free(it);
       ctxdb_event_children(db, piece[i], len[i], &out, &n);
+      drop(out);
+      out = NULL;
+      /* the views of a branch: the piece as a branch, then as a session */
+      ctxdb_messages_list(db, "s", 1, piece[i], len[i], &out, &n);
+      drop(out);
+      out = NULL;
+      ctxdb_tool_calls_list(db, "s", 1, piece[i], len[i], &out, &n);
+      drop(out);
+      out = NULL;
+      ctxdb_files_list(db, piece[i], len[i], NULL, 0, &out, &n);
+      drop(out);
+      out = NULL;
+      /* a state query, and the piece as the session of stats */
+      ctxdb_state_get(db, "s", 1, piece[i], len[i], &out, &n);
+      drop(out);
+      out = NULL;
+      ctxdb_stats_get(db, piece[i], len[i], &out, &n);
       break;
     }
     }

@@ -5,6 +5,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const assert = require('node:assert/strict');
 
 const bindingDir = path.resolve(__dirname, '..', '..', 'bindings', 'node');
 const ctxdb = require(bindingDir);
@@ -32,4 +33,15 @@ function fileRead(p) {
   return { type: 'FileRead', actor: 'agent', payload: { path: p } };
 }
 
-module.exports = { ctxdb, bindingDir, tmpDir, tmpDb, prompt, fileRead };
+// Asserts that fn throws a CtxdbError with this code (and a message
+// matching pattern, when given).
+function throwsCode(fn, code, pattern) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof ctxdb.CtxdbError, `not a CtxdbError: ${err}`);
+    assert.equal(err.code, code);
+    if (pattern) assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+module.exports = { ctxdb, bindingDir, tmpDir, tmpDb, prompt, fileRead, throwsCode };

@@ -2,7 +2,7 @@
 // The session tree: fork, branches, branchPath, children.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { ctxdb, tmpDb, prompt } = require('./helpers');
+const { ctxdb, tmpDb, prompt, throwsCode } = require('./helpers');
 
 // ses_t: t0 (SessionStarted), t1, t2, t3 on main.
 function tree(t) {
@@ -13,15 +13,6 @@ function tree(t) {
 }
 
 const ids = (events) => [...events].map((e) => e.id);
-
-function throwsCode(fn, code, pattern) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof ctxdb.CtxdbError, `not a CtxdbError: ${err}`);
-    assert.equal(err.code, code);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
-}
 
 test('a new session has only main', (t) => {
   const { db, sid } = tree(t);

@@ -10,7 +10,9 @@ from conftest import prompt
 
 OUT_FUNCTIONS = ["ctxdb_session_create", "ctxdb_session_get", "ctxdb_session_list",
                  "ctxdb_append", "ctxdb_append_batch", "ctxdb_event_get",
-                 "ctxdb_verify", "ctxdb_rebuild", "ctxdb_import"]
+                 "ctxdb_verify", "ctxdb_rebuild", "ctxdb_import",
+                 "ctxdb_messages_list", "ctxdb_tool_calls_list", "ctxdb_files_list",
+                 "ctxdb_state_get", "ctxdb_stats_get"]
 
 
 @pytest.fixture
@@ -61,7 +63,15 @@ def test_every_buffer_freed_exactly_once(db, ledger):
     db.verify()
     db.rebuild(check=True)
     db.import_ndjson(db.export(raw=True))
-    failures = [lambda: db.session("ses_nope"), lambda: db.event("evt_nope"),
+    db.messages(s)
+    db.tool_calls(s, "main")
+    db.files(s)
+    db.state(s)
+    db.stats()
+    failures = [lambda: db.state(s, at="evt_nope"), lambda: db.stats("ses_nope"),
+                lambda: db.messages("ses_nope"), lambda: db.tool_calls(s, "nope"),
+                lambda: db.files(s, ""),
+                lambda: db.session("ses_nope"), lambda: db.event("evt_nope"),
                 lambda: db.append(s, "{bad"), lambda: db.append_many(s, ["{", "}"]),
                 lambda: db.create_session(agent_id=1), lambda: db.verify("ses_nope"),
                 lambda: db.import_ndjson("{}")]
@@ -69,7 +79,7 @@ def test_every_buffer_freed_exactly_once(db, ledger):
         with pytest.raises(ctxdb.Error):
             f()
     outs = sum(1 for k, _ in ledger if k == "out")
-    assert outs == 9  # one buffer per successful call, none from failures
+    assert outs == 14  # one buffer per successful call, none from failures
     assert_balanced(ledger)
 
 

@@ -332,6 +332,73 @@ class Database {
     return parse(call(() => this.#db.eventChildren(eventId)));
   }
 
+  // The views of a branch: each reads one branch's path root to leaf.
+  // options: {branch?: its id or a name unique in the session (default: main)}.
+  #view(method, sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    const branch = check.optString(opts.branch, 'options.branch') ?? null;
+    return parse(call(() => this.#db[method](sessionId, branch)));
+  }
+
+  /**
+   * The messages of a branch: [{event_id, seq, ts, branch_id, role,
+   * tokens, token_counter, blocks}], role "user" | "assistant" | "tool" |
+   * "summary". options: {branch?}.
+   */
+  messages(sessionId, options) {
+    return this.#view('messagesList', sessionId, options);
+  }
+
+  /**
+   * The tool calls of a branch, in call order: [{call_id, name, args,
+   * event_id, seq, branch_id, status: "pending" | "success" | "error",
+   * result: null | {event_id, seq, branch_id, artifact_id, error,
+   * duration_ms, exit_code}}], as seen from the branch. options: {branch?}.
+   */
+  toolCalls(sessionId, options) {
+    return this.#view('toolCallsList', sessionId, options);
+  }
+
+  /**
+   * The files a branch touched, by path: [{path, last_read, last_write,
+   * reads, writes, changes: [{event_id, seq, op, change_summary,
+   * artifact_id}]}]. options: {branch?}.
+   */
+  files(sessionId, options) {
+    return this.#view('filesList', sessionId, options);
+  }
+
+  /**
+   * The agent state: {session_id, branch_id, seq, event_id, state: {goal,
+   * plan, constraints, facts, decisions, open_questions,
+   * resolved_questions, files, tool_state, last_compaction_id}}.
+   * options: {branch?: a branch id or a name unique in the session
+   * (default: main), at?: an event id of the session, for the state right
+   * after it on its own branch}; not both.
+   */
+  state(sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    const query = {};
+    const branch = check.optString(opts.branch, 'options.branch');
+    if (branch !== undefined) query.branch_id = branch;
+    const at = check.optString(opts.at, 'options.at');
+    if (at !== undefined) query.at = at;
+    const json = check.stringify(query, 'options');
+    return parse(call(() => this.#db.stateGet(sessionId, json)));
+  }
+
+  /**
+   * One session's stats, or (no sessionId) the totals of every session:
+   * {session_id, sessions, events, messages, tokens, tools, latency_ms,
+   * approvals, compactions, context, errors}.
+   */
+  stats(sessionId) {
+    const sid = check.optString(sessionId, 'sessionId') ?? null;
+    return parse(call(() => this.#db.statsGet(sid)));
+  }
+
   /**
    * Checks the hash chain of one session (or of all). Resolves what the
    * check found: {ok: true, sessions, events} or {ok: false, ...,

@@ -390,6 +390,11 @@ public:
                         InstanceMethod<&Database::BranchList>("branchList"),
                         InstanceMethod<&Database::BranchPath>("branchPath"),
                         InstanceMethod<&Database::EventChildren>("eventChildren"),
+                        InstanceMethod<&Database::MessagesList>("messagesList"),
+                        InstanceMethod<&Database::ToolCallsList>("toolCallsList"),
+                        InstanceMethod<&Database::FilesList>("filesList"),
+                        InstanceMethod<&Database::StateGet>("stateGet"),
+                        InstanceMethod<&Database::StatsGet>("statsGet"),
                         InstanceMethod<&Database::Verify>("verify"),
                         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
                         InstanceMethod<&Database::Rebuild>("rebuild"),
@@ -556,6 +561,52 @@ private:
     std::string id = GetString(info, 0, "eventId");
     return Output(env, db, [&](char **out, size_t *n) {
       return ctxdb_event_children(db, id.data(), id.size(), out, n);
+    });
+  }
+
+  // The views of a branch: name(sessionId: string, branch: string | null).
+  using ViewFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **, size_t *);
+  Napi::Value BranchView(const Napi::CallbackInfo &info, ViewFn fn) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string branch;
+    bool has_branch = GetOptString(info, 1, "branch", &branch);
+    return Output(env, db, [&](char **out, size_t *n) {
+      return fn(db, sid.data(), sid.size(), has_branch ? branch.data() : nullptr,
+                has_branch ? branch.size() : 0, out, n);
+    });
+  }
+
+  Napi::Value MessagesList(const Napi::CallbackInfo &info) {
+    return BranchView(info, ctxdb_messages_list);
+  }
+  Napi::Value ToolCallsList(const Napi::CallbackInfo &info) {
+    return BranchView(info, ctxdb_tool_calls_list);
+  }
+  Napi::Value FilesList(const Napi::CallbackInfo &info) {
+    return BranchView(info, ctxdb_files_list);
+  }
+
+  // stateGet(sessionId: string, queryJson: string)
+  Napi::Value StateGet(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string query = GetString(info, 1, "query");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_state_get(db, sid.data(), sid.size(), query.data(), query.size(), out, n);
+    });
+  }
+
+  // statsGet(sessionId: string | null)
+  Napi::Value StatsGet(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_stats_get(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, out, n);
     });
   }
 

@@ -19,8 +19,10 @@ from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error
                      InternalError, InvalidInput, IOFailure, Misuse, NotADatabase,
                      NotFound, OutOfMemory, ReadOnly, SchemaError)
 from .types import (BatchResult, Branch, BrokenLink, Children, Event,
-                    EventInput, ImportResult, RebuildReport, Session,
-                    SessionInput, TableChecksum, VerifyReport)
+                    EventInput, FileChange, FileInfo, FileReadRef,
+                    FileWriteRef, ImportResult, Message, MessageBlock,
+                    RebuildReport, Session, SessionInput, State, Stats,
+                    TableChecksum, ToolCall, ToolCallResult, VerifyReport)
 
 __version__ = "0.1.0"
 
@@ -33,5 +35,7 @@ __all__ = [
     "LibraryError", "LibraryNotFound", "AbiMismatch",
     "Event", "EventInput", "Session", "SessionInput", "BatchResult",
     "BrokenLink", "VerifyReport", "ImportResult", "RebuildReport",
-    "TableChecksum", "Branch", "Children",
+    "TableChecksum", "Branch", "Children", "Message", "MessageBlock",
+    "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",
+    "FileChange", "State", "Stats",
 ]

@@ -178,6 +178,45 @@ _proto("ctxdb_event_children", c_int,
        ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
 
 
+# ---- views of a branch ---------------------------------------------------------
+
+# int ctxdb_messages_list(ctxdb_db *db, const char *session_id, size_t id_len,
+#                         const char *branch, size_t branch_len, char **out,
+#                         size_t *out_len);
+_proto("ctxdb_messages_list", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_tool_calls_list(ctxdb_db *db, const char *session_id, size_t id_len,
+#                           const char *branch, size_t branch_len, char **out,
+#                           size_t *out_len);
+_proto("ctxdb_tool_calls_list", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_files_list(ctxdb_db *db, const char *session_id, size_t id_len,
+#                      const char *branch, size_t branch_len, char **out,
+#                      size_t *out_len);
+_proto("ctxdb_files_list", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+
+# ---- state and stats -------------------------------------------------------------
+
+# int ctxdb_state_get(ctxdb_db *db, const char *session_id, size_t id_len,
+#                     const char *query_json, size_t len, char **out,
+#                     size_t *out_len);
+_proto("ctxdb_state_get", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_len,
+#                     char **out, size_t *out_len);
+_proto("ctxdb_stats_get", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

@@ -17,8 +17,9 @@ from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 
 from . import _capi
 from .errors import InternalError, Misuse, last_error
-from .types import (BatchResult, Branch, Children, Event, ImportResult,
-                    RebuildReport, Session, VerifyReport)
+from .types import (BatchResult, Branch, Children, Event, FileInfo,
+                    ImportResult, Message, RebuildReport, Session, State,
+                    Stats, ToolCall, VerifyReport)
 
 __all__ = ["Database", "EventIterator", "open", "version", "version_number",
            "abi_version"]
@@ -560,6 +561,58 @@ class Database:
         "sessions": [the child sessions it spawned]}."""
         eid = _text(event_id, "event id")
         return json.loads(self._out(_capi.ctxdb_event_children, eid, len(eid)))
+
+    # ---- views of a branch ----
+    # Each reads one branch's path root to leaf: branch is the branch's id
+    # or a name unique in the session; None is main.
+
+    def _view(self, fn: Callable[..., int], session_id: Union[str, bytes],
+              branch: Union[None, str, bytes]) -> Any:
+        sid = _text(session_id, "session_id")
+        return json.loads(self._out(fn, sid, len(sid), *_opt_text(branch, "branch")))
+
+    def messages(self, session_id: Union[str, bytes],
+                 branch: Union[None, str, bytes] = None) -> List[Message]:
+        """The messages of a branch: role, typed blocks, token count."""
+        return self._view(_capi.ctxdb_messages_list, session_id, branch)
+
+    def tool_calls(self, session_id: Union[str, bytes],
+                   branch: Union[None, str, bytes] = None) -> List[ToolCall]:
+        """The tool calls of a branch, in call order, each with its status
+        ("pending", "success", "error") and result as seen from it."""
+        return self._view(_capi.ctxdb_tool_calls_list, session_id, branch)
+
+    def files(self, session_id: Union[str, bytes],
+              branch: Union[None, str, bytes] = None) -> List[FileInfo]:
+        """The files a branch touched, by path: last read, last write,
+        counts and every change."""
+        return self._view(_capi.ctxdb_files_list, session_id, branch)
+
+    # ---- state and stats ----
+
+    def state(self, session_id: Union[str, bytes],
+              branch: Optional[str] = None, at: Optional[str] = None) -> State:
+        """The agent state: {"session_id", "branch_id", "seq", "event_id",
+        "state": {goal, plan, constraints, facts, decisions, ...}}. branch:
+        a branch id or a name unique in the session (None: main); at: an
+        event id of the session, for the state right after it on its own
+        branch (time travel). Not both."""
+        sid = _text(session_id, "session_id")
+        query = {}
+        for key, value, what in (("branch_id", branch, "branch"), ("at", at, "at")):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise TypeError(f"state(): {what} must be a str, "
+                                    f"not {type(value).__name__}")
+                query[key] = value
+        data = _json(query, "state() query")
+        return json.loads(self._out(_capi.ctxdb_state_get, sid, len(sid), data, len(data)))
+
+    def stats(self, session_id: Union[None, str, bytes] = None) -> Stats:
+        """One session's stats, or (None) the totals of every session:
+        events, messages, tokens, tools, latency_ms, approvals,
+        compactions, context, errors."""
+        return json.loads(self._out(_capi.ctxdb_stats_get, *_opt_text(session_id, "session_id")))
 
     # ---- checks and replays ----
 

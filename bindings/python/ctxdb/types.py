@@ -3,7 +3,7 @@ time). The JSON Schemas in schema/json/ are the reference; the engine may
 add fields, which then simply appear in the dicts."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, TypedDict, Union
+from typing import Any, Dict, List, Optional, TypedDict, Union
 
 JSONValue = Any
 JSONObject = Dict[str, Any]
@@ -142,3 +142,225 @@ class Children(TypedDict):
     event_id: str
     events: List[Event]  # the next on its branch, then each fork's first
     sessions: List[Session]  # the child sessions it spawned
+
+
+# ---- views of a branch -------------------------------------------------------
+
+class MessageBlock(TypedDict, total=False):
+    """One typed block of a message; which fields it has depends on type."""
+    type: str  # "text", "tool_call", "tool_result", "thinking", "summary", ...
+    text: str
+    id: str  # tool_call: the call id
+    name: str
+    args: Union[JSONObject, str]
+    tool_call_id: str  # tool_result: the call it answers
+    status: str  # tool_result: "success" or "error"
+    error: str
+    artifact_id: str
+    summary: JSONObject  # summary: a structured summary
+    first_kept_event_id: str
+
+
+class Message(TypedDict):
+    """A message on a branch's path (messages())."""
+    event_id: str  # the message-bearing event
+    seq: int
+    ts: int
+    branch_id: str  # the branch its event is on
+    role: str  # "user", "assistant", "tool" or "summary"
+    tokens: int  # counted once, at append
+    token_counter: str  # e.g. "approx-v1"
+    blocks: List[MessageBlock]
+
+
+class ToolCallResult(TypedDict):
+    """The result of a tool call on the branch read."""
+    event_id: str  # the ToolCallFinished or ToolCallFailed
+    seq: int
+    branch_id: str
+    artifact_id: Optional[str]
+    error: Optional[str]
+    duration_ms: Optional[int]
+    exit_code: Optional[int]
+
+
+class ToolCall(TypedDict):
+    """A tool call as seen from a branch (tool_calls())."""
+    call_id: str
+    name: Optional[str]
+    args: Union[JSONObject, str, None]
+    event_id: str  # the AssistantMessageCreated that made it
+    seq: int
+    branch_id: str
+    status: str  # "pending", "success" or "error"
+    result: Optional[ToolCallResult]  # None while pending
+
+
+class FileReadRef(TypedDict):
+    """The last FileRead of a file."""
+    event_id: str
+    seq: int
+    branch_id: str
+
+
+class FileWriteRef(TypedDict):
+    """The last FileWritten or DiffApplied of a file."""
+    event_id: str
+    seq: int
+    branch_id: str
+    op: str  # "write" or "diff"
+
+
+class FileChange(TypedDict):
+    """One write or diff of a file."""
+    event_id: str
+    seq: int
+    op: str  # "write" or "diff"
+    change_summary: Optional[str]
+    artifact_id: Optional[str]
+
+
+class FileInfo(TypedDict):
+    """A file touched on a branch's path (files())."""
+    path: str
+    last_read: Optional[FileReadRef]
+    last_write: Optional[FileWriteRef]
+    reads: int
+    writes: int  # FileWritten and DiffApplied events
+    changes: List[FileChange]
+
+
+# ---- state and stats -----------------------------------------------------------
+
+class Sourced(TypedDict):
+    """A text and the event it came from."""
+    text: str
+    event_id: str
+
+
+class Goal(TypedDict):
+    user_goal: Optional[Sourced]  # the last set_goal, else the first prompt
+    request: Optional[Sourced]  # the latest user prompt
+    current_task: Optional[Sourced]  # the last set_task
+    acceptance_criteria: List[Sourced]
+
+
+class PlanStep(TypedDict):
+    text: str
+    status: str  # "pending", "in_progress", "done", "skipped" or "blocked"
+
+
+class Plan(TypedDict):
+    steps: List[PlanStep]
+    current_step: Optional[int]
+    status: str  # "none", "active", "blocked" or "done"
+    event_id: Optional[str]
+
+
+class Constraints(TypedDict):
+    hard: List[Sourced]
+    soft: List[Sourced]
+    preferences: List[Sourced]
+
+
+class Fact(TypedDict):
+    content: str
+    confidence: float  # 0..1
+    source_refs: List[str]
+    event_id: str  # the StateUpdated that added it
+
+
+class Decision(TypedDict):
+    decision: str
+    rationale: Optional[str]
+    alternatives: Optional[List[Any]]
+    evidence_refs: List[str]
+    event_id: str  # the DecisionRecorded
+
+
+class Question(TypedDict):
+    id: str
+    text: str
+    event_id: str  # the event that opened it
+
+
+class ResolvedQuestion(Question):
+    answer: Optional[str]
+    resolved_event_id: str
+
+
+class StateFile(TypedDict):
+    path: str
+    event_id: str  # the latest event about the file
+    count: int
+    change_summary: Optional[str]
+    artifact_id: Optional[str]
+
+
+class StateFiles(TypedDict):
+    read: List[StateFile]
+    modified: List[StateFile]
+
+
+class PendingCall(TypedDict):
+    id: str
+    name: str
+    event_id: str
+    status: str  # "requested" or "running"
+    approval: Optional[str]  # "requested", "granted", "denied" or None
+
+
+class CallResult(TypedDict):
+    id: str
+    name: str
+    event_id: str
+    is_error: bool
+    exit_code: Optional[int]
+    artifact_id: Optional[str]
+    error: Optional[str]
+    retryable: bool
+
+
+class ToolState(TypedDict):
+    pending: List[PendingCall]
+    last_results: List[CallResult]  # the latest 8, oldest first
+    failed: List[CallResult]  # failed and not since finished
+
+
+class AgentState(TypedDict):
+    """The agent's working state on one branch (DESIGN §2)."""
+    goal: Goal
+    plan: Plan
+    constraints: Constraints
+    facts: List[Fact]
+    decisions: List[Decision]
+    open_questions: List[Question]
+    resolved_questions: List[ResolvedQuestion]
+    files: StateFiles
+    tool_state: ToolState
+    last_compaction_id: Optional[str]
+
+
+class State(TypedDict):
+    """The state right after event_id (seq) on branch_id (state())."""
+    session_id: str
+    branch_id: str
+    seq: int
+    event_id: str
+    state: AgentState
+
+
+class Stats(TypedDict):
+    """One session's stats, or every session's totals (stats()); see
+    schema/json/stats.schema.json for the nested objects."""
+    session_id: Optional[str]  # None for the totals
+    sessions: int
+    events: int
+    messages: Dict[str, int]  # user, assistant
+    tokens: JSONObject  # counted {counter, user, assistant, tool, summary, total}, usage
+    tools: JSONObject  # calls, results, errors, failures, duration_ms
+    latency_ms: JSONObject  # count, total, max, mean
+    approvals: Dict[str, int]  # requested, granted, denied
+    compactions: JSONObject  # completed, failed, tokens_before, tokens_after, ratio
+    context: Dict[str, int]  # builds, used_tokens
+    errors: int
