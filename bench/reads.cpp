@@ -104,33 +104,29 @@ void fill(Session &s, size_t events) {
   s.at_id = "e" + std::to_string(256 * k + 128 - 2);
 }
 
-template <class Fn> double micros(int rounds, Fn &&fn) {
-  std::vector<double> t;
-  for (int r = 0; r < rounds; ++r) {
-    auto t0 = Clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-  }
-  return median(t);
+template <class Fn> double micros(Fn &&fn) {
+  auto t0 = Clock::now();
+  fn();
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-struct Figures {
-  size_t events;
+// One sample of each read, microseconds.
+struct Sample {
   double state_main, state_fork, state_at, path_page;
 };
 
-Figures measure(Session &s, size_t events, int rounds) {
+Sample measure_once(Session &s) {
   auto state = [&](const std::string &query) {
     char *out = nullptr;
     size_t n = 0;
     call(ctxdb_state_get(s.db, s.sid.data(), s.sid.size(), query.data(), query.size(), &out, &n),
          s.db, &out, "state_get");
   };
-  Figures f{events, 0, 0, 0, 0};
-  f.state_main = micros(rounds, [&] { state("{}"); });
-  f.state_fork = micros(rounds, [&] { state(R"({"branch_id":"w"})"); });
-  f.state_at = micros(rounds, [&] { state(R"({"at":")" + s.at_id + "\"}"); });
-  f.path_page = micros(rounds, [&] {
+  Sample x;
+  x.state_main = micros([&] { state("{}"); });
+  x.state_fork = micros([&] { state(R"({"branch_id":"w"})"); });
+  x.state_at = micros([&] { state(R"({"at":")" + s.at_id + "\"}"); });
+  x.path_page = micros([&] {
     ctxdb_iter *it = nullptr;
     check(ctxdb_branch_path(s.db, s.sid.data(), s.sid.size(), "w", 1, &it), s.db, "branch_path");
     const char *row = nullptr;
@@ -139,7 +135,32 @@ Figures measure(Session &s, size_t events, int rounds) {
       if (ctxdb_iter_next(it, &row, &len) != CTXDB_ROW) throw std::runtime_error("path too short");
     ctxdb_iter_free(it);
   });
-  return f;
+  return x;
+}
+
+struct Figures {
+  size_t events;
+  double state_main, state_fork, state_at, path_page;
+};
+
+// Rounds alternate between the sessions, so a noisy moment of the machine
+// falls on every size alike.
+std::vector<Figures> measure(std::vector<Session> &sessions, const std::vector<size_t> &sizes,
+                             int rounds) {
+  std::vector<std::vector<Sample>> samples(sessions.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < sessions.size(); ++i) samples[i].push_back(measure_once(sessions[i]));
+  std::vector<Figures> out;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    auto med = [&](double Sample::*field) {
+      std::vector<double> v;
+      for (const Sample &x : samples[i]) v.push_back(x.*field);
+      return median(v);
+    };
+    out.push_back({sizes[i], med(&Sample::state_main), med(&Sample::state_fork),
+                   med(&Sample::state_at), med(&Sample::path_page)});
+  }
+  return out;
 }
 
 std::vector<size_t> parse_sizes(const char *arg) {
@@ -172,16 +193,17 @@ int main(int argc, char **argv) {
   fs::path dir = fs::temp_directory_path() / ("ctxdb-bench-reads-" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::vector<Figures> all;
+  std::vector<Session> sessions(sizes.size());
   try {
-    for (size_t events : sizes) {
-      if (events < 200) throw std::runtime_error("sizes must be >= 200 events");
-      Session s;
-      s.file = dir / ("s" + std::to_string(events) + ".ctxdb");
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] < 1000) throw std::runtime_error("sizes must be >= 1000 events");
+      Session &s = sessions[i];
+      s.file = dir / ("s" + std::to_string(sizes[i]) + ".ctxdb");
       check(ctxdb_open(s.file.c_str(), nullptr, 0, &s.db), nullptr, "open");
-      fill(s, events);
-      all.push_back(measure(s, events, rounds));
-      ctxdb_close(s.db);
+      fill(s, sizes[i]);
     }
+    all = measure(sessions, sizes, rounds);
+    for (Session &s : sessions) ctxdb_close(s.db);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "bench_reads: %s\n", e.what());
     fs::remove_all(dir);
