@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh — records a realistic coding-agent session into a ctxdb file with
-# the `ctxdb` CLI alone, then shows it back: sessions, the log, the verified
+# the `ctxdb` CLI alone, then shows it back: sessions, the log, the state,
+# tool calls and stats, a what-if branch in the session tree, the verified
 # hash chain and the export.
 #
 # The story: a user asks the agent to fix a failing test. The agent reads
@@ -324,6 +325,24 @@ heading sessions
 ctxdb sessions
 heading log "$session"
 ctxdb log "$session"
+heading state "$session"
+ctxdb state "$session"
+heading tool-calls "$session"
+ctxdb tool-calls "$session"
+heading stats "$session"
+ctxdb stats "$session"
+
+# A what-if: fork the session right after the user's prompt. Nothing is
+# copied; the new branch shares the prompt with main.
+prompt_id=$(ctxdb log "$session" --json |
+  python3 -c 'import json, sys; print([json.loads(l)["id"] for l in sys.stdin][1])')
+heading fork "$session" "$prompt_id" --kind what_if --name ask-first
+ctxdb fork "$session" "$prompt_id" --kind what_if --name ask-first >/dev/null
+ctxdb append "$session" <<'EVENT'
+{"type":"AssistantMessageCreated","actor":"assistant","branch_id":"ask-first","payload":{"content":[{"type":"text","text":"Before touching the parser: is a trailing comma meant to be valid input?"}]}}
+EVENT
+heading tree "$session"
+ctxdb tree "$session"
 heading verify
 ctxdb verify
 heading "rebuild --check"

@@ -28,11 +28,16 @@ CTXDB_CLI="$CLI" bash "$DEMO" "$DB" >/dev/null
 OUT=$(CTXDB_CLI="$CLI" bash "$DEMO" "$DB") || fail "demo.sh failed: $OUT"
 
 expect_contains "per-turn appends" "turn-6: appended 1 event; last seq 18" "$OUT"
-expect_contains "the chain verifies" "ok: 1 sessions, 18 events" "$OUT"
+expect_contains "the chain verifies" "ok: 1 sessions, 20 events" "$OUT"
 expect_contains "the log shows the failing run" "1 failed, 215 passed" "$OUT"
 expect_contains "the log shows the edit" "FileWritten" "$OUT"
 expect_contains "the log shows the passing rerun" "216 passed" "$OUT"
-expect_eq "export line count is the last line" 18 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
+expect_contains "the state names the modified file" "src/parser.py (2 times" "$OUT"
+expect_contains "tool calls are paired" "call_4  run_command  success" "$OUT"
+expect_contains "stats count the calls" "4 calls, 4 results, 0 errors" "$OUT"
+expect_contains "the tree shows the what-if" 'what_if "ask-first"' "$OUT"
+expect_contains "rebuild reproduces the projections" "state                   2 rows  unchanged" "$OUT"
+expect_eq "export line count is the last line" 20 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
 
 # Every event the demo wrote is in the file with its payload intact.
 EXPORT=$("$CLI" --db "$DB" export)
@@ -44,5 +49,5 @@ print(" ".join(sorted({e["type"] for e in events})))
 big = max(len(e["payload"].get("output", "").splitlines()) for e in events)
 assert big >= 200, f"longest tool output has only {big} lines"
 ' <<<"$EXPORT") || fail "export check failed"
-expect_eq "event types" "AssistantMessageCreated DiffApplied FileRead FileWritten SessionStarted ToolCallFinished ToolCallStarted UserPromptSubmitted" "$types"
+expect_eq "event types" "AssistantMessageCreated BranchCreated DiffApplied FileRead FileWritten SessionStarted ToolCallFinished ToolCallStarted UserPromptSubmitted" "$types"
 echo "demo test passed"
