@@ -15,6 +15,7 @@
 //
 // usage: bench_reads [--sizes N,N,...] [--rounds R] [--quick]
 #include "agent_session.hpp"
+#include "bench_util.hpp"
 
 #include <ctxdb/ctxdb.h>
 
@@ -31,26 +32,13 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
 
 namespace {
 
-void check(int rc, ctxdb_db *db, const char *what) {
-  if (rc != CTXDB_OK && rc != CTXDB_ROW && rc != CTXDB_DONE)
-    throw std::runtime_error(std::string(what) + ": " + ctxdb_errstr(rc) + ": " + ctxdb_errmsg(db));
-}
-
-std::string call(int rc, ctxdb_db *db, char **out, const char *what) {
-  check(rc, db, what);
-  std::string s(*out);
-  ctxdb_free(*out);
-  return s;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using bench::call;
+using bench::check;
+using bench::median;
 
 // Event i with the host id "e<i>", so the benchmark can name it.
 std::string with_id(std::string line, size_t i) {

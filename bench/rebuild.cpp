@@ -4,6 +4,7 @@
 //
 // usage: bench_rebuild [--events N] [--rounds R]
 #include "agent_session.hpp"
+#include "bench_util.hpp"
 
 #include <ctxdb/ctxdb.h>
 #include <sqlite3.h>
@@ -21,31 +22,14 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
 
 namespace {
 
-void check(int rc, ctxdb_db *db, const char *what) {
-  if (rc != CTXDB_OK)
-    throw std::runtime_error(std::string(what) + ": " + ctxdb_errstr(rc) + ": " + ctxdb_errmsg(db));
-}
-
-// rc is evaluated (the call made) before *out is read.
-std::string call(int rc, ctxdb_db *db, char **out, const char *what) {
-  check(rc, db, what);
-  std::string s(*out);
-  ctxdb_free(*out);
-  return s;
-}
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using bench::call;
+using bench::check;
+using bench::median;
+using bench::seconds_since;
 
 // Sessions of 1,000 events each, the turns of agent_session.hpp: every
 // projection has work to do on the replay.
