@@ -82,13 +82,14 @@ void ToolCalls::add_calls(const log::Event &e, simdjson::dom::element payload) {
 
 void ToolCalls::add_call(const log::Event &e, simdjson::dom::element block, int64_t idx) {
   std::string_view id = string_field(block, "id");
-  std::string where = event_name(e) + ": content[" + std::to_string(idx) + "]";
+  // Built only for an error: this runs for every call appended.
+  auto where = [&] { return event_name(e) + ": content[" + std::to_string(idx) + "]"; };
   if (id.empty())
     throw Error(Code::kInvalidArg,
-                where + ": a tool_call block needs a non-empty id (its result names it)");
+                where() + ": a tool_call block needs a non-empty id (its result names it)");
   std::vector<Place> &same = calls(e.session_no, id);
   if (const Place *p = on_path_of(same, e))
-    throw Error(Code::kConflict, where + ": tool call id '" + std::string(id) +
+    throw Error(Code::kConflict, where() + ": tool call id '" + std::string(id) +
                                      "' is already used on this branch's path (seq " +
                                      std::to_string(p->seq) +
                                      "); a call id names one call per path");
