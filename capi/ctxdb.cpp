@@ -414,9 +414,7 @@ CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_le
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
-    std::optional<std::string_view> sid;
-    if (session_id) sid = id_arg(session_id, id_len, "session_id");
-    return e.verify(sid);
+    return e.verify(opt_id_arg(session_id, id_len, "session_id"));
   });
 }
 

@@ -200,7 +200,8 @@ CTXDB_API int ctxdb_iter_next(ctxdb_iter *iter, const char **row, size_t *row_le
 /* Frees an iterator. NULL is a no-op. */
 CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
 
-/* Checks the hash chain of one session (session_id) or of all (NULL).
+/* Checks the hash chain of one session (session_id) or of all (NULL with
+ * id_len 0; NULL with a length is CTXDB_MISUSE).
  * Returns CTXDB_OK when the check ran; *out reports what it found:
  * {"ok": true, "sessions": N, "events": M} or {"ok": false, ...,
  * "first_broken": {"session_id", "seq", "event_id", "problem"}}. */

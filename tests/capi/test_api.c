@@ -1297,6 +1297,8 @@ static void test_bad_reads(ctxdb_db *db) {
   /* verify */
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, NULL, NULL, 0, 0, CTXDB_MISUSE, NULL);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, NULL, 0, 1, CTXDB_MISUSE, NULL);
+  /* NULL names every session only with length 0, as for every optional id. */
+  read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, NULL, 5, 0, CTXDB_MISUSE, "session_id");
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND, NULL);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "\xff", 1, 0, CTXDB_INVALID_UTF8, NULL);
 }
