@@ -283,7 +283,7 @@ std::string Engine::state(std::string_view session_id, std::optional<std::string
       throw Error(Code::kInvalidArg, "event '" + e->id + "' belongs to session '" + e->session_id +
                                          "', not '" + sid + "'");
     log_.locate(*e);
-    project::AgentState s = state_.at(sid, no, e->branch_no, e->seq);
+    project::AgentState s = state_.at(sid, e->branch_no, e->seq);
     return state_document(sid, e->branch_id, e->seq, e->id, project::to_json(s));
   }
   log::Branch b = resolve_branch(no, branch);

@@ -251,9 +251,11 @@ const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq
   h.ts = e.ts;
   h.dirty = true;
   tree_.place(e, h.session_no, parent_seq);
-  // A child session's projection looks up the event that spawned it, which
-  // may still be queued in this transaction (import).
-  if (e.type == "SessionStarted") flush(w);
+  // An event that opens a branch (SessionStarted opens main) is rare, and
+  // its projections look back: a child session at the event that spawned
+  // it, a new branch's state at its fork point. Writing what is queued
+  // first lets them read every earlier event from the table.
+  if (e.branch_id == e.id) flush(w);
   for (EventObserver *o : observers_) o->on_append(e);
   // Flushing before the push keeps the returned reference valid until the
   // next placement.

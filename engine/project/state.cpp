@@ -18,9 +18,6 @@ constexpr char kInsertSnapshot[] =
 constexpr char kNearestSnapshot[] = "SELECT seq,state FROM state_snapshots WHERE branch_no=? AND "
                                     "seq>=? AND seq<=? ORDER BY seq DESC LIMIT 1";
 
-// The log writes its rows kRowsPerInsert at a time, so at most that many
-// events of a transaction are not yet readable; twice that is a margin.
-constexpr size_t kRecent = 2 * log::EventLog::kRowsPerInsert;
 constexpr int64_t kReplayPage = 512;
 // Branch states kept between transactions: enough for the branches a host
 // appends to at a time, small enough that memory stays bounded.
@@ -43,19 +40,6 @@ void State::on_append(const log::Event &e) {
     snapshots_[{e.branch_no, e.seq}] = to_json(b.state);
     b.since_snapshot = 0;
   }
-  remember(e, affects);
-}
-
-void State::remember(const log::Event &e, bool affects) {
-  if (recent_.size() < kRecent) recent_.resize(kRecent);
-  Recent &r = recent_[recent_next_++ % kRecent];
-  r.session_no = e.session_no;
-  r.seq = e.seq;
-  // Only events that change the state need their payload for a replay.
-  r.type.assign(affects ? std::string_view(e.type) : std::string_view());
-  if (!affects) return;
-  r.id.assign(e.id);
-  r.payload.assign(e.payload);
 }
 
 State::BranchState &State::branch_for(const log::Event &e) {
@@ -76,7 +60,7 @@ State::BranchState &State::branch_for(const log::Event &e) {
     // from the state right before e on e's path, i.e. at its fork point.
     std::vector<log::Segment> path = log_.tree().path(e.branch_no, e.seq);
     if (--path.back().last_seq < path.back().first_seq) path.pop_back();
-    Base start = replay(e.session_id, e.session_no, path);
+    Base start = replay(e.session_id, path);
     b.session_no = e.session_no;
     b.since_snapshot = start.since;
     b.state = std::move(start.state);
@@ -128,8 +112,7 @@ std::optional<State::Base> State::nearest_in(const log::Segment &seg) {
   return best;
 }
 
-State::Base State::replay(const std::string &session_id, int64_t session_no,
-                          const std::vector<log::Segment> &path) {
+State::Base State::replay(const std::string &session_id, const std::vector<log::Segment> &path) {
   Base b; // the empty state before the first event, unless a nearer one is found
   size_t from = 0;
   for (size_t i = path.size(); i-- > 0;) {
@@ -140,8 +123,7 @@ State::Base State::replay(const std::string &session_id, int64_t session_no,
     }
   }
   for (size_t i = from; i < path.size(); ++i)
-    replay_range(session_id, session_no, std::max(path[i].first_seq, b.seq + 1), path[i].last_seq,
-                 b);
+    replay_range(session_id, std::max(path[i].first_seq, b.seq + 1), path[i].last_seq, b);
   return b;
 }
 
@@ -151,33 +133,19 @@ void State::fold(Base &b, const log::Event &e) {
   ++b.since;
 }
 
-void State::replay_range(const std::string &session_id, int64_t session_no, int64_t from,
-                         int64_t to, Base &b) {
-  int64_t seq = from;
-  while (seq <= to) {
+// Replays seqs from..to of the session. A new branch's start is replayed
+// inside the append transaction; the log writes every queued event before
+// an event that opens a branch reaches the projections, so they are all in
+// the table.
+void State::replay_range(const std::string &session_id, int64_t from, int64_t to, Base &b) {
+  for (int64_t seq = from; seq <= to;) {
     std::vector<log::Event> page = log_.read_session(session_id, seq, to, kReplayPage);
+    if (page.empty() || page.front().seq != seq)
+      throw Error(Code::kInternal, "state replay: seq " + std::to_string(seq) + " of session '" +
+                                       session_id + "' is not in the log");
     for (const log::Event &e : page) fold(b, e);
-    if (!page.empty()) seq = page.back().seq + 1;
-    if (int64_t(page.size()) == kReplayPage) continue;
-    // The rest was placed in this transaction and is not written yet.
-    for (; seq <= to; ++seq) fold_recent(b, session_no, seq);
+    seq = page.back().seq + 1;
   }
-}
-
-void State::fold_recent(Base &b, int64_t session_no, int64_t seq) {
-  for (const Recent &r : recent_) {
-    if (r.session_no != session_no || r.seq != seq) continue;
-    log::Event e;
-    e.id = r.id;
-    e.type = r.type;
-    e.payload = r.payload;
-    e.seq = seq;
-    fold(b, e);
-    return;
-  }
-  throw Error(Code::kInternal, "state replay: event seq " + std::to_string(seq) +
-                                   " of session_no " + std::to_string(session_no) +
-                                   " is neither stored nor recent");
 }
 
 void State::flush() {
@@ -207,7 +175,6 @@ void State::flush() {
 void State::discard() {
   branches_.clear();
   snapshots_.clear();
-  for (Recent &r : recent_) r.session_no = 0; // no session has number 0
 }
 
 State::Current State::current(const std::string &session_id, const log::Branch &b) {
@@ -215,12 +182,11 @@ State::Current State::current(const std::string &session_id, const log::Branch &
   q->bind(1, b.no);
   if (q->executeStep())
     return {q->getColumn(1).getInt64(), q->getColumn(2).getString(), q->getColumn(4).getString()};
-  return {b.leaf_seq, b.leaf_event_id, to_json(at(session_id, b.session_no, b.no, b.leaf_seq))};
+  return {b.leaf_seq, b.leaf_event_id, to_json(at(session_id, b.no, b.leaf_seq))};
 }
 
-AgentState State::at(const std::string &session_id, int64_t session_no, int64_t branch_no,
-                     int64_t seq) {
-  return replay(session_id, session_no, log_.tree().path(branch_no, seq)).state;
+AgentState State::at(const std::string &session_id, int64_t branch_no, int64_t seq) {
+  return replay(session_id, log_.tree().path(branch_no, seq)).state;
 }
 
 } // namespace ctxdb::project

@@ -52,7 +52,7 @@ public:
   };
   Current current(const std::string &session_id, const log::Branch &b);
   // The state right after event `seq` of branch_no's path.
-  AgentState at(const std::string &session_id, int64_t session_no, int64_t branch_no, int64_t seq);
+  AgentState at(const std::string &session_id, int64_t branch_no, int64_t seq);
 
 private:
   struct BranchState {
@@ -69,27 +69,15 @@ private:
     int64_t since = 0;
     AgentState state;
   };
-  // An event of this transaction, with what apply() reads of it when it
-  // affects the state (type empty otherwise).
-  struct Recent {
-    int64_t session_no = 0;
-    int64_t seq = 0;
-    std::string id, type, payload;
-  };
-
   BranchState &branch_for(const log::Event &e);
   // A branch state flushed by an earlier transaction, if still current.
   std::optional<BranchState> take_cached(int64_t branch_no);
-  void remember(const log::Event &e, bool affects);
   // The latest stored or pending state within a segment of a path.
   std::optional<Base> nearest_in(const log::Segment &seg);
   // The state after the last event of `path`: the nearest state on it,
   // then the events after that.
-  Base replay(const std::string &session_id, int64_t session_no,
-              const std::vector<log::Segment> &path);
-  void replay_range(const std::string &session_id, int64_t session_no, int64_t from, int64_t to,
-                    Base &b);
-  void fold_recent(Base &b, int64_t session_no, int64_t seq);
+  Base replay(const std::string &session_id, const std::vector<log::Segment> &path);
+  void replay_range(const std::string &session_id, int64_t from, int64_t to, Base &b);
   void fold(Base &b, const log::Event &e);
 
   store::Store &store_;
@@ -102,11 +90,6 @@ private:
   std::map<std::pair<int64_t, int64_t>, std::string> snapshots_;
   // Branch states as the last transactions flushed them.
   std::unordered_map<int64_t, BranchState> cache_;
-  // The latest events of this transaction, a ring whose strings keep their
-  // buffers: the log writes its rows a few at a time, so a replay inside
-  // the transaction may not find them yet.
-  std::vector<Recent> recent_;
-  size_t recent_next_ = 0;
 };
 
 } // namespace ctxdb::project
