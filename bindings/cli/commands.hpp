@@ -11,6 +11,17 @@ namespace cli {
 // Every command, in the order `ctxdb --help` lists them.
 std::span<const CommandSpec> commands();
 
+// The commands that live in files of their own.
+int cmd_fork(const Args &args); // tree_commands.cpp
+int cmd_path(const Args &args);
+int cmd_tree(const Args &args);
+int cmd_children(const Args &args);
+int cmd_messages(const Args &args); // view_commands.cpp
+int cmd_tool_calls(const Args &args);
+int cmd_files(const Args &args);
+int cmd_state(const Args &args);
+int cmd_stats(const Args &args);
+
 } // namespace cli
 
 #endif // CTXDB_CLI_COMMANDS_HPP
