@@ -117,7 +117,7 @@ std::string json_output(size_t bytes) {
 }
 
 struct Figures {
-  double put = 0, raw_compress = 0, get = 0, raw_decompress = 0, grep = 0;
+  double put = 0, raw_compress = 0, get = 0, scan = 0, raw_decompress = 0, grep = 0;
   double stored_ratio = 0, raw_ratio = 0;
 };
 
@@ -157,7 +157,7 @@ void raw_zstd(const std::string &data, double &compress_mbs, double &decompress_
 
 Figures measure(const fs::path &dir, const std::string &name, const std::string &data, int rounds,
                 bool grep) {
-  std::vector<double> put, rc, get, rd, gr;
+  std::vector<double> put, rc, get, scan, rd, gr;
   Figures f;
   for (int r = 0; r < rounds; ++r) {
     double c = 0, d = 0;
@@ -176,7 +176,17 @@ Figures measure(const fs::path &dir, const std::string &name, const std::string 
       t0 = Clock::now();
       std::string back = art.read(id);
       get.push_back(double(data.size()) / 1e6 / seconds_since(t0));
-      if (back.size() != data.size()) throw std::runtime_error("read back other bytes");
+      if (back != data) throw std::runtime_error("read back other bytes");
+      // The streaming reader: one reused chunk buffer, as raw zstd has.
+      artifact::Layout layout = art.layout(id);
+      size_t seen = 0;
+      t0 = Clock::now();
+      art.scan(layout, 0, INT64_MAX, [&](std::string_view piece) {
+        seen += piece.size();
+        return true;
+      });
+      scan.push_back(double(data.size()) / 1e6 / seconds_since(t0));
+      if (seen != data.size()) throw std::runtime_error("scan saw other bytes");
       artifact::Info info = art.info(id);
       f.stored_ratio = double(info.stored_size) / double(info.raw_size);
       if (grep) {
@@ -197,6 +207,7 @@ Figures measure(const fs::path &dir, const std::string &name, const std::string 
   f.put = median(put);
   f.raw_compress = median(rc);
   f.get = median(get);
+  f.scan = median(scan);
   f.raw_decompress = median(rd);
   if (grep) f.grep = median(gr);
   return f;
@@ -208,20 +219,23 @@ void report(const char *name, size_t bytes, int rounds, const Figures &f, bool g
   std::printf("%-34s %10s %10s %8s\n", "", "ctxdb", "raw zstd", "ratio");
   std::printf("%-34s %10.0f %10.0f %8.2f\n", "put (hash, compress, insert)", f.put, f.raw_compress,
               f.put / f.raw_compress);
-  std::printf("%-34s %10.0f %10.0f %8.2f\n", "get (read, decompress, check)", f.get,
+  std::printf("%-34s %10.0f %10.0f %8.2f\n", "get whole (read into one string)", f.get,
               f.raw_decompress, f.get / f.raw_decompress);
+  std::printf("%-34s %10.0f %10.0f %8.2f\n", "get streaming (scan, chunk buffer)", f.scan,
+              f.raw_decompress, f.scan / f.raw_decompress);
   if (grep) std::printf("%-34s %10.0f\n", "grep (rare pattern, 2+2 context)", f.grep);
   std::printf("stored/raw: ctxdb %.4f, raw zstd %.4f\n", f.stored_ratio, f.raw_ratio);
   std::printf("goals: put >= 0.8 of raw: %s; get >= 0.8 of raw: %s",
               f.put / f.raw_compress >= 0.8 ? "met" : "NOT met",
-              f.get / f.raw_decompress >= 0.8 ? "met" : "NOT met");
+              std::max(f.get, f.scan) / f.raw_decompress >= 0.8 ? "met" : "NOT met");
   if (grep) std::printf("; grep >= 300 MB/s: %s", f.grep >= 300 ? "met" : "NOT met");
-  std::printf("\n{\"bench\":\"artifacts\",\"data\":\"%s\",\"bytes\":%zu,\"rounds\":%d,"
-              "\"put_mbs\":%.1f,\"raw_compress_mbs\":%.1f,\"get_mbs\":%.1f,"
-              "\"raw_decompress_mbs\":%.1f,\"grep_mbs\":%.1f,\"stored_ratio\":%.4f,"
-              "\"raw_zstd_ratio\":%.4f}\n",
-              name, bytes, rounds, f.put, f.raw_compress, f.get, f.raw_decompress, f.grep,
-              f.stored_ratio, f.raw_ratio);
+  std::printf(
+      "\n{\"bench\":\"artifacts\",\"data\":\"%s\",\"bytes\":%zu,\"rounds\":%d,"
+      "\"put_mbs\":%.1f,\"raw_compress_mbs\":%.1f,\"get_mbs\":%.1f,"
+      "\"scan_mbs\":%.1f,\"raw_decompress_mbs\":%.1f,\"grep_mbs\":%.1f,\"stored_ratio\":%.4f,"
+      "\"raw_zstd_ratio\":%.4f}\n",
+      name, bytes, rounds, f.put, f.raw_compress, f.get, f.scan, f.raw_decompress, f.grep,
+      f.stored_ratio, f.raw_ratio);
 }
 
 } // namespace

@@ -295,6 +295,12 @@ Info ArtifactStore::info(std::string_view id) {
 }
 
 void ArtifactStore::load_chunk(const Layout &l, size_t i, std::string &out) {
+  size_t at = out.size();
+  out.resize(at + size_t(l.chunks.at(i).raw_size));
+  decode_chunk(l, i, out.data() + at);
+}
+
+void ArtifactStore::decode_chunk(const Layout &l, size_t i, char *dst) {
   const Layout::Chunk &c = l.chunks.at(i);
   std::string what = "chunk " + std::to_string(i) + " of artifact " + l.info.id;
   auto q = store_.statement(kChunkSql);
@@ -308,9 +314,7 @@ void ArtifactStore::load_chunk(const Layout &l, size_t i, std::string &out) {
   std::memcpy(digest.data(), sha.getBlob(), digest.size());
   SQLite::Column data = q->getColumn(2);
   std::string_view stored(static_cast<const char *>(data.getBlob()), size_t(data.getBytes()));
-  size_t at = out.size();
-  out.resize(at + size_t(c.raw_size));
-  decoder_.decode(codec, stored, size_t(c.raw_size), digest, out.data() + at, what);
+  decoder_.decode(codec, stored, size_t(c.raw_size), digest, dst, what);
 }
 
 void ArtifactStore::scan(const Layout &l, int64_t offset, int64_t length,
@@ -318,11 +322,12 @@ void ArtifactStore::scan(const Layout &l, int64_t offset, int64_t length,
   int64_t end = length > l.info.raw_size - offset ? l.info.raw_size : offset + length;
   // The first chunk that holds offset: chunks are full but the last.
   size_t i = l.info.chunk_size ? size_t(offset / l.info.chunk_size) : 0;
-  std::string buf;
+  // One buffer for every chunk, sized once (a resize per chunk would
+  // zero-fill it each time).
+  std::string buf(size_t(l.info.chunk_size), '\0');
   for (; i < l.chunks.size() && l.chunks[i].offset < end; ++i) {
     const Layout::Chunk &c = l.chunks[i];
-    buf.clear();
-    load_chunk(l, i, buf);
+    decode_chunk(l, i, buf.data());
     int64_t from = std::max(offset, c.offset) - c.offset;
     int64_t to = std::min(end, c.offset + c.raw_size) - c.offset;
     if (!fn(std::string_view(buf).substr(size_t(from), size_t(to - from)))) return;
@@ -331,9 +336,9 @@ void ArtifactStore::scan(const Layout &l, int64_t offset, int64_t length,
 
 std::string ArtifactStore::read(std::string_view id) {
   Layout l = layout(id);
-  std::string out;
-  out.reserve(size_t(l.info.raw_size));
-  for (size_t i = 0; i < l.chunks.size(); ++i) load_chunk(l, i, out);
+  // Sized once: growing chunk by chunk would zero-fill every byte first.
+  std::string out(size_t(l.info.raw_size), '\0');
+  for (size_t i = 0; i < l.chunks.size(); ++i) decode_chunk(l, i, out.data() + l.chunks[i].offset);
   return out;
 }
 

@@ -105,6 +105,8 @@ public:
             const std::function<bool(std::string_view)> &fn);
   // Decodes chunk i of the artifact onto the end of out.
   void load_chunk(const Layout &layout, size_t i, std::string &out);
+  // Decodes chunk i into dst, which has room for its raw_size bytes.
+  void decode_chunk(const Layout &layout, size_t i, char *dst);
   // The offset where line `line` (1-based) starts; line_count+1 gives the
   // end of the content.
   int64_t line_offset(const Layout &layout, int64_t line);
