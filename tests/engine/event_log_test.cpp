@@ -16,23 +16,12 @@ using namespace ctxdb;
 using test::code_of;
 using test::export_all;
 using test::field;
+using test::raw_sql;
 
 namespace {
 
 const char *kPrompt =
     R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"fix the failing test"}})";
-
-// Runs SQL on the file through a second, raw connection (the tamperer).
-void raw_sql(const std::string &path, const std::string &sql) {
-  sqlite3 *db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char *err = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  INFO(sql << ": " << (err ? err : ""));
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
 
 } // namespace
 

@@ -4,7 +4,9 @@
 #include "engine.hpp"
 #include "error.hpp"
 
+#include <doctest/doctest.h>
 #include <simdjson.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +27,18 @@ public:
 private:
   std::filesystem::path path_;
 };
+
+// Runs SQL on the file through a second, raw connection (the tamperer).
+inline void raw_sql(const std::string &path, const std::string &sql) {
+  sqlite3 *db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char *err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  INFO(sql << ": " << (err ? err : ""));
+  sqlite3_free(err);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
 
 // The code fn() throws, or kOk.
 template <class Fn> Code code_of(Fn &&fn) {

@@ -1,0 +1,26 @@
+#include "artifact/artifact.hpp"
+
+#include "error.hpp"
+
+#include <array>
+
+namespace ctxdb::artifact {
+
+namespace {
+
+constexpr std::array<std::string_view, 8> kKindNames = {
+    "file", "diff", "tool_output", "command_log", "image", "dataset", "url_snapshot", "other"};
+
+} // namespace
+
+std::string_view kind_name(Kind k) { return kKindNames[size_t(k)]; }
+
+Kind parse_kind(std::string_view name) {
+  for (size_t i = 0; i < kKindNames.size(); ++i)
+    if (kKindNames[i] == name) return Kind(i);
+  throw Error(Code::kInvalidArg, "unknown artifact kind '" + std::string(name) +
+                                     "' (file, diff, tool_output, command_log, image, dataset, "
+                                     "url_snapshot or other)");
+}
+
+} // namespace ctxdb::artifact

@@ -1,0 +1,60 @@
+// chunk_codec.hpp — one artifact chunk in and out of its stored form.
+//
+// Each chunk is its own zstd frame, so any chunk can be decoded without the
+// others; a chunk that compression would not shrink (already-compressed
+// images, random bytes) is stored raw. Decoding checks the chunk's SHA-256,
+// so a caller never receives bytes that differ from what was put.
+#pragma once
+
+#include "util/sha256.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+struct ZSTD_CCtx_s;
+struct ZSTD_DCtx_s;
+
+namespace ctxdb::artifact {
+
+enum class Codec { kZstd, kRaw };
+
+std::string_view codec_name(Codec c);
+// Throws kCorrupt on a name the schema does not allow.
+Codec parse_codec(std::string_view name);
+
+// Reuses one zstd context across chunks (creating one per chunk costs more
+// than compressing a small chunk).
+class ChunkEncoder {
+public:
+  explicit ChunkEncoder(int level);
+  ~ChunkEncoder();
+  ChunkEncoder(const ChunkEncoder &) = delete;
+  ChunkEncoder &operator=(const ChunkEncoder &) = delete;
+
+  // Compresses raw into out (replacing it); returns kRaw, leaving out
+  // empty, when the frame would not be smaller than raw.
+  Codec encode(std::string_view raw, std::string &out);
+
+private:
+  ZSTD_CCtx_s *ctx_;
+};
+
+class ChunkDecoder {
+public:
+  ChunkDecoder();
+  ~ChunkDecoder();
+  ChunkDecoder(const ChunkDecoder &) = delete;
+  ChunkDecoder &operator=(const ChunkDecoder &) = delete;
+
+  // Writes the chunk's raw_size bytes to dst and checks them against
+  // sha256; throws kCorrupt (naming `what`) on any mismatch.
+  void decode(Codec codec, std::string_view stored, size_t raw_size, const util::Digest &sha256,
+              char *dst, const std::string &what);
+
+private:
+  ZSTD_DCtx_s *ctx_;
+  util::Sha256 hash_;
+};
+
+} // namespace ctxdb::artifact
