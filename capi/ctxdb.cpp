@@ -431,6 +431,66 @@ CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **
                      [&](ctxdb::Engine &e) { return e.import(arg(ndjson, len, "ndjson")); });
 }
 
+CTXDB_API int ctxdb_artifact_put(ctxdb_db *db, const void *data, size_t len, const char *meta_json,
+                                 size_t meta_len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.artifact_put(arg(static_cast<const char *>(data), len, "data"),
+                          arg(meta_json, meta_len, "meta_json"));
+  });
+}
+
+CTXDB_API int ctxdb_artifact_read(ctxdb_db *db, const char *id, size_t id_len, int64_t offset,
+                                  int64_t length, void **out, size_t *out_len) {
+  if (out_len) *out_len = 0;
+  if (!out) return fail(live_handle(db).get(), Code::kMisuse, "out is NULL");
+  char *buf = nullptr;
+  int rc = with_output(db, &buf, out_len, [&](ctxdb::Engine &e) {
+    return e.artifact_read(id_arg(id, id_len, "id"), offset, length);
+  });
+  *out = buf;
+  return rc;
+}
+
+CTXDB_API int ctxdb_artifact_info(ctxdb_db *db, const char *id, size_t id_len, char **out,
+                                  size_t *out_len) {
+  return with_output(db, out, out_len,
+                     [&](ctxdb::Engine &e) { return e.artifact_info(id_arg(id, id_len, "id")); });
+}
+
+CTXDB_API int ctxdb_artifact_list(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                                  size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.artifact_list(opt_id_arg(session_id, id_len, "session_id"));
+  });
+}
+
+CTXDB_API int ctxdb_artifact_lines(ctxdb_db *db, const char *id, size_t id_len, int64_t first,
+                                   int64_t count, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.artifact_lines(id_arg(id, id_len, "id"), first, count);
+  });
+}
+
+CTXDB_API int ctxdb_artifact_preview(ctxdb_db *db, const char *id, size_t id_len,
+                                     const char *spec_json, size_t len, char **out,
+                                     size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.artifact_preview(id_arg(id, id_len, "id"), arg(spec_json, len, "spec_json"));
+  });
+}
+
+CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
+                                    const char *pattern, size_t pattern_len,
+                                    const char *options_json, size_t options_len, char **out,
+                                    size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view aid = id_arg(id, id_len, "id");
+    std::string_view pat = arg(pattern, pattern_len, "pattern");
+    ctxdb::json::require_utf8(pat, "pattern");
+    return e.artifact_search(aid, pat, arg(options_json, options_len, "options_json"));
+  });
+}
+
 CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
                                 int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter) {
   return open_iter(db, out_iter, false, [&](ctxdb::Engine &e, ctxdb_iter &it) -> ctxdb_iter::Pager {

@@ -1,5 +1,7 @@
 #include "engine.hpp"
 
+#include "artifact/preview.hpp"
+#include "artifact/search.hpp"
 #include "project/rebuild.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -9,9 +11,9 @@ namespace ctxdb {
 Engine::Engine(const std::string &path, std::string_view config_json)
     : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_),
       state_(store_, log_, payloads_), stats_(store_, payloads_), messages_(store_, payloads_),
-      tool_calls_(store_, log_.tree(), payloads_),
-      files_(store_, payloads_), projections_{&sessions_, &state_,      &stats_,
-                                              &messages_, &tool_calls_, &files_} {
+      tool_calls_(store_, log_.tree(), payloads_), files_(store_, payloads_),
+      artifacts_(store_), projections_{&sessions_, &state_,      &stats_,
+                                       &messages_, &tool_calls_, &files_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
 }
 
@@ -303,6 +305,145 @@ std::string Engine::stats(std::optional<std::string_view> session_id) {
   store::Store::ReadTransaction snapshot(store_);
   if (!session_id) return stats_.get_json(std::nullopt, {});
   return stats_.get_json(session_no(*session_id), *session_id);
+}
+
+namespace {
+
+void write_artifact(json::JsonWriter &w, const artifact::Info &a) {
+  w.begin_object()
+      .field("id", a.id)
+      .field("raw_size", a.raw_size)
+      .field("stored_size", a.stored_size)
+      .field("chunk_size", a.chunk_size)
+      .field("chunk_count", a.chunk_count)
+      .field("line_count", a.line_count)
+      .field("kind", artifact::kind_name(a.kind));
+  w.key("mime");
+  a.mime.empty() ? w.null() : w.value(a.mime);
+  w.key("name");
+  a.name.empty() ? w.null() : w.value(a.name);
+  w.field("created_ts", a.created_ts).key("refs").begin_array();
+  for (const artifact::Ref &r : a.refs) {
+    w.begin_object().field("event_id", r.event_id).field("role", r.role).key("session_id");
+    r.session_id.empty() ? w.null() : w.value(r.session_id);
+    w.end_object();
+  }
+  w.end_array().end_object();
+}
+
+// A JSON options object checked against its embedded schema; empty text
+// is {}.
+simdjson::dom::element options_doc(simdjson::dom::parser &parser, std::string_view text,
+                                   const char *what, const char *schema) {
+  simdjson::dom::element doc = json::parse(parser, text.empty() ? "{}" : text, what);
+  store::embedded_schema(schema).validate(doc, "");
+  return doc;
+}
+
+int64_t get_int(simdjson::dom::element o, const char *key, int64_t fallback) {
+  int64_t v;
+  return o[key].get(v) ? fallback : v;
+}
+
+} // namespace
+
+std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc =
+      options_doc(parser, meta_json, "artifact meta", "json/artifact_meta.schema.json");
+  artifact::Meta meta;
+  if (auto kind = get_string(doc, "kind")) meta.kind = artifact::parse_kind(*kind);
+  meta.mime = get_string(doc, "mime").value_or("");
+  meta.name = get_string(doc, "name").value_or("");
+  meta.event_id = get_string(doc, "event_id").value_or("");
+  if (auto role = get_string(doc, "role")) meta.role = *role;
+  std::string id = artifacts_.put(bytes, meta);
+  return artifact_info(id);
+}
+
+std::string Engine::artifact_info(std::string_view id) {
+  json::JsonWriter w;
+  write_artifact(w, artifacts_.info(id));
+  return w.take();
+}
+
+std::string Engine::artifact_list(std::optional<std::string_view> session_id) {
+  store::Store::ReadTransaction snapshot(store_);
+  std::optional<std::string> sid;
+  if (session_id) {
+    session_no(*session_id); // kNotFound for an unknown session
+    sid = std::string(*session_id);
+  }
+  json::JsonWriter w;
+  w.begin_array();
+  for (const artifact::Info &a : artifacts_.list(sid)) write_artifact(w, a);
+  w.end_array();
+  return w.take();
+}
+
+std::string Engine::artifact_read(std::string_view id, int64_t offset, int64_t length) {
+  if (length < -1) throw Error(Code::kInvalidArg, "length must be >= 0 (or -1: to the end)");
+  return artifacts_.read_range(id, offset, length == -1 ? INT64_MAX : length);
+}
+
+std::string Engine::artifact_lines(std::string_view id, int64_t first, int64_t count) {
+  if (count < -1) throw Error(Code::kInvalidArg, "count must be >= 0 (or -1: to the end)");
+  return artifacts_.read_lines(id, first, count == -1 ? INT64_MAX : count);
+}
+
+std::string Engine::artifact_preview(std::string_view id, std::string_view spec_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc =
+      options_doc(parser, spec_json, "preview spec", "json/artifact_preview_spec.schema.json");
+  artifact::PreviewSpec spec;
+  std::string_view mode = get_string(doc, "mode").value_or("head_tail");
+  spec.mode = mode == "head"   ? artifact::PreviewMode::kHead
+              : mode == "tail" ? artifact::PreviewMode::kTail
+                               : artifact::PreviewMode::kHeadTail;
+  spec.max_lines = get_int(doc, "lines", -1);
+  spec.max_bytes = get_int(doc, "bytes", -1);
+  artifact::Preview p = artifact::preview(artifacts_, id, spec);
+  json::JsonWriter w;
+  w.begin_object()
+      .field("id", id)
+      .field("text", p.text)
+      .field("omitted_lines", p.omitted_lines)
+      .field("omitted_bytes", p.omitted_bytes)
+      .end_object();
+  return w.take();
+}
+
+std::string Engine::artifact_search(std::string_view id, std::string_view pattern,
+                                    std::string_view options_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = options_doc(parser, options_json, "search options",
+                                           "json/artifact_search_options.schema.json");
+  artifact::SearchOptions o;
+  o.before = get_int(doc, "before", 0);
+  o.after = get_int(doc, "after", 0);
+  o.max_matches = get_int(doc, "max_matches", o.max_matches);
+  bool ignore_case = false;
+  if (!doc["ignore_case"].get(ignore_case)) o.ignore_case = ignore_case;
+  artifact::SearchResult r = artifact::search(artifacts_, id, pattern, o);
+  json::JsonWriter w;
+  w.begin_object().field("id", id).key("matches").begin_array();
+  for (const artifact::Match &m : r.matches) {
+    w.begin_object()
+        .field("line", m.line)
+        .field("offset", m.offset)
+        .field("column", m.column)
+        .field("length", m.length)
+        .field("text", m.text);
+    for (auto [key, lines] : {std::pair{"before", &m.before}, std::pair{"after", &m.after}}) {
+      w.key(key).begin_array();
+      for (const artifact::ContextLine &c : *lines)
+        w.begin_object().field("line", c.line).field("text", c.text).end_object();
+      w.end_array();
+    }
+    w.end_object();
+  }
+  w.end_array().key("truncated").boolean(r.truncated).end_object();
+  return w.take();
 }
 
 } // namespace ctxdb

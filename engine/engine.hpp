@@ -5,6 +5,7 @@
 // calls on it.
 #pragma once
 
+#include "artifact/artifact_store.hpp"
 #include "log/event_log.hpp"
 #include "project/files.hpp"
 #include "project/messages.hpp"
@@ -78,6 +79,25 @@ public:
   // One session's stats (stats.schema.json), or every session's totals.
   std::string stats(std::optional<std::string_view> session_id);
 
+  // The artifact store (engine/artifact/). put stores bytes with their
+  // meta (artifact_meta.schema.json; empty text is {}) and returns the
+  // artifact (artifact.schema.json), as info does. An id that cannot be an
+  // artifact's is kInvalidArg, one not stored kNotFound.
+  std::string artifact_put(std::string_view bytes, std::string_view meta_json);
+  std::string artifact_info(std::string_view id);
+  // Every artifact, or those an event of the session refers to, oldest
+  // first: a JSON array of artifact.schema.json objects.
+  std::string artifact_list(std::optional<std::string_view> session_id);
+  // The bytes [offset, offset+length); length -1 is to the end.
+  std::string artifact_read(std::string_view id, int64_t offset, int64_t length);
+  // Lines first .. first+count-1 (1-based) as text; count -1 is to the end.
+  std::string artifact_lines(std::string_view id, int64_t first, int64_t count);
+  // spec (artifact_preview_spec.schema.json) -> artifact_preview.schema.json.
+  std::string artifact_preview(std::string_view id, std::string_view spec_json);
+  // options (artifact_search_options.schema.json) -> artifact_search.schema.json.
+  std::string artifact_search(std::string_view id, std::string_view pattern,
+                              std::string_view options_json);
+
 private:
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,
@@ -96,6 +116,7 @@ private:
   project::Messages messages_;
   project::ToolCalls tool_calls_;
   project::Files files_;
+  artifact::ArtifactStore artifacts_;
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
 };

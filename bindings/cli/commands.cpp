@@ -352,6 +352,45 @@ const CommandSpec kCommands[] = {
      "\n"
      "  --json  print the stats as JSON instead\n",
      {}, {"--json"}, 0, 1, cmd_stats},
+    {"artifact ls", "[SESSION] [--json]", "list artifacts",
+     "Lists every artifact, or those the events of SESSION refer to, oldest\n"
+     "first: id, size in bytes, lines, kind and name.\n"
+     "\n"
+     "  --json  print the artifacts as a JSON array instead\n",
+     {}, {"--json"}, 0, 1, cmd_artifact_ls},
+    {"artifact cat", "ID", "print an artifact's bytes",
+     "Writes the whole content of the artifact to stdout, byte for byte.\n",
+     {}, {}, 1, 1, cmd_artifact_cat},
+    {"artifact head", "ID [-n LINES]", "print an artifact's first lines",
+     "Prints the first LINES lines (default 10) of the artifact.\n",
+     {"-n"}, {}, 1, 1, cmd_artifact_head},
+    {"artifact tail", "ID [-n LINES]", "print an artifact's last lines",
+     "Prints the last LINES lines (default 10) of the artifact.\n",
+     {"-n"}, {}, 1, 1, cmd_artifact_tail},
+    {"artifact grep", "ID PATTERN [-C N] [-m MAX] [-i] [--json]", "search an artifact",
+     "Prints the lines of the artifact that match PATTERN (a PCRE2 regular\n"
+     "expression, matched line by line) as 'LINE:text', context lines as\n"
+     "'LINE-text', and '--' between groups that are not adjacent.\n"
+     "\n"
+     "  -C N    N lines of context before and after each match\n"
+     "  -m MAX  stop after MAX matching lines (default 100)\n"
+     "  -i      ignore case\n"
+     "  --json  print the search result as JSON instead\n",
+     {"-C", "-m"}, {"-i", "--json"}, 2, 2, cmd_artifact_grep},
+    {"artifact put", "FILE [--kind KIND] [--mime MIME] [--name NAME] [--json]",
+     "store a file (or - for stdin) as an artifact",
+     "Stores the bytes of FILE as an artifact and prints its id (art_ and the\n"
+     "SHA-256 of the bytes; the same bytes are stored once).\n"
+     "\n"
+     "  --kind KIND  file, diff, tool_output, command_log, image, dataset,\n"
+     "               url_snapshot or other (default)\n"
+     "  --mime MIME  its media type\n"
+     "  --name NAME  its name (default: FILE)\n"
+     "  --json       print the stored artifact as JSON instead\n",
+     {"--kind", "--mime", "--name"}, {"--json"}, 1, 1, cmd_artifact_put},
+    {"artifact export", "ID FILE", "write an artifact's bytes to FILE (- for stdout)",
+     "Writes the whole content of the artifact to FILE, replacing it.\n",
+     {}, {}, 2, 2, cmd_artifact_export},
     {"verify", "[SESSION]", "check the hash chain",
      "Recomputes the hash chain of one session, or of every session. Prints\n"
      "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"

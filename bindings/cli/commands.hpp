@@ -21,6 +21,13 @@ int cmd_tool_calls(const Args &args);
 int cmd_files(const Args &args);
 int cmd_state(const Args &args);
 int cmd_stats(const Args &args);
+int cmd_artifact_ls(const Args &args); // artifact_commands.cpp
+int cmd_artifact_cat(const Args &args);
+int cmd_artifact_head(const Args &args);
+int cmd_artifact_tail(const Args &args);
+int cmd_artifact_grep(const Args &args);
+int cmd_artifact_put(const Args &args);
+int cmd_artifact_export(const Args &args);
 
 } // namespace cli
 

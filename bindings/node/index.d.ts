@@ -421,6 +421,72 @@ export interface Span {
   mean: number | null;
 }
 
+/** A stored artifact (schema/json/artifact.schema.json). */
+export interface Artifact {
+  /** 'art_' + the hex SHA-256 of the content. */
+  id: string;
+  raw_size: number;
+  stored_size: number;
+  chunk_size: number;
+  chunk_count: number;
+  line_count: number;
+  kind: ArtifactKind;
+  mime: string | null;
+  name: string | null;
+  created_ts: number;
+  refs: { event_id: string; role: string; session_id: string | null }[];
+}
+
+export type ArtifactKind =
+  | 'file' | 'diff' | 'tool_output' | 'command_log' | 'image' | 'dataset' | 'url_snapshot'
+  | 'other';
+
+export interface PutArtifactOptions {
+  kind?: ArtifactKind;
+  mime?: string;
+  name?: string;
+  /** The event that refers to the artifact. */
+  eventId?: string;
+  /** What the artifact is to the event (default 'output'). */
+  role?: string;
+}
+
+export interface ArtifactPreviewOptions {
+  mode?: 'head' | 'tail' | 'head_tail';
+  lines?: number;
+  bytes?: number;
+}
+
+export interface ArtifactPreview {
+  id: string;
+  text: string;
+  omitted_lines: number;
+  omitted_bytes: number;
+}
+
+export interface ArtifactSearchOptions {
+  before?: number;
+  after?: number;
+  maxMatches?: number;
+  ignoreCase?: boolean;
+}
+
+export interface ArtifactMatch {
+  line: number;
+  offset: number;
+  column: number;
+  length: number;
+  text: string;
+  before: { line: number; text: string }[];
+  after: { line: number; text: string }[];
+}
+
+export interface ArtifactSearch {
+  id: string;
+  matches: ArtifactMatch[];
+  truncated: boolean;
+}
+
 /** One session's stats, or (session_id null) every session's totals. */
 export interface Stats {
   session_id: string | null;
@@ -539,6 +605,20 @@ export declare class Database {
   state(sessionId: string, options?: StateOptions): State;
   /** One session's stats, or every session's totals. */
   stats(sessionId?: string | null): Stats;
+  /** Stores bytes (a string as UTF-8) as an artifact; the same bytes are stored once. */
+  putArtifact(data: string | Bytes, options?: PutArtifactOptions): Artifact;
+  /** The bytes [offset, offset+length) of an artifact (length -1: to the end). */
+  readArtifact(id: string, options?: { offset?: number; length?: number }): Bytes; // a Buffer
+  /** One artifact (NOT_FOUND when unknown). */
+  artifact(id: string): Artifact;
+  /** Every artifact, or those the session's events refer to. */
+  artifacts(sessionId?: string | null): Artifact[];
+  /** Lines first .. first+count-1, 1-based (count -1: to the end). */
+  artifactLines(id: string, options?: { first?: number; count?: number }): string;
+  /** The head, the tail, or both around a marker of what was left out. */
+  artifactPreview(id: string, options?: ArtifactPreviewOptions): ArtifactPreview;
+  /** grep in an artifact: matching lines (PCRE2) with context. */
+  artifactSearch(id: string, pattern: string, options?: ArtifactSearchOptions): ArtifactSearch;
   /** Checks the hash chain of one session, or of all. */
   verify(sessionId?: string | null): VerifyResult;
   /** verify off the main thread. */

@@ -322,6 +322,74 @@ CTXDB_API int ctxdb_state_get(ctxdb_db *db, const char *session_id, size_t id_le
 CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                               size_t *out_len);
 
+/* ---- artifacts ---------------------------------------------------------- */
+
+/* Large outputs (logs, diffs, files, images) kept whole in the database,
+ * content-addressed: an artifact's id is "art_" + the hex SHA-256 of its
+ * bytes, so the same bytes are stored once however often they are put.
+ * Content is raw bytes (pointer + length), not JSON. An id that cannot be
+ * an artifact's is CTXDB_INVALID_ARG; one that is not stored
+ * CTXDB_NOT_FOUND. Stored content that fails its check is CTXDB_CORRUPT.
+ * Artifact JSON (artifact.schema.json): {"id", "raw_size", "stored_size",
+ * "chunk_size", "chunk_count", "line_count", "kind", "mime", "name",
+ * "created_ts", "refs": [{"event_id", "role", "session_id"}]}. */
+
+/* Stores len bytes at data (NULL with len 0: empty content); *out is the
+ * artifact. meta_json (artifact_meta.schema.json; NULL/0 is {}): {"kind"?:
+ * "file" | "diff" | "tool_output" | "command_log" | "image" | "dataset" |
+ * "url_snapshot" | "other" (default), "mime"?, "name"?, "event_id"? (adds
+ * a reference from that event), "role"? (default "output")}. kind, mime
+ * and name are those of the first put of the same bytes. A bad kind or an
+ * unknown field is CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_artifact_put(ctxdb_db *db, const void *data, size_t len, const char *meta_json,
+                                 size_t meta_len, char **out, size_t *out_len);
+
+/* The bytes [offset, offset+length) of an artifact (length -1: to the end;
+ * a length past the end is clamped to it). *out is released with
+ * ctxdb_free and is NUL-terminated for convenience (the NUL is not counted
+ * in *out_len). A negative offset, an offset past the end or a length
+ * below -1 is CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_artifact_read(ctxdb_db *db, const char *id, size_t id_len, int64_t offset,
+                                  int64_t length, void **out, size_t *out_len);
+
+/* The artifact (artifact.schema.json). */
+CTXDB_API int ctxdb_artifact_info(ctxdb_db *db, const char *id, size_t id_len, char **out,
+                                  size_t *out_len);
+
+/* A JSON array of artifacts, oldest first: every one, or (session_id not
+ * NULL) those an event of that session refers to. */
+CTXDB_API int ctxdb_artifact_list(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
+                                  size_t *out_len);
+
+/* Lines first .. first+count-1 (1-based), each with its '\n', as text
+ * (count -1: to the end; a count past the end is clamped). first may be
+ * line_count+1 (empty); first < 1, beyond that, or count below -1 is
+ * CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_artifact_lines(ctxdb_db *db, const char *id, size_t id_len, int64_t first,
+                                   int64_t count, char **out, size_t *out_len);
+
+/* A preview of an artifact for a prompt (artifact_preview.schema.json):
+ * {"id", "text", "omitted_lines", "omitted_bytes"}. spec_json
+ * (artifact_preview_spec.schema.json; NULL/0 is {}): {"mode"?: "head" |
+ * "tail" | "head_tail" (default; a marker line says what was left out),
+ * "lines"?, "bytes"? (limits; -1 or absent: none)}. Cuts never split a
+ * UTF-8 character. A bad mode or limit is CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_artifact_preview(ctxdb_db *db, const char *id, size_t id_len,
+                                     const char *spec_json, size_t len, char **out,
+                                     size_t *out_len);
+
+/* Searches an artifact line by line with a PCRE2 regular expression
+ * (artifact_search.schema.json): {"id", "matches": [{"line", "offset",
+ * "column", "length", "text", "before": [{"line", "text"}], "after"}],
+ * "truncated"}. options_json (artifact_search_options.schema.json; NULL/0
+ * is {}): {"before"?, "after"? (context lines), "max_matches"? (default
+ * 100), "ignore_case"?}. An invalid pattern is CTXDB_INVALID_ARG naming
+ * PCRE2's error; a pattern that is not UTF-8 CTXDB_INVALID_UTF8. */
+CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
+                                    const char *pattern, size_t pattern_len,
+                                    const char *options_json, size_t options_len, char **out,
+                                    size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -271,6 +271,71 @@ public:
     return detail::take(out, n);
   }
 
+  // ---- artifacts ----
+
+  // Stores bytes; meta e.g. {"kind":"command_log","name":"build.log"}.
+  // Returns the artifact JSON (its "id" is what the other calls take).
+  std::string artifact_put(std::string_view data, std::string_view meta = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(
+        ctxdb_artifact_put(db_, data.data(), data.size(), meta.data(), meta.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // The bytes [offset, offset+length); length -1: to the end.
+  std::string artifact_read(std::string_view id, int64_t offset = 0, int64_t length = -1) {
+    void *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_artifact_read(db_, id.data(), id.size(), offset, length, &out, &n), db_);
+    return detail::take(static_cast<char *>(out), n);
+  }
+
+  std::string artifact_info(std::string_view id) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_artifact_info(db_, id.data(), id.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // Every artifact, or those the session's events refer to (JSON array).
+  std::string artifact_list(std::optional<std::string_view> session_id = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    // "" stays non-NULL (an error: empty id); only nullopt means all.
+    const char *id = session_id ? (session_id->empty() ? "" : session_id->data()) : nullptr;
+    detail::check(ctxdb_artifact_list(db_, id, session_id ? session_id->size() : 0, &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // Lines first .. first+count-1 (1-based); count -1: to the end.
+  std::string artifact_lines(std::string_view id, int64_t first, int64_t count = -1) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_artifact_lines(db_, id.data(), id.size(), first, count, &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // spec e.g. {"mode":"tail","lines":20}; returns {"id","text",...}.
+  std::string artifact_preview(std::string_view id, std::string_view spec = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(
+        ctxdb_artifact_preview(db_, id.data(), id.size(), spec.data(), spec.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // options e.g. {"before":2,"after":2,"max_matches":10,"ignore_case":true}.
+  std::string artifact_search(std::string_view id, std::string_view pattern,
+                              std::string_view options = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_artifact_search(db_, id.data(), id.size(), pattern.data(), pattern.size(),
+                                        options.data(), options.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
 private:
   using BranchViewFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
                                size_t *);

@@ -2024,6 +2024,324 @@ static void test_state_stats(void) {
 }
 
 /* ===========================================================================
+ * artifacts
+ * ======================================================================== */
+
+#define ART_LOG "one\ntwo ERROR here\nthree\n"
+#define ART_UNKNOWN "art_0000000000000000000000000000000000000000000000000000000000000000"
+
+/* The artifact list: what a failed put must leave as it was. */
+static char *art_snapshot(ctxdb_db *db) {
+  char *out = NULL, *s;
+  size_t n = 0;
+  if (!db || ctxdb_artifact_list(db, NULL, 0, &out, &n) != CTXDB_OK) return NULL;
+  s = (char *)malloc(n + 1);
+  memcpy(s, out, n + 1);
+  ctxdb_free(out);
+  return s;
+}
+
+static void art_unchanged_at(const char *file, int line, const char *what, ctxdb_db *db,
+                             char *before) {
+  char *after = art_snapshot(db), desc[300];
+  snprintf(desc, sizeof desc, "a failed %s leaves the artifacts as they were", what);
+  if (before) check_at(after && strcmp(before, after) == 0, file, line, desc);
+  free(before);
+  free(after);
+}
+
+static char *ok_put_at(const char *file, int line, ctxdb_db *db, const void *data, size_t len,
+                       const char *meta) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_artifact_put(db, data, len, meta, slen(meta), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_artifact_put", rc, out, n);
+}
+#define OK_PUT(db, data, len, meta) ok_put_at(F, db, data, len, meta)
+
+static void put_fails_at(const char *file, int line, ctxdb_db *db, const void *data, size_t len,
+                         const char *meta, size_t meta_len, int null_out, int want,
+                         const char *mention) {
+  char *before = art_snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_artifact_put(db, data, len, meta, meta_len, null_out ? NULL : &out,
+                              null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_artifact_put", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_artifact_put", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  art_unchanged_at(file, line, "ctxdb_artifact_put", db, before);
+}
+#define PUT_FAILS(db, meta, want, mention)                                                         \
+  put_fails_at(F, db, "x", 1, meta, slen(meta), 0, want, mention)
+
+/* The bytes of a read that must succeed (NUL-terminated), or NULL. */
+static char *ok_art_read_at(const char *file, int line, ctxdb_db *db, const char *id, int64_t off,
+                            int64_t len, size_t *n) {
+  void *out = SENT;
+  char desc[200];
+  *n = SENT_LEN;
+  if (!check_rc_at(ctxdb_artifact_read(db, id, slen(id), off, len, &out, n), CTXDB_OK, file, line,
+                   "ctxdb_artifact_read"))
+    return NULL;
+  snprintf(desc, sizeof desc, "ctxdb_artifact_read returns a NUL-terminated buffer");
+  if (!check_at(out != NULL && out != SENT && ((char *)out)[*n] == '\0', file, line, desc))
+    return NULL;
+  return (char *)out;
+}
+
+static void art_read_fails_at(const char *file, int line, ctxdb_db *db, const char *id,
+                              size_t id_len, int64_t off, int64_t len, int null_out, int want,
+                              const char *mention) {
+  void *out = SENT;
+  size_t n = SENT_LEN;
+  int rc =
+      ctxdb_artifact_read(db, id, id_len, off, len, null_out ? NULL : &out, null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_artifact_read", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_artifact_read", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+}
+#define ART_READ_FAILS(db, id, off, len, want, mention)                                            \
+  art_read_fails_at(F, db, id, slen(id), off, len, 0, want, mention)
+
+static void lines_fails_at(const char *file, int line, ctxdb_db *db, const char *id, size_t id_len,
+                           int64_t first, int64_t count, int null_out, int want,
+                           const char *mention) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_artifact_lines(db, id, id_len, first, count, null_out ? NULL : &out,
+                                null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_artifact_lines", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_artifact_lines", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+}
+#define LINES_FAILS(db, id, first, count, want, mention)                                           \
+  lines_fails_at(F, db, id, slen(id), first, count, 0, want, mention)
+
+static void search_fails_at(const char *file, int line, ctxdb_db *db, const char *id, size_t id_len,
+                            const char *pat, size_t pat_len, const char *opts, size_t opts_len,
+                            int null_out, int want, const char *mention) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_artifact_search(db, id, id_len, pat, pat_len, opts, opts_len,
+                                 null_out ? NULL : &out, null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_artifact_search", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_artifact_search", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+}
+#define SEARCH_FAILS(db, id, pat, opts, want, mention)                                             \
+  search_fails_at(F, db, id, slen(id), pat, slen(pat), opts, slen(opts), 0, want, mention)
+
+static void test_artifacts_happy(ctxdb_db *db, char *id, char *empty_id) {
+  char *a, *b, *s, *list;
+  size_t n;
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_a','event_id':'a0','payload':{'agent_id':'a'}}")));
+  ctxdb_free(OK_APPEND(db, "ses_a", Q("{'type':'Note','actor':'a','id':'a1','payload':{}}")));
+  a = OK_PUT(db, ART_LOG, strlen(ART_LOG),
+             Q("{'kind':'command_log','name':'b.log','mime':'text/plain','event_id':'a1'}"));
+  CHECK(a && strncmp(a, Q("{'id':'art_"), strlen(Q("{'id':'art_"))) == 0);
+  CHECK(a && jnum(a, "raw_size") == (int64_t)strlen(ART_LOG) && jnum(a, "line_count") == 3);
+  CHECK(a && jstr_eq(a, "kind", "command_log") && jstr_eq(a, "name", "b.log"));
+  CHECK(a && strstr(a, Q("'refs':[{'event_id':'a1','role':'output','session_id':'ses_a'}]")));
+  s = a ? jstr(a, "id") : NULL;
+  snprintf(id, 80, "%s", s ? s : "art_missing");
+  free(s);
+  /* The same bytes again: the same artifact, first put's kind kept. */
+  b = OK_PUT(db, ART_LOG, strlen(ART_LOG), NULL);
+  CHECK(b && jstr_eq(b, "id", id) && jstr_eq(b, "kind", "command_log"));
+  ctxdb_free(b);
+  ctxdb_free(a);
+  /* NULL with length 0 is empty content. */
+  b = OK_PUT(db, NULL, 0, "{}");
+  CHECK(b && jnum(b, "raw_size") == 0 && jstr_eq(b, "kind", "other"));
+  s = b ? jstr(b, "id") : NULL;
+  snprintf(empty_id, 80, "%s", s ? s : "art_missing");
+  CHECK(strcmp(empty_id, "art_e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") ==
+        0);
+  free(s);
+  ctxdb_free(b);
+
+  s = ok_art_read_at(F, db, id, 0, -1, &n);
+  CHECK(s && n == strlen(ART_LOG) && memcmp(s, ART_LOG, n) == 0);
+  ctxdb_free(s);
+  s = ok_art_read_at(F, db, id, 4, 3, &n);
+  CHECK(s && n == 3 && memcmp(s, "two", 3) == 0);
+  ctxdb_free(s);
+  s = ok_art_read_at(F, db, id, 4, 1000, &n); /* clamped */
+  CHECK(s && n == strlen(ART_LOG) - 4);
+  ctxdb_free(s);
+  s = ok_art_read_at(F, db, empty_id, 0, -1, &n);
+  CHECK(s && n == 0);
+  ctxdb_free(s);
+
+  s = ok_read_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, db, id);
+  CHECK(s && jstr_eq(s, "id", id) && jstr_eq(s, "mime", "text/plain"));
+  ctxdb_free(s);
+  list = ok_read_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, db, NULL);
+  CHECK(list && strstr(list, id) && strstr(list, empty_id));
+  ctxdb_free(list);
+  list = ok_read_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, db, "ses_a");
+  CHECK(list && strstr(list, id) && !strstr(list, empty_id));
+  ctxdb_free(list);
+
+  {
+    char *out = SENT;
+    n = SENT_LEN;
+    CHECK_RC(ctxdb_artifact_lines(db, id, strlen(id), 2, 1, &out, &n), CTXDB_OK);
+    CHECK(out != SENT && n == 15 && strcmp(out, "two ERROR here\n") == 0);
+    if (out != SENT) ctxdb_free(out);
+    CHECK_RC(ctxdb_artifact_lines(db, id, strlen(id), 2, -1, &out, &n), CTXDB_OK);
+    CHECK(strcmp(out, "two ERROR here\nthree\n") == 0);
+    ctxdb_free(out);
+    CHECK_RC(ctxdb_artifact_lines(db, id, strlen(id), 4, 1, &out, &n), CTXDB_OK);
+    CHECK(n == 0 && out && out[0] == '\0');
+    ctxdb_free(out);
+    CHECK_RC(ctxdb_artifact_preview(db, id, strlen(id), Q("{'mode':'tail','lines':1}"),
+                                    strlen(Q("{'mode':'tail','lines':1}")), &out, &n),
+             CTXDB_OK);
+    CHECK(jstr_eq(out, "text", "three\\n") && jnum(out, "omitted_lines") == 2);
+    ctxdb_free(out);
+    CHECK_RC(ctxdb_artifact_preview(db, id, strlen(id), NULL, 0, &out, &n), CTXDB_OK);
+    CHECK(jnum(out, "omitted_lines") == 0);
+    ctxdb_free(out);
+    CHECK_RC(ctxdb_artifact_search(db, id, strlen(id), "error", 5,
+                                   Q("{'ignore_case':true,'before':1}"),
+                                   strlen(Q("{'ignore_case':true,'before':1}")), &out, &n),
+             CTXDB_OK);
+    CHECK(strstr(out, Q("'line':2,'offset':4,'column':4,'length':5,'text':'two ERROR here'")));
+    CHECK(strstr(out, Q("'before':[{'line':1,'text':'one'}]")));
+    CHECK(jbool(out, "truncated") == 0);
+    ctxdb_free(out);
+    CHECK_RC(ctxdb_artifact_search(db, id, strlen(id), "error", 5, NULL, 0, &out, &n), CTXDB_OK);
+    CHECK(strstr(out, Q("'matches':[]")));
+    ctxdb_free(out);
+  }
+}
+
+static void test_artifacts_bad_input(ctxdb_db *db, const char *id) {
+  size_t il = strlen(id);
+  /* put */
+  put_fails_at(F, NULL, "x", 1, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  put_fails_at(F, db, "x", 1, NULL, 0, 1, CTXDB_MISUSE, "out");
+  put_fails_at(F, db, NULL, 3, NULL, 0, 0, CTXDB_MISUSE, "data");
+  put_fails_at(F, db, "x", 1, NULL, 3, 0, CTXDB_MISUSE, "meta_json");
+  PUT_FAILS(db, "{", CTXDB_INVALID_JSON, NULL);
+  PUT_FAILS(db, "[]", CTXDB_INVALID_ARG, NULL);
+  PUT_FAILS(db, Q("{'kind':'nope'}"), CTXDB_INVALID_ARG, "kind");
+  PUT_FAILS(db, Q("{'colour':'red'}"), CTXDB_INVALID_ARG, "colour");
+  PUT_FAILS(db, Q("{'name':7}"), CTXDB_INVALID_ARG, "name");
+  PUT_FAILS(db, Q("{'event_id':''}"), CTXDB_INVALID_ARG, "event_id");
+  PUT_FAILS(db, "{\"name\":\"b\xff\"}", CTXDB_INVALID_UTF8, NULL);
+
+  /* read */
+  art_read_fails_at(F, NULL, id, il, 0, -1, 0, CTXDB_MISUSE, NULL);
+  art_read_fails_at(F, db, id, il, 0, -1, 1, CTXDB_MISUSE, "out");
+  art_read_fails_at(F, db, NULL, 3, 0, -1, 0, CTXDB_MISUSE, "id");
+  ART_READ_FAILS(db, NULL, 0, -1, CTXDB_INVALID_ARG, "id");
+  ART_READ_FAILS(db, "art_\xff", 0, -1, CTXDB_INVALID_UTF8, "id");
+  ART_READ_FAILS(db, "art_nope", 0, -1, CTXDB_INVALID_ARG, "art_nope");
+  ART_READ_FAILS(db, ART_UNKNOWN, 0, -1, CTXDB_NOT_FOUND, ART_UNKNOWN);
+  ART_READ_FAILS(db, id, -1, 2, CTXDB_INVALID_ARG, "range");
+  ART_READ_FAILS(db, id, 1000, 2, CTXDB_INVALID_ARG, "range");
+  ART_READ_FAILS(db, id, 0, -2, CTXDB_INVALID_ARG, "length");
+
+  /* info */
+  read_fails_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, NULL, id, il, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, db, id, il, 1, CTXDB_MISUSE, "out");
+  read_fails_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, db, NULL, 3, 0, CTXDB_MISUSE, "id");
+  read_fails_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, db, "", 0, 0, CTXDB_INVALID_ARG,
+                "id");
+  read_fails_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, db, "art_\xff", 5, 0,
+                CTXDB_INVALID_UTF8, "id");
+  read_fails_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, db, ART_UNKNOWN, strlen(ART_UNKNOWN),
+                0, CTXDB_NOT_FOUND, ART_UNKNOWN);
+  read_fails_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, db, id, il - 1, 0, CTXDB_INVALID_ARG,
+                "not an artifact id"); /* the length counts, not the NUL */
+
+  /* list */
+  read_fails_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, NULL, NULL, 0, 0, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, db, NULL, 0, 1, CTXDB_MISUSE, "out");
+  read_fails_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, db, NULL, 5, 0, CTXDB_MISUSE,
+                "session_id");
+  read_fails_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, db, "", 0, 0, CTXDB_INVALID_ARG,
+                "session_id");
+  read_fails_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, db, "ses_\xff", 5, 0,
+                CTXDB_INVALID_UTF8, "session_id");
+  read_fails_at(F, "ctxdb_artifact_list", ctxdb_artifact_list, db, "ses_nope", 8, 0,
+                CTXDB_NOT_FOUND, "ses_nope");
+
+  /* lines */
+  lines_fails_at(F, NULL, id, il, 1, 1, 0, CTXDB_MISUSE, NULL);
+  lines_fails_at(F, db, id, il, 1, 1, 1, CTXDB_MISUSE, "out");
+  lines_fails_at(F, db, NULL, 3, 1, 1, 0, CTXDB_MISUSE, "id");
+  LINES_FAILS(db, NULL, 1, 1, CTXDB_INVALID_ARG, "id");
+  LINES_FAILS(db, "art_\xff", 1, 1, CTXDB_INVALID_UTF8, "id");
+  LINES_FAILS(db, ART_UNKNOWN, 1, 1, CTXDB_NOT_FOUND, ART_UNKNOWN);
+  LINES_FAILS(db, id, 0, 1, CTXDB_INVALID_ARG, "line range");
+  LINES_FAILS(db, id, 5, 1, CTXDB_INVALID_ARG, "line range");
+  LINES_FAILS(db, id, 1, -2, CTXDB_INVALID_ARG, "count");
+
+  /* preview */
+  write_fails_at(F, "ctxdb_artifact_preview", ctxdb_artifact_preview, NULL, id, il, "{}", 2, 0,
+                 CTXDB_MISUSE, NULL);
+  write_fails_at(F, "ctxdb_artifact_preview", ctxdb_artifact_preview, db, id, il, "{}", 2, 1,
+                 CTXDB_MISUSE, "out");
+  write_fails_at(F, "ctxdb_artifact_preview", ctxdb_artifact_preview, db, NULL, 3, "{}", 2, 0,
+                 CTXDB_MISUSE, "id");
+  write_fails_at(F, "ctxdb_artifact_preview", ctxdb_artifact_preview, db, id, il, NULL, 2, 0,
+                 CTXDB_MISUSE, "spec_json");
+#define PREVIEW_FAILS(pid, spec, want, mention)                                                    \
+  write_fails_at(F, "ctxdb_artifact_preview", ctxdb_artifact_preview, db, pid, slen(pid), spec,    \
+                 slen(spec), 0, want, mention)
+  PREVIEW_FAILS("", "{}", CTXDB_INVALID_ARG, "id");
+  PREVIEW_FAILS("art_\xff", "{}", CTXDB_INVALID_UTF8, "id");
+  PREVIEW_FAILS(ART_UNKNOWN, "{}", CTXDB_NOT_FOUND, ART_UNKNOWN);
+  PREVIEW_FAILS(id, "{", CTXDB_INVALID_JSON, NULL);
+  PREVIEW_FAILS(id, "{\"mode\":\"h\xff\"}", CTXDB_INVALID_UTF8, NULL);
+  PREVIEW_FAILS(id, Q("{'mode':'middle'}"), CTXDB_INVALID_ARG, "mode");
+  PREVIEW_FAILS(id, Q("{'lines':-5}"), CTXDB_INVALID_ARG, "lines");
+  PREVIEW_FAILS(id, Q("{'bytes':'ten'}"), CTXDB_INVALID_ARG, "bytes");
+  PREVIEW_FAILS(id, Q("{'colour':1}"), CTXDB_INVALID_ARG, "colour");
+#undef PREVIEW_FAILS
+
+  /* search */
+  search_fails_at(F, NULL, id, il, "a", 1, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  search_fails_at(F, db, id, il, "a", 1, NULL, 0, 1, CTXDB_MISUSE, "out");
+  search_fails_at(F, db, NULL, 3, "a", 1, NULL, 0, 0, CTXDB_MISUSE, "id");
+  search_fails_at(F, db, id, il, NULL, 3, NULL, 0, 0, CTXDB_MISUSE, "pattern");
+  search_fails_at(F, db, id, il, "a", 1, NULL, 3, 0, CTXDB_MISUSE, "options_json");
+  SEARCH_FAILS(db, "", "a", "{}", CTXDB_INVALID_ARG, "id");
+  SEARCH_FAILS(db, "art_\xff", "a", "{}", CTXDB_INVALID_UTF8, "id");
+  SEARCH_FAILS(db, ART_UNKNOWN, "a", "{}", CTXDB_NOT_FOUND, ART_UNKNOWN);
+  SEARCH_FAILS(db, id, "a\xff", "{}", CTXDB_INVALID_UTF8, "pattern");
+  SEARCH_FAILS(db, id, "(unclosed", "{}", CTXDB_INVALID_ARG, "regular expression");
+  SEARCH_FAILS(db, id, "a", "{", CTXDB_INVALID_JSON, NULL);
+  SEARCH_FAILS(db, id, "a", "{\"x\":\"\xff\"}", CTXDB_INVALID_UTF8, NULL);
+  SEARCH_FAILS(db, id, "a", Q("{'before':-1}"), CTXDB_INVALID_ARG, "before");
+  SEARCH_FAILS(db, id, "a", Q("{'ignore_case':1}"), CTXDB_INVALID_ARG, "ignore_case");
+  SEARCH_FAILS(db, id, "a", Q("{'colour':1}"), CTXDB_INVALID_ARG, "colour");
+}
+
+static void test_artifacts(void) {
+  char path[600], id[80], empty_id[80], *s;
+  ctxdb_db *db, *ro;
+  snprintf(path, sizeof path, "%s", scratch_path("artifacts.ctxdb"));
+  db = OK_OPEN(path, NULL);
+  if (!db) return;
+  test_artifacts_happy(db, id, empty_id);
+  test_artifacts_bad_input(db, id);
+  ro = OK_OPEN(path, Q("{'read_only':true}"));
+  if (ro) {
+    s = ok_read_at(F, "ctxdb_artifact_info", ctxdb_artifact_info, ro, id);
+    CHECK(s && jstr_eq(s, "id", id));
+    ctxdb_free(s);
+    put_fails_at(F, ro, "new", 3, NULL, 0, 0, CTXDB_READONLY, NULL);
+    CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+  }
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
+/* ===========================================================================
  * export → import
  * ======================================================================== */
 
@@ -2554,6 +2872,7 @@ int main(void) {
   test_tree();
   test_views();
   test_state_stats();
+  test_artifacts();
   test_read_only(p1, g_db1);
   test_import(g_db1);
   test_rebuild(g_db1);

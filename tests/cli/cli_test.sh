@@ -691,9 +691,93 @@ test_state() {
   [ ! -e "$WORK/missing.ctxdb" ] || fail "stats created $WORK/missing.ctxdb"
 }
 
+test_artifact() {
+  local A="$WORK/art.ctxdb" F="$WORK/build.log" id bin
+  ta() { "$CLI" --db "$A" "$@"; }
+  printf 'one\ntwo ERROR here\nthree\nfour\n' >"$F"
+  run ta artifact ls
+  expect_rc 1 # no database yet: inspections never create one
+  run ta artifact put "$F" --kind command_log
+  expect_rc 0
+  expect_match "artifact put prints the id" '^art_[0-9a-f]{64}$' "$OUT"
+  id=$OUT
+  run ta artifact put "$F"
+  expect_eq "artifact put: the same bytes, the same id" "$id" "$OUT"
+  run ta artifact ls
+  expect_rc 0
+  expect_match "artifact ls" "^$id +30 +4 lines +command_log +.*build\.log$" "$OUT"
+  run ta artifact ls --json
+  expect_match "artifact ls --json" "^\[\{\"id\":\"$id\",\"raw_size\":30," "$OUT"
+  run ta artifact cat "$id"
+  expect_rc 0
+  expect_eq "artifact cat" "$(cat "$F")" "$OUT"
+  run ta artifact head "$id" -n 2
+  expect_eq "artifact head -n 2" $'one\ntwo ERROR here' "$OUT"
+  run ta artifact tail "$id" -n 1
+  expect_eq "artifact tail -n 1" "four" "$OUT"
+  run ta artifact head "$id"
+  expect_eq "artifact head: 10 lines by default" "$(cat "$F")" "$OUT"
+  run ta artifact grep "$id" error -i -C 1
+  expect_rc 0
+  expect_eq "artifact grep -i -C 1" $'1-one\n2:two ERROR here\n3-three' "$OUT"
+  run ta artifact grep "$id" 'o' -m 1
+  expect_eq "artifact grep -m 1" "1:one" "$OUT"
+  expect_contains "artifact grep -m: says it stopped" "stopped" "$ERR"
+  run ta artifact grep "$id" nothing-like-this
+  expect_rc 0
+  expect_eq "artifact grep without a match" "" "$OUT"
+  run ta artifact export "$id" "$WORK/copy.log"
+  expect_rc 0
+  cmp -s "$F" "$WORK/copy.log" || fail "artifact export: the copy differs"
+  printf '\000\377bin' >"$WORK/bin"
+  run ta artifact put "$WORK/bin" --kind image --mime image/png --json
+  expect_match "artifact put --json" '"kind":"image","mime":"image/png"' "$OUT"
+  bin=$(ta artifact put - <"$WORK/bin")
+  ta artifact export "$bin" "$WORK/bin.out"
+  cmp -s "$WORK/bin" "$WORK/bin.out" || fail "artifact export: binary bytes differ"
+  ta artifact cat "$bin" >"$WORK/bin.cat"
+  cmp -s "$WORK/bin" "$WORK/bin.cat" || fail "artifact cat: binary bytes differ"
+
+  # errors
+  run ta artifact cat "art_$(printf '0%.0s' {1..64})"
+  expect_rc 1
+  expect_contains "artifact cat of an unknown id" "CTXDB_NOT_FOUND" "$ERR"
+  expect_eq "artifact cat: nothing on stdout for an error" "" "$OUT"
+  run ta artifact cat art_nope
+  expect_rc 1
+  expect_contains "artifact cat of a malformed id" "CTXDB_INVALID_ARG" "$ERR"
+  run ta artifact grep "$id" '(unclosed'
+  expect_rc 1
+  expect_match "artifact grep: an invalid pattern" "regular expression.*CTXDB_INVALID_ARG" "$ERR"
+  run ta artifact put "$F" --kind nope
+  expect_rc 1
+  expect_contains "artifact put --kind nope" "CTXDB_INVALID_ARG" "$ERR"
+  run ta artifact put "$WORK/does-not-exist"
+  expect_rc 1
+  expect_contains "artifact put of a missing file" "CTXDB_IO" "$ERR"
+  run ta artifact ls ses_nope
+  expect_rc 1
+  expect_contains "artifact ls of an unknown session" "CTXDB_NOT_FOUND" "$ERR"
+  run ta artifact head "$id" -n ten
+  expect_rc 2
+  run ta artifact grep "$id"
+  expect_rc 2
+  run ta artifact export "$id"
+  expect_rc 2
+  run ta artifact
+  expect_rc 2
+  run ta artifact --help
+  expect_rc 0
+  for cmd in ls cat head tail grep put export; do
+    expect_contains "artifact --help lists $cmd" "artifact $cmd" "$OUT"
+  done
+  run ta artifact grep --help
+  expect_contains "artifact grep --help" "usage: ctxdb artifact grep ID PATTERN" "$OUT"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_artifact test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

@@ -99,3 +99,29 @@ TEST_CASE("tree outputs match their schemas") {
   for (const auto &row : db.path_page("s", "w", cursor, 10))
     matches(row, "stored_event.schema.json");
 }
+
+TEST_CASE("artifact outputs match their schemas") {
+  test::TempDir dir;
+  Engine db(dir.file("art.ctxdb"), "");
+  std::string put = db.artifact_put("one\ntwo error\nthree\n",
+                                    R"({"kind":"command_log","name":"x.log","event_id":"evt_1"})");
+  matches(put, "artifact.schema.json");
+  matches(db.artifact_put("", ""), "artifact.schema.json");
+  simdjson::dom::parser p;
+  std::string id(p.parse(put)["id"].get_string().value());
+  matches(db.artifact_info(id), "artifact.schema.json");
+  simdjson::dom::parser lp;
+  std::string list = db.artifact_list(std::nullopt);
+  simdjson::dom::array items = lp.parse(list).get_array().value();
+  CHECK(items.size() == 2);
+  for (simdjson::dom::element a : items) matches(simdjson::to_string(a), "artifact.schema.json");
+  matches(db.artifact_preview(id, R"({"mode":"head_tail","lines":2})"),
+          "artifact_preview.schema.json");
+  matches(db.artifact_preview(id, ""), "artifact_preview.schema.json");
+  matches(db.artifact_search(id, "error", R"({"before":1,"after":1})"),
+          "artifact_search.schema.json");
+  CHECK(db.artifact_read(id, 4, -1) == "two error\nthree\n");
+  CHECK(db.artifact_lines(id, 2, 1) == "two error\n");
+  CHECK_THROWS_WITH_AS(db.artifact_put("x", R"({"kind":"nope"})"), doctest::Contains("kind"),
+                       Error);
+}

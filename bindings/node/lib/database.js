@@ -400,6 +400,100 @@ class Database {
   }
 
   /**
+   * Stores bytes (a string is stored as UTF-8) as an artifact and returns
+   * it: {id: 'art_<sha256>', raw_size, stored_size, chunk_size,
+   * chunk_count, line_count, kind, mime, name, created_ts, refs}. options:
+   * {kind?, mime?, name?, eventId?, role?}; the same bytes are stored once.
+   */
+  putArtifact(data, options) {
+    if (typeof data === 'string') check.wellFormed(data, 'data');
+    else if (!check.isBytes(data)) {
+      throw new TypeError(`data must be a string, a Buffer or a Uint8Array, got ${check.describe(data)}`);
+    }
+    const opts = check.optObject(options, 'options');
+    const meta = {};
+    for (const [key, name] of [['kind', 'kind'], ['mime', 'mime'], ['name', 'name'],
+      ['eventId', 'event_id'], ['role', 'role']]) {
+      const v = check.optString(opts[key], `options.${key}`);
+      if (v !== undefined) meta[name] = v;
+    }
+    const json = check.stringify(meta, 'options');
+    return parse(call(() => this.#db.artifactPut(data, json)));
+  }
+
+  /**
+   * The bytes [offset, offset+length) of an artifact as a Buffer. options:
+   * {offset? (default 0), length? (default -1: to the end)}.
+   */
+  readArtifact(id, options) {
+    check.string(id, 'id');
+    const opts = check.optObject(options, 'options');
+    const offset = opts.offset === undefined ? 0 : check.integer(opts.offset, 'options.offset');
+    const length = opts.length === undefined ? -1 : check.integer(opts.length, 'options.length');
+    return call(() => this.#db.artifactRead(id, offset, length));
+  }
+
+  /** One artifact: sizes, kind, mime, name and references. */
+  artifact(id) {
+    check.string(id, 'id');
+    return parse(call(() => this.#db.artifactInfo(id)));
+  }
+
+  /** Every artifact, or those the session's events refer to, oldest first. */
+  artifacts(sessionId) {
+    const sid = check.optString(sessionId, 'sessionId') ?? null;
+    return parse(call(() => this.#db.artifactList(sid)));
+  }
+
+  /**
+   * Lines first .. first+count-1 (1-based, each with its newline) as a
+   * string. options: {first? (default 1), count? (default -1: to the end)}.
+   */
+  artifactLines(id, options) {
+    check.string(id, 'id');
+    const opts = check.optObject(options, 'options');
+    const first = opts.first === undefined ? 1 : check.integer(opts.first, 'options.first');
+    const count = opts.count === undefined ? -1 : check.integer(opts.count, 'options.count');
+    return call(() => this.#db.artifactLines(id, first, count));
+  }
+
+  /**
+   * A preview: {id, text, omitted_lines, omitted_bytes}. options: {mode?:
+   * 'head' | 'tail' | 'head_tail' (default), lines?, bytes?}.
+   */
+  artifactPreview(id, options) {
+    check.string(id, 'id');
+    const opts = check.optObject(options, 'options');
+    const spec = {};
+    const mode = check.optString(opts.mode, 'options.mode');
+    if (mode !== undefined) spec.mode = mode;
+    if (opts.lines !== undefined) spec.lines = check.integer(opts.lines, 'options.lines');
+    if (opts.bytes !== undefined) spec.bytes = check.integer(opts.bytes, 'options.bytes');
+    return parse(call(() => this.#db.artifactPreview(id, check.stringify(spec, 'options'))));
+  }
+
+  /**
+   * grep in an artifact (a PCRE2 pattern, line by line): {id, matches:
+   * [{line, offset, column, length, text, before, after}], truncated}.
+   * options: {before?, after?, maxMatches?, ignoreCase?}.
+   */
+  artifactSearch(id, pattern, options) {
+    check.string(id, 'id');
+    check.string(pattern, 'pattern');
+    const opts = check.optObject(options, 'options');
+    const o = {};
+    if (opts.before !== undefined) o.before = check.integer(opts.before, 'options.before');
+    if (opts.after !== undefined) o.after = check.integer(opts.after, 'options.after');
+    if (opts.maxMatches !== undefined) {
+      o.max_matches = check.integer(opts.maxMatches, 'options.maxMatches');
+    }
+    if (opts.ignoreCase !== undefined) {
+      o.ignore_case = check.boolean(opts.ignoreCase, 'options.ignoreCase');
+    }
+    return parse(call(() => this.#db.artifactSearch(id, pattern, check.stringify(o, 'options'))));
+  }
+
+  /**
    * Checks the hash chain of one session (or of all). Resolves what the
    * check found: {ok: true, sessions, events} or {ok: false, ...,
    * first_broken: {session_id, seq, event_id, problem}}.

@@ -395,6 +395,13 @@ public:
                         InstanceMethod<&Database::FilesList>("filesList"),
                         InstanceMethod<&Database::StateGet>("stateGet"),
                         InstanceMethod<&Database::StatsGet>("statsGet"),
+                        InstanceMethod<&Database::ArtifactPut>("artifactPut"),
+                        InstanceMethod<&Database::ArtifactRead>("artifactRead"),
+                        InstanceMethod<&Database::ArtifactInfo>("artifactInfo"),
+                        InstanceMethod<&Database::ArtifactList>("artifactList"),
+                        InstanceMethod<&Database::ArtifactLines>("artifactLines"),
+                        InstanceMethod<&Database::ArtifactPreview>("artifactPreview"),
+                        InstanceMethod<&Database::ArtifactSearch>("artifactSearch"),
                         InstanceMethod<&Database::Verify>("verify"),
                         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
                         InstanceMethod<&Database::Rebuild>("rebuild"),
@@ -607,6 +614,89 @@ private:
     bool has_sid = GetOptString(info, 0, "sessionId", &sid);
     return Output(env, db, [&](char **out, size_t *n) {
       return ctxdb_stats_get(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, out, n);
+    });
+  }
+
+  // artifactPut(data: string | Uint8Array, metaJson: string)
+  Napi::Value ArtifactPut(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    Bytes data = GetBytes(info, 0, "data");
+    std::string meta = GetString(info, 1, "meta");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_artifact_put(db, data.p, data.n, meta.data(), meta.size(), out, n);
+    });
+  }
+
+  // artifactRead(id: string, offset: number, length: number) -> Buffer
+  Napi::Value ArtifactRead(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "id");
+    int64_t offset = GetInt64(info, 1, "offset");
+    int64_t length = GetInt64(info, 2, "length");
+    OwnedBuf out;
+    void *p = nullptr;
+    int rc = ctxdb_artifact_read(db, id.data(), id.size(), offset, length, &p, &out.n);
+    out.p = static_cast<char *>(p);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return Napi::Buffer<char>::Copy(env, out.p ? out.p : "", out.n);
+  }
+
+  Napi::Value ArtifactInfo(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "id");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_artifact_info(db, id.data(), id.size(), out, n);
+    });
+  }
+
+  // artifactList(sessionId: string | null)
+  Napi::Value ArtifactList(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_artifact_list(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, out,
+                                 n);
+    });
+  }
+
+  // artifactLines(id: string, first: number, count: number)
+  Napi::Value ArtifactLines(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "id");
+    int64_t first = GetInt64(info, 1, "first");
+    int64_t count = GetInt64(info, 2, "count");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_artifact_lines(db, id.data(), id.size(), first, count, out, n);
+    });
+  }
+
+  // artifactPreview(id: string, specJson: string)
+  Napi::Value ArtifactPreview(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "id");
+    std::string spec = GetString(info, 1, "spec");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_artifact_preview(db, id.data(), id.size(), spec.data(), spec.size(), out, n);
+    });
+  }
+
+  // artifactSearch(id: string, pattern: string, optionsJson: string)
+  Napi::Value ArtifactSearch(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, "id");
+    std::string pattern = GetString(info, 1, "pattern");
+    std::string options = GetString(info, 2, "options");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_artifact_search(db, id.data(), id.size(), pattern.data(), pattern.size(),
+                                   options.data(), options.size(), out, n);
     });
   }
 

@@ -18,7 +18,8 @@ from ._loader import (EXPECTED_ABI as ABI_VERSION, AbiMismatch, LibraryError,
 from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error,
                      InternalError, InvalidInput, IOFailure, Misuse, NotADatabase,
                      NotFound, OutOfMemory, ReadOnly, SchemaError)
-from .types import (BatchResult, Branch, BrokenLink, Children, Event,
+from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
+                    ArtifactRef, ArtifactSearch, BatchResult, Branch, BrokenLink, Children, Event,
                     EventInput, FileChange, FileInfo, FileReadRef,
                     FileWriteRef, ImportResult, Message, MessageBlock,
                     RebuildReport, Session, SessionInput, State, Stats,
@@ -37,5 +38,6 @@ __all__ = [
     "BrokenLink", "VerifyReport", "ImportResult", "RebuildReport",
     "TableChecksum", "Branch", "Children", "Message", "MessageBlock",
     "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",
-    "FileChange", "State", "Stats",
+    "FileChange", "State", "Stats", "Artifact", "ArtifactRef",
+    "ArtifactPreview", "ArtifactLine", "ArtifactMatch", "ArtifactSearch",
 ]

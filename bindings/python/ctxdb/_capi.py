@@ -217,6 +217,54 @@ _proto("ctxdb_stats_get", c_int,
        ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
 
 
+# ---- artifacts -------------------------------------------------------------------
+
+# int ctxdb_artifact_put(ctxdb_db *db, const void *data, size_t len,
+#                        const char *meta_json, size_t meta_len, char **out,
+#                        size_t *out_len);
+_proto("ctxdb_artifact_put", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_artifact_read(ctxdb_db *db, const char *id, size_t id_len,
+#                         int64_t offset, int64_t length, void **out,
+#                         size_t *out_len);
+_proto("ctxdb_artifact_read", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_int64, c_int64,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_artifact_info(ctxdb_db *db, const char *id, size_t id_len,
+#                         char **out, size_t *out_len);
+_proto("ctxdb_artifact_info", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_artifact_list(ctxdb_db *db, const char *session_id, size_t id_len,
+#                         char **out, size_t *out_len);
+_proto("ctxdb_artifact_list", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_artifact_lines(ctxdb_db *db, const char *id, size_t id_len,
+#                          int64_t first, int64_t count, char **out,
+#                          size_t *out_len);
+_proto("ctxdb_artifact_lines", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_int64, c_int64,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_artifact_preview(ctxdb_db *db, const char *id, size_t id_len,
+#                            const char *spec_json, size_t len, char **out,
+#                            size_t *out_len);
+_proto("ctxdb_artifact_preview", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
+#                           const char *pattern, size_t pattern_len,
+#                           const char *options_json, size_t options_len,
+#                           char **out, size_t *out_len);
+_proto("ctxdb_artifact_search", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 
 from . import _capi
 from .errors import InternalError, Misuse, last_error
-from .types import (BatchResult, Branch, Children, Event, FileInfo,
+from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Children, Event, FileInfo,
                     ImportResult, Message, RebuildReport, Session, State,
                     Stats, ToolCall, VerifyReport)
 
@@ -613,6 +613,85 @@ class Database:
         events, messages, tokens, tools, latency_ms, approvals,
         compactions, context, errors."""
         return json.loads(self._out(_capi.ctxdb_stats_get, *_opt_text(session_id, "session_id")))
+
+    # ---- artifacts ----
+
+    def put_artifact(self, data: Any, kind: Optional[str] = None,
+                     mime: Optional[str] = None, name: Optional[str] = None,
+                     event_id: Optional[str] = None,
+                     role: Optional[str] = None) -> Artifact:
+        """Stores bytes (a str is stored as UTF-8) as an artifact; returns
+        it ({"id": "art_<sha256>", "raw_size", "kind", ...}). The same bytes
+        are stored once; event_id (with role, default "output") adds a
+        reference from that event."""
+        content = _text(data, "put_artifact(): data")
+        meta = {}
+        for key, value in (("kind", kind), ("mime", mime), ("name", name),
+                           ("event_id", event_id), ("role", role)):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise TypeError(f"put_artifact(): {key} must be a str, "
+                                    f"not {type(value).__name__}")
+                meta[key] = value
+        m = _json(meta, "put_artifact() meta")
+        return json.loads(self._out(_capi.ctxdb_artifact_put, content, len(content), m, len(m)))
+
+    def read_artifact(self, id: Union[str, bytes], offset: int = 0,
+                      length: int = -1) -> bytes:
+        """The bytes [offset, offset+length) of an artifact (-1: to the end)."""
+        aid = _text(id, "id")
+        return self._out(_capi.ctxdb_artifact_read, aid, len(aid),
+                         _int64(offset, "offset"), _int64(length, "length"))
+
+    def artifact(self, id: Union[str, bytes]) -> Artifact:
+        """One artifact's sizes, kind, mime, name and references."""
+        aid = _text(id, "id")
+        return json.loads(self._out(_capi.ctxdb_artifact_info, aid, len(aid)))
+
+    def artifacts(self, session_id: Union[None, str, bytes] = None) -> List[Artifact]:
+        """Every artifact, or (session_id) those the session's events refer
+        to, oldest first."""
+        return json.loads(self._out(_capi.ctxdb_artifact_list,
+                                    *_opt_text(session_id, "session_id")))
+
+    def artifact_lines(self, id: Union[str, bytes], first: int = 1,
+                       count: int = -1) -> str:
+        """Lines first .. first+count-1 (1-based, each with its newline;
+        count -1: to the end), decoded as UTF-8 (invalid bytes replaced)."""
+        aid = _text(id, "id")
+        out = self._out(_capi.ctxdb_artifact_lines, aid, len(aid),
+                        _int64(first, "first"), _int64(count, "count"))
+        return out.decode("utf-8", "replace")
+
+    def artifact_preview(self, id: Union[str, bytes], mode: str = "head_tail",
+                         lines: Optional[int] = None,
+                         bytes: Optional[int] = None) -> ArtifactPreview:
+        """The head, the tail, or both (mode "head_tail", around a marker
+        naming what was left out), within at most `lines` lines and `bytes`
+        bytes (None: no limit)."""
+        aid = _text(id, "id")
+        spec: dict = {"mode": mode}
+        if lines is not None:
+            spec["lines"] = _int64(lines, "lines")
+        if bytes is not None:
+            spec["bytes"] = _int64(bytes, "bytes")
+        data = _json(spec, "artifact_preview() spec")
+        return json.loads(self._out(_capi.ctxdb_artifact_preview, aid, len(aid), data, len(data)))
+
+    def artifact_search(self, id: Union[str, bytes], pattern: Union[str, bytes],
+                        before: int = 0, after: int = 0, max_matches: int = 100,
+                        ignore_case: bool = False) -> ArtifactSearch:
+        """grep in an artifact: the lines matching the PCRE2 pattern, with
+        before/after context lines, at most max_matches of them."""
+        aid = _text(id, "id")
+        pat = _text(pattern, "pattern")
+        if not isinstance(ignore_case, bool):
+            raise TypeError("artifact_search(): ignore_case must be a bool")
+        options = _json({"before": _int64(before, "before"), "after": _int64(after, "after"),
+                         "max_matches": _int64(max_matches, "max_matches"),
+                         "ignore_case": ignore_case}, "artifact_search() options")
+        return json.loads(self._out(_capi.ctxdb_artifact_search, aid, len(aid), pat, len(pat),
+                                    options, len(options)))
 
     # ---- checks and replays ----
 

@@ -364,3 +364,56 @@ class Stats(TypedDict):
     compactions: JSONObject  # completed, failed, tokens_before, tokens_after, ratio
     context: Dict[str, int]  # builds, used_tokens
     errors: int
+
+
+class ArtifactRef(TypedDict):
+    event_id: str
+    role: str
+    session_id: Optional[str]  # None while the event is not in the log
+
+
+class Artifact(TypedDict):
+    """A stored artifact (put_artifact(), artifact(), artifacts());
+    schema/json/artifact.schema.json."""
+    id: str  # "art_" + hex SHA-256 of the content
+    raw_size: int
+    stored_size: int
+    chunk_size: int
+    chunk_count: int
+    line_count: int
+    kind: str  # file, diff, tool_output, command_log, image, dataset, url_snapshot, other
+    mime: Optional[str]
+    name: Optional[str]
+    created_ts: int
+    refs: List[ArtifactRef]
+
+
+class ArtifactPreview(TypedDict):
+    """artifact_preview(): the text shown and what was left out."""
+    id: str
+    text: str
+    omitted_lines: int
+    omitted_bytes: int
+
+
+class ArtifactLine(TypedDict):
+    line: int
+    text: str
+
+
+class ArtifactMatch(TypedDict):
+    line: int  # 1-based
+    offset: int  # of the line's first byte
+    column: int  # byte offset of the match in the line
+    length: int
+    text: str
+    before: List[ArtifactLine]
+    after: List[ArtifactLine]
+
+
+class ArtifactSearch(TypedDict):
+    """artifact_search(): matching lines with context; truncated when
+    max_matches stopped the search."""
+    id: str
+    matches: List[ArtifactMatch]
+    truncated: bool
