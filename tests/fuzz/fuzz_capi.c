@@ -10,6 +10,40 @@
 
 static void drop(char *p) { ctxdb_free(p); }
 
+/* The piece as artifact content, then as a regex, preview spec and search
+ * options over it; another piece as meta. Reads must give back the bytes. */
+static void fuzz_artifacts(ctxdb_db *db, const char *p, size_t n, const char *meta,
+                           size_t meta_len) {
+  char *out = NULL, *id = NULL;
+  size_t out_len = 0;
+  if (ctxdb_artifact_put(db, p, n, NULL, 0, &out, &out_len) != CTXDB_OK) abort();
+  id = strstr(out, "\"art_");
+  if (!id) abort();
+  char art[80] = {0};
+  memcpy(art, id + 1, 68);
+  drop(out);
+  void *bytes = NULL;
+  size_t got = 0;
+  if (ctxdb_artifact_read(db, art, 68, 0, -1, &bytes, &got) != CTXDB_OK || got != n ||
+      (n && memcmp(bytes, p, n) != 0))
+    abort();
+  drop(bytes);
+  ctxdb_artifact_put(db, p, n, meta, meta_len, &out, &out_len);
+  drop(out);
+  out = NULL;
+  ctxdb_artifact_search(db, art, 68, p, n, NULL, 0, &out, &out_len);
+  drop(out);
+  out = NULL;
+  ctxdb_artifact_preview(db, art, 68, p, n, &out, &out_len);
+  drop(out);
+  out = NULL;
+  ctxdb_artifact_lines(db, art, 68, 2, 3, &out, &out_len);
+  drop(out);
+  out = NULL;
+  ctxdb_artifact_info(db, p, n, &out, &out_len);
+  drop(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctxdb_db *db = NULL;
   if (ctxdb_open(":memory:", NULL, 0, &db) != CTXDB_OK) abort();
@@ -20,10 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   drop(out);
 
   /* Pieces separated by 0xFF bytes, each used as a different input. */
-  const char *piece[8] = {0};
-  size_t len[8] = {0};
+  const char *piece[9] = {0};
+  size_t len[9] = {0};
   size_t k = 0, start = 0;
-  for (size_t i = 0; i <= size && k < 8; ++i) {
+  for (size_t i = 0; i <= size && k < 9; ++i) {
     if (i == size || data[i] == 0xFF) {
       piece[k] = (const char *)data + start;
       len[k++] = i - start;
@@ -67,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       ctxdb_stats_get(db, piece[i], len[i], &out, &n);
       break;
     }
+    case 8: fuzz_artifacts(db, piece[i], len[i], piece[0], len[0]); break;
     }
     drop(out);
     out = NULL;
