@@ -62,8 +62,27 @@ int cmd_artifact_ls(const Args &args) {
 }
 
 int cmd_artifact_cat(const Args &args) {
+  int64_t offset = 0, length = -1; // the whole content unless a range is asked for
+  if (auto o = args.value("--offset")) offset = non_negative("--offset", *o, "a byte offset");
+  if (auto l = args.value("--length")) length = non_negative("--length", *l, "a byte count");
   auto db = open_db(args, Access::read_only);
-  write_bytes(stdout, db.artifact_read(args.positional.at(0)), "stdout");
+  write_bytes(stdout, db.artifact_read(args.positional.at(0), offset, length), "stdout");
+  return 0;
+}
+
+int cmd_artifact_show(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  print_row(db.artifact_info(args.positional.at(0)));
+  return 0;
+}
+
+int cmd_artifact_lines(const Args &args) {
+  int64_t first = non_negative("FIRST", args.positional.at(1), "a line number");
+  int64_t count = args.positional.size() > 2
+                      ? non_negative("COUNT", args.positional[2], "a line count")
+                      : -1; // to the end
+  auto db = open_db(args, Access::read_only);
+  write_bytes(stdout, db.artifact_lines(args.positional.at(0), first, count), "stdout");
   return 0;
 }
 

@@ -358,9 +358,20 @@ const CommandSpec kCommands[] = {
      "\n"
      "  --json  print the artifacts as a JSON array instead\n",
      {}, {"--json"}, 0, 1, cmd_artifact_ls},
-    {"artifact cat", "ID", "print an artifact's bytes",
-     "Writes the whole content of the artifact to stdout, byte for byte.\n",
-     {}, {}, 1, 1, cmd_artifact_cat},
+    {"artifact show", "ID", "print an artifact's metadata as JSON",
+     "Prints the artifact object: id, raw and stored sizes, chunks, lines,\n"
+     "kind, mime, name, created_ts and the events that refer to it.\n",
+     {}, {}, 1, 1, cmd_artifact_show},
+    {"artifact cat", "ID [--offset N] [--length N]", "print an artifact's bytes",
+     "Writes the content of the artifact to stdout, byte for byte: all of\n"
+     "it, or LENGTH bytes from OFFSET (a length past the end stops there).\n"
+     "\n"
+     "  --offset N  the first byte (default 0)\n"
+     "  --length N  how many bytes (default: to the end)\n",
+     {"--offset", "--length"}, {}, 1, 1, cmd_artifact_cat},
+    {"artifact lines", "ID FIRST [COUNT]", "print lines FIRST.. of an artifact",
+     "Prints COUNT lines (default: to the end) from line FIRST (1-based).\n",
+     {}, {}, 2, 3, cmd_artifact_lines},
     {"artifact head", "ID [-n LINES]", "print an artifact's first lines",
      "Prints the first LINES lines (default 10) of the artifact.\n",
      {"-n"}, {}, 1, 1, cmd_artifact_head},

@@ -23,6 +23,8 @@ int cmd_state(const Args &args);
 int cmd_stats(const Args &args);
 int cmd_artifact_ls(const Args &args); // artifact_commands.cpp
 int cmd_artifact_cat(const Args &args);
+int cmd_artifact_show(const Args &args);
+int cmd_artifact_lines(const Args &args);
 int cmd_artifact_head(const Args &args);
 int cmd_artifact_tail(const Args &args);
 int cmd_artifact_grep(const Args &args);

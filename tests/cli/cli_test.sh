@@ -711,6 +711,17 @@ test_artifact() {
   run ta artifact cat "$id"
   expect_rc 0
   expect_eq "artifact cat" "$(cat "$F")" "$OUT"
+  run ta artifact cat "$id" --offset 4 --length 3
+  expect_eq "artifact cat --offset --length" "two" "$OUT"
+  run ta artifact cat "$id" --offset 25 --length 100
+  expect_eq "artifact cat: a length past the end stops there" "four" "$OUT"
+  run ta artifact lines "$id" 2 2
+  expect_eq "artifact lines 2 2" $'two ERROR here\nthree' "$OUT"
+  run ta artifact lines "$id" 4
+  expect_eq "artifact lines 4: to the end" "four" "$OUT"
+  run ta artifact show "$id"
+  expect_rc 0
+  expect_match "artifact show" "^\\{\"id\":\"$id\",\"raw_size\":30," "$OUT"
   run ta artifact head "$id" -n 2
   expect_eq "artifact head -n 2" $'one\ntwo ERROR here' "$OUT"
   run ta artifact tail "$id" -n 1
@@ -746,6 +757,17 @@ test_artifact() {
   run ta artifact cat art_nope
   expect_rc 1
   expect_contains "artifact cat of a malformed id" "CTXDB_INVALID_ARG" "$ERR"
+  run ta artifact lines "$id" 9
+  expect_rc 1
+  expect_contains "artifact lines past the end" "CTXDB_INVALID_ARG" "$ERR"
+  run ta artifact cat "$id" --offset 31
+  expect_rc 1
+  expect_contains "artifact cat --offset past the end" "CTXDB_INVALID_ARG" "$ERR"
+  run ta artifact lines "$id" x
+  expect_rc 2
+  run ta artifact show art_nope
+  expect_rc 1
+  expect_contains "artifact show of a malformed id" "CTXDB_INVALID_ARG" "$ERR"
   run ta artifact grep "$id" '(unclosed'
   expect_rc 1
   expect_match "artifact grep: an invalid pattern" "regular expression.*CTXDB_INVALID_ARG" "$ERR"
