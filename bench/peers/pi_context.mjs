@@ -191,10 +191,9 @@ export function convert(events, { others = "custom" } = {}) {
       idOf.set(e.id, parent);
       continue;
     }
-    const entry = { ...body, id: piId(++n), parentId: parent, timestamp: iso(e.ts) };
-    // Keep Pi's own key order for the fields every entry has.
-    const ordered = { type: entry.type, id: entry.id, parentId: entry.parentId,
-                      timestamp: entry.timestamp, ...entry };
+    // Pi's own key order for the fields every entry has, then the body's.
+    const ordered = Object.assign({ type: body.type, id: piId(++n), parentId: parent,
+                                    timestamp: iso(e.ts) }, body);
     idOf.set(e.id, ordered.id);
     converted.add(e.id);
     entries.push(ordered);
