@@ -12,8 +12,9 @@ Engine::Engine(const std::string &path, std::string_view config_json)
     : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_),
       state_(store_, log_, payloads_), stats_(store_, payloads_), messages_(store_, payloads_),
       tool_calls_(store_, log_.tree(), payloads_), files_(store_, payloads_),
-      artifacts_(store_), projections_{&sessions_, &state_,      &stats_,
-                                       &messages_, &tool_calls_, &files_} {
+      compactions_(store_, log_.tree(), payloads_), context_builds_(store_, payloads_),
+      artifacts_(store_), projections_{&sessions_,   &state_, &stats_,       &messages_,
+                                       &tool_calls_, &files_, &compactions_, &context_builds_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
 }
 

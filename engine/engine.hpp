@@ -7,6 +7,8 @@
 
 #include "artifact/artifact_store.hpp"
 #include "log/event_log.hpp"
+#include "project/compactions.hpp"
+#include "project/context_builds.hpp"
 #include "project/files.hpp"
 #include "project/messages.hpp"
 #include "project/payload_cache.hpp"
@@ -116,6 +118,8 @@ private:
   project::Messages messages_;
   project::ToolCalls tool_calls_;
   project::Files files_;
+  project::Compactions compactions_;
+  project::ContextBuilds context_builds_;
   artifact::ArtifactStore artifacts_;
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;

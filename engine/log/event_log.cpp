@@ -253,9 +253,10 @@ const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq
   tree_.place(e, h.session_no, parent_seq);
   // An event that opens a branch (SessionStarted opens main) is rare, and
   // its projections look back: a child session at the event that spawned
-  // it, a new branch's state at its fork point. Writing what is queued
-  // first lets them read every earlier event from the table.
-  if (e.branch_id == e.id) flush(w);
+  // it, a new branch's state at its fork point. So is a compaction, which
+  // looks up its first kept event. Writing what is queued first lets them
+  // read every earlier event from the table.
+  if (e.branch_id == e.id || e.type == "CompactionCompleted") flush(w);
   for (EventObserver *o : observers_) o->on_append(e);
   // Flushing before the push keeps the returned reference valid until the
   // next placement.

@@ -2,11 +2,11 @@
 
 namespace ctxdb::project {
 
-BranchPath path_of(log::Tree &tree, int64_t session_no, const log::Branch &b) {
+BranchPath path_of(log::Tree &tree, int64_t session_no, const log::Branch &b, int64_t upto_seq) {
   BranchPath p;
   p.session_no = session_no;
   p.branch_id = b.id;
-  p.segments = tree.path(b.no);
+  p.segments = tree.path(b.no, upto_seq);
   for (const log::Segment &s : p.segments)
     p.segment_branch_ids.push_back(tree.branch(s.branch_no).id);
   return p;

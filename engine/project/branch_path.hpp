@@ -21,8 +21,10 @@ struct BranchPath {
   std::vector<std::string> segment_branch_ids; // parallel to segments
 };
 
-// The path root→leaf of branch `b` of session `session_no`.
-BranchPath path_of(log::Tree &tree, int64_t session_no, const log::Branch &b);
+// The path root→leaf of branch `b` of session `session_no`, or root→the
+// event `upto_seq` of it.
+BranchPath path_of(log::Tree &tree, int64_t session_no, const log::Branch &b,
+                   int64_t upto_seq = -1);
 
 // Runs `sql` once per segment with (session_no, first_seq, last_seq) bound
 // to ?1..?3, calling fn(row, branch_id) for every row, segment by segment.
@@ -34,6 +36,21 @@ void for_each_row(store::Store &store, const char *sql, const BranchPath &path, 
     q->bind(2, path.segments[i].first_seq);
     q->bind(3, path.segments[i].last_seq);
     while (q->executeStep()) fn(*q, path.segment_branch_ids[i]);
+  }
+}
+
+// for_each_row() newest first: `sql` must order each segment's rows by
+// seq DESC, and fn returns false to stop, so a reader that needs only the
+// recent end of a long path never reads the rest.
+template <class Fn>
+void for_each_row_backward(store::Store &store, const char *sql, const BranchPath &path, Fn &&fn) {
+  for (size_t i = path.segments.size(); i-- > 0;) {
+    auto q = store.statement(sql);
+    q->bind(1, path.session_no);
+    q->bind(2, path.segments[i].first_seq);
+    q->bind(3, path.segments[i].last_seq);
+    while (q->executeStep())
+      if (!fn(*q, path.segment_branch_ids[i])) return;
   }
 }
 

@@ -30,13 +30,14 @@ TEST_CASE("outputs match their schemas") {
           "batch_result.schema.json");
   matches(db.append_batch("s", ""), "batch_result.schema.json");
   matches(db.verify(std::nullopt), "verify_report.schema.json");
-  db.append_batch("s", R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"go"}}
+  db.append_batch(
+      "s", R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"go"},"id":"evt_go"}
 {"type":"StateUpdated","actor":"agent","payload":{"ops":[{"op":"set_plan","steps":["a"]},{"op":"add_fact","content":"f","confidence":0.5},{"op":"open_question","text":"?"}]}}
 {"type":"DecisionRecorded","actor":"agent","payload":{"decision":"d","alternatives":["x"]}}
 {"type":"AssistantMessageCreated","actor":"model","payload":{"content":[{"type":"tool_call","id":"c1","name":"sh"}],"usage":{"input_tokens":5},"latency_ms":30}}
 {"type":"ToolCallFailed","actor":"tool","payload":{"tool_call_id":"c1","error":"x","duration_ms":4}}
 {"type":"FileWritten","actor":"tool","payload":{"path":"a.c"}}
-{"type":"CompactionCompleted","actor":"agent","payload":{"summary":"s","first_kept_event_id":"e","tokens_before":10,"tokens_after":3}})");
+{"type":"CompactionCompleted","actor":"agent","payload":{"summary":"s","first_kept_event_id":"evt_go","tokens_before":10,"tokens_after":3}})");
   std::string state = db.state("s", std::nullopt, std::nullopt);
   matches(state, "state.schema.json");
   simdjson::dom::parser p;

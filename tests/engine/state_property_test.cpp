@@ -32,14 +32,16 @@ struct Placed {
 
 // What the generator needs to know of a state to write valid ops.
 struct View {
+  std::string leaf; // the event the new one follows
   int64_t plan_steps = 0;
   std::vector<std::string> open, pending;
 };
 
 View view_of(const std::string &doc) {
   simdjson::dom::parser p;
-  simdjson::dom::element s = p.parse(doc)["state"];
+  simdjson::dom::element root = p.parse(doc), s = root["state"];
   View v;
+  v.leaf = std::string(root["event_id"].get_string().value());
   v.plan_steps = int64_t(s["plan"]["steps"].get_array().size());
   for (simdjson::dom::element q : s["open_questions"].get_array())
     v.open.emplace_back(q["id"].get_string().value());
@@ -247,8 +249,10 @@ private:
       return {kTypes[pick(3)], R"({"tool_call_id":")" + call + R"("})", ""};
     }
     default:
+      // Keeps from the event it follows: an earlier event on its path.
       return {"CompactionCompleted",
-              R"({"summary":"s","first_kept_event_id":"x","tokens_before":100,"tokens_after":20})",
+              R"({"summary":"s","first_kept_event_id":")" + v.leaf +
+                  R"(","tokens_before":100,"tokens_after":20})",
               ""};
     }
     return {"Note", "{}", ""};

@@ -26,7 +26,7 @@ std::string text(const std::string &doc, const char *pointer) {
 }
 
 const char *kEvents =
-    R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"please fix the build"}}
+    R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"please fix the build"},"id":"evt_first"}
 {"type":"AssistantMessageCreated","actor":"model","payload":{"content":[{"type":"thinking","text":"hmm, let me see"},{"type":"text","text":"Running make."},{"type":"tool_call","id":"c1","name":"sh"},{"type":"tool_call","id":"c2","name":"sh"}],"usage":{"input_tokens":120,"output_tokens":30,"cache_read_tokens":100,"cache_write_tokens":7},"latency_ms":800}}
 {"type":"ApprovalRequested","actor":"agent","payload":{"tool_call_id":"c1"}}
 {"type":"ApprovalGranted","actor":"user","payload":{"tool_call_id":"c1"}}
@@ -35,11 +35,20 @@ const char *kEvents =
 {"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":"c1","output":"error: missing ;","is_error":true,"duration_ms":40}}
 {"type":"ToolCallFailed","actor":"tool","payload":{"tool_call_id":"c2","error":"denied","duration_ms":2}}
 {"type":"AssistantMessageCreated","actor":"model","payload":{"content":[{"type":"text","text":"Fixed."}],"usage":{"input_tokens":200,"output_tokens":5},"latency_ms":200}}
-{"type":"CompactionCompleted","actor":"agent","payload":{"summary":"s","first_kept_event_id":"x","tokens_before":1000,"tokens_after":250}}
+{"type":"CompactionCompleted","actor":"agent","payload":{"summary":"s","first_kept_event_id":"evt_first","tokens_before":1000,"tokens_after":250}}
 {"type":"CompactionFailed","actor":"agent","payload":{"reason":"lost a pending call"}}
 {"type":"ContextBuilt","actor":"engine","payload":{"bundle_hash":"h","used_tokens":900}}
 {"type":"ErrorRaised","actor":"agent","payload":{"message":"x"}}
 {"type":"Note","actor":"agent","payload":{"latency_ms":99999}})";
+
+// kEvents for one session: the compaction keeps from its first event,
+// whose id must be unique in the file.
+std::string events_of(const std::string &session) {
+  std::string out = kEvents;
+  for (size_t at; (at = out.find("evt_first\"")) != std::string::npos;)
+    out.replace(at, 9, "evt_first_" + session);
+  return out;
+}
 
 } // namespace
 
@@ -47,7 +56,7 @@ TEST_CASE("stats: counts, tokens, approvals, compactions and latencies of a sess
   test::TempDir dir;
   Engine db(dir.file("a.ctxdb"), "");
   db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
-  db.append_batch("s", kEvents);
+  db.append_batch("s", events_of("s"));
   std::string s = db.stats("s");
   INFO(s);
   CHECK(text(s, "/session_id") == R"("s")");
@@ -105,8 +114,8 @@ TEST_CASE("stats: totals over sessions, and failed appends add nothing") {
   db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
   db.session_create(R"({"id":"t","payload":{"agent_id":"a"}})");
   CHECK(text(db.stats("t"), "/compactions/ratio") == "null");
-  db.append_batch("s", kEvents);
-  db.append_batch("t", kEvents);
+  db.append_batch("s", events_of("s"));
+  db.append_batch("t", events_of("t"));
   std::string one = db.stats("s");
   std::string bad =
       R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"more"}})"
