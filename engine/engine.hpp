@@ -7,6 +7,7 @@
 
 #include "artifact/artifact_store.hpp"
 #include "log/event_log.hpp"
+#include "log/spill.hpp"
 #include "project/files.hpp"
 #include "project/messages.hpp"
 #include "project/payload_cache.hpp"
@@ -117,6 +118,7 @@ private:
   project::ToolCalls tool_calls_;
   project::Files files_;
   artifact::ArtifactStore artifacts_;
+  log::Spiller spiller_; // config "spill"; the log calls it at append
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
 };
