@@ -183,7 +183,7 @@ TEST_CASE("spill: a result without a name takes its call's, on its own branch") 
   CHECK(field(field(named, "spill"), "policy") == "head_tail");
 }
 
-TEST_CASE("spill: a FileRead's content keeps its head; files points at the artifact") {
+TEST_CASE("spill: a FileRead's content keeps its head; the state's files read name the artifact") {
   Db d;
   std::string full = text_of(500);
   std::string id =
