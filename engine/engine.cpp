@@ -13,9 +13,15 @@ Engine::Engine(const std::string &path, std::string_view config_json)
       state_(store_, log_, payloads_), stats_(store_, payloads_), messages_(store_, payloads_),
       tool_calls_(store_, log_.tree(), payloads_), files_(store_, payloads_),
       compactions_(store_, log_.tree(), payloads_), context_builds_(store_, payloads_),
-      artifacts_(store_), projections_{&sessions_,   &state_, &stats_,       &messages_,
-                                       &tool_calls_, &files_, &compactions_, &context_builds_} {
+      artifacts_(store_),
+      spiller_(artifacts_, log::SpillConfig::parse(config_json),
+               [this](std::string_view call_id, const log::SpillPlace &at) {
+                 return tool_calls_.call_name(at.session_no, call_id, at.branch_no, at.parent_seq);
+               }),
+      projections_{&sessions_,   &state_, &stats_,       &messages_,
+                   &tool_calls_, &files_, &compactions_, &context_builds_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
+  log_.set_spiller(&spiller_);
 }
 
 std::string Engine::session_create(std::string_view json) {

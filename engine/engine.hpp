@@ -7,6 +7,7 @@
 
 #include "artifact/artifact_store.hpp"
 #include "log/event_log.hpp"
+#include "log/spill.hpp"
 #include "project/compactions.hpp"
 #include "project/context_builds.hpp"
 #include "project/files.hpp"
@@ -121,6 +122,7 @@ private:
   project::Compactions compactions_;
   project::ContextBuilds context_builds_;
   artifact::ArtifactStore artifacts_;
+  log::Spiller spiller_; // config "spill"; the log calls it at append
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
 };

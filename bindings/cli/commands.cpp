@@ -305,7 +305,9 @@ const CommandSpec kCommands[] = {
     {"messages", "SESSION [--branch BRANCH] [--json]", "show the messages of a branch",
      "Lists the messages on the path of a branch, root to leaf: '#SEQ ROLE\n"
      "(N tok)' and one line per block (text, thinking, tool_call ID NAME ARGS,\n"
-     "tool_result CALL STATUS OUTPUT, summary), each cut to 100 characters.\n"
+     "tool_result CALL STATUS [ARTIFACT] OUTPUT, summary), each cut to 100\n"
+     "characters. A spilled output shows its preview and the artifact with\n"
+     "the whole.\n"
      "\n"
      "  --branch BRANCH  the branch's id or a name unique in the session\n"
      "                   (default: main)\n"

@@ -68,8 +68,10 @@ std::string describe_block(element b) {
     add(get_string(b, "tool_call_id"));
     add(get_string(b, "status"));
     if (auto error = get_string(b, "error"); !error.empty()) add("error: " + std::string(error));
-    add(get_string(b, "text"));
+    // The ref before the text: a spilled output's preview is long, and the
+    // line is cut at its end.
     if (auto art = get_string(b, "artifact_id"); !art.empty()) add("[" + std::string(art) + "]");
+    add(get_string(b, "text"));
   } else if (b["text"].get(field) == simdjson::SUCCESS) {
     out += ": " + text_of(field);
   } else if (b["summary"].get(field) == simdjson::SUCCESS) {

@@ -1,6 +1,7 @@
 #include "artifact/artifact.hpp"
 
 #include "error.hpp"
+#include "util/sha256.hpp"
 
 #include <array>
 
@@ -21,6 +22,10 @@ Kind parse_kind(std::string_view name) {
   throw Error(Code::kInvalidArg, "unknown artifact kind '" + std::string(name) +
                                      "' (file, diff, tool_output, command_log, image, dataset, "
                                      "url_snapshot or other)");
+}
+
+std::string content_id(std::string_view bytes) {
+  return std::string(kIdPrefix) + util::to_hex(util::sha256(bytes));
 }
 
 } // namespace ctxdb::artifact

@@ -48,4 +48,7 @@ struct Info {
 
 inline constexpr std::string_view kIdPrefix = "art_";
 
+// The id the bytes are stored under: kIdPrefix + their hex SHA-256.
+std::string content_id(std::string_view bytes);
+
 } // namespace ctxdb::artifact

@@ -240,7 +240,7 @@ ArtifactStore::Writer ArtifactStore::writer(const Meta &meta) {
 }
 
 std::string ArtifactStore::put(std::string_view bytes, const Meta &meta) {
-  std::string id = id_of(util::sha256(bytes));
+  std::string id = content_id(bytes);
   Writer w = writer(meta);
   if (auto existing = find_no(store_, id)) {
     add_ref(*existing, meta);

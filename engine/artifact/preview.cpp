@@ -52,11 +52,6 @@ size_t tail_begin(std::string_view s, int64_t lines, int64_t bytes) {
   return nl == std::string_view::npos ? s.size() : nl + 1;
 }
 
-// Lines a piece shows, whole or in part.
-int64_t lines_in(std::string_view s) {
-  return count_newlines(s) + (!s.empty() && s.back() != '\n' ? 1 : 0);
-}
-
 int64_t half_up(int64_t v) { return v < 0 ? v : v - v / 2; }
 int64_t half_down(int64_t v) { return v < 0 ? v : v / 2; }
 
@@ -74,7 +69,7 @@ void check(const PreviewSpec &spec) {
 // tail_src a suffix, each long enough for the limits, possibly the same
 // whole content) and the content's totals.
 Preview assemble(std::string_view head_src, std::string_view tail_src, const PreviewSpec &spec,
-                 int64_t total_lines, int64_t total_bytes) {
+                 int64_t total_lines, int64_t total_bytes, std::string_view artifact_id = {}) {
   Preview p;
   std::string_view head, tail;
   if (spec.mode == PreviewMode::kHead) {
@@ -87,13 +82,15 @@ Preview assemble(std::string_view head_src, std::string_view tail_src, const Pre
         tail_src.substr(tail_begin(tail_src, half_down(spec.max_lines), half_down(spec.max_bytes)));
   }
   p.omitted_bytes = total_bytes - int64_t(head.size() + tail.size());
-  p.omitted_lines = std::max<int64_t>(0, total_lines - lines_in(head) - lines_in(tail));
+  p.omitted_lines = std::max<int64_t>(0, total_lines - count_lines(head) - count_lines(tail));
   p.text.reserve(head.size() + tail.size() + 64);
   p.text.append(head);
-  if (spec.mode == PreviewMode::kHeadTail) {
+  bool marked =
+      spec.mode == PreviewMode::kHeadTail || (!artifact_id.empty() && p.omitted_bytes > 0);
+  if (marked) {
     if (!head.empty() && head.back() != '\n') p.text += '\n';
-    p.text += omitted_marker(p.omitted_lines, p.omitted_bytes);
-    p.text += '\n';
+    p.text += omitted_marker(p.omitted_lines, p.omitted_bytes, artifact_id);
+    if (spec.mode != PreviewMode::kHead) p.text += '\n';
   }
   p.text.append(tail);
   return p;
@@ -119,15 +116,19 @@ std::string read_end(ArtifactStore &store, const Layout &l, bool from_tail, int6
 
 } // namespace
 
-std::string omitted_marker(int64_t lines, int64_t bytes) {
-  return "… [" + std::to_string(lines) + " lines / " + std::to_string(bytes) + " bytes omitted] …";
+std::string omitted_marker(int64_t lines, int64_t bytes, std::string_view artifact_id) {
+  std::string s =
+      "… [" + std::to_string(lines) + " lines / " + std::to_string(bytes) + " bytes omitted";
+  if (!artifact_id.empty()) s += "; all in " + std::string(artifact_id);
+  return s + "] …";
 }
 
-Preview preview_text(std::string_view content, const PreviewSpec &spec) {
+Preview preview_text(std::string_view content, const PreviewSpec &spec,
+                     std::string_view artifact_id) {
   check(spec);
-  int64_t lines = lines_in(content), bytes = int64_t(content.size());
+  int64_t lines = count_lines(content), bytes = int64_t(content.size());
   if (fits(spec, lines, bytes)) return Preview{std::string(content), 0, 0};
-  return assemble(content, content, spec, lines, bytes);
+  return assemble(content, content, spec, lines, bytes, artifact_id);
 }
 
 Preview preview(ArtifactStore &store, std::string_view id, const PreviewSpec &spec) {

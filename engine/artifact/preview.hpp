@@ -15,7 +15,7 @@ enum class PreviewMode { kHead, kTail, kHeadTail };
 struct PreviewSpec {
   PreviewMode mode = PreviewMode::kHeadTail;
   int64_t max_lines = -1;
-  int64_t max_bytes = -1; // of content; head+tail's marker is not counted
+  int64_t max_bytes = -1; // of content; the marker is not counted
 };
 
 struct Preview {
@@ -24,12 +24,18 @@ struct Preview {
   int64_t omitted_bytes = 0;
 };
 
-// head+tail's marker: "… [N lines / M bytes omitted] …", on its own line.
-std::string omitted_marker(int64_t lines, int64_t bytes);
+// head+tail's marker: "… [N lines / M bytes omitted] …", on its own line;
+// with an artifact id, "… [N lines / M bytes omitted; all in art_…] …".
+std::string omitted_marker(int64_t lines, int64_t bytes, std::string_view artifact_id = {});
 
 // The preview of an artifact, decoding only the chunks at its ends.
 Preview preview(ArtifactStore &store, std::string_view id, const PreviewSpec &spec);
-// The same preview of content in memory (what a spill at append will use).
-Preview preview_text(std::string_view content, const PreviewSpec &spec);
+// The same preview of content in memory. With `artifact_id` (a spill at
+// append: the content is stored under that id), the marker also names the
+// artifact, and a head or a tail that leaves something out carries it too
+// (after the head, before the tail), so a reader of the preview alone knows
+// it is partial and where the rest is.
+Preview preview_text(std::string_view content, const PreviewSpec &spec,
+                     std::string_view artifact_id = {});
 
 } // namespace ctxdb::artifact

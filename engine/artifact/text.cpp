@@ -32,6 +32,10 @@ int64_t count_newlines(std::string_view s) {
   return count;
 }
 
+int64_t count_lines(std::string_view s) {
+  return count_newlines(s) + (!s.empty() && s.back() != '\n' ? 1 : 0);
+}
+
 size_t utf8_cut_down(std::string_view s, size_t at) {
   if (at >= s.size()) return s.size();
   for (size_t back = 0; back < 3 && at > 0 && continuation(s[at]); ++back) --at;

@@ -9,6 +9,9 @@
 namespace ctxdb::artifact {
 
 int64_t count_newlines(std::string_view s);
+// Lines of text: its '\n's, plus one for an unterminated last line (what
+// an artifact's line_count holds).
+int64_t count_lines(std::string_view s);
 
 // The largest cut <= at that does not split a UTF-8 sequence: a cut before
 // a continuation byte (10xxxxxx) moves back to the sequence's lead byte.

@@ -103,6 +103,7 @@ struct Schema::Node {
   std::vector<std::string> required;
   std::vector<std::pair<std::string, std::unique_ptr<Node>>> properties;
   bool additional = true;
+  std::unique_ptr<Node> additional_schema; // what every other property must be
   std::unique_ptr<Node> items;
   std::vector<std::string> enum_values;
   std::optional<int64_t> min_length, max_length;
@@ -153,7 +154,10 @@ std::unique_ptr<Schema::Node> compile(simdjson::dom::element s, std::string_view
       for (auto [pkey, pvalue] : props)
         node->properties.emplace_back(std::string(pkey), compile(pvalue, name));
     } else if (key == "additionalProperties") {
-      node->additional = value.get_bool().value();
+      if (value.is_object())
+        node->additional_schema = compile(value, name);
+      else
+        node->additional = value.get_bool().value();
     } else if (key == "items") {
       node->items = compile(value, name);
     } else if (key == "enum") {
@@ -214,6 +218,8 @@ void Schema::Node::validate_object(simdjson::dom::object o, const Path &path) co
       if (pname == key) child = pnode.get();
     if (child) {
       child->validate(value, path.child(key));
+    } else if (additional_schema) {
+      additional_schema->validate(value, path.child(key));
     } else if (!additional) {
       std::string allowed;
       for (const auto &p : properties) allowed += (allowed.empty() ? "" : ", ") + p.first;

@@ -3,9 +3,10 @@
 // for what an input must hold.
 //
 // Supported keywords: type (a name or a list), required, properties,
-// additionalProperties (boolean), items, enum (strings), minLength,
-// maxLength, minimum, maximum, pattern (PCRE2). Others (description,
-// $schema, $id, title, …) are ignored.
+// additionalProperties (a boolean, or the schema every unlisted property
+// must match: a map), items, enum (strings), minLength, maxLength,
+// minimum, maximum, pattern (PCRE2). Others (description, $schema, $id,
+// title, …) are ignored.
 #pragma once
 
 #include <simdjson.h>

@@ -129,15 +129,15 @@ void bind_row(SQLite::Statement &q, int offset, const EventLog::PendingRow &row)
   q.bindNoCopy(offset + 15, e.hash.data(), int(e.hash.size()));
 }
 
-// An identical retry: everything the host chose matches the stored event.
-bool same_content(const Event &stored, const EventDraft &d) {
+// An identical retry: everything the host chose matches the stored event,
+// whose payload hash is that of the draft's payload as it would be stored.
+bool same_content(const Event &stored, const EventDraft &d, const util::Digest &payload_hash) {
   const Event &e = d.event;
   // A parent the host left out was filled from a leaf; any is the same.
   return stored.session_id == e.session_id && stored.type == e.type && stored.actor == e.actor &&
-         stored.payload_hash == e.payload_hash &&
-         (!e.parent_id || stored.parent_id == e.parent_id) && stored.run_id == e.run_id &&
-         stored.causality == e.causality && stored.visibility == e.visibility &&
-         (!d.has_ts || stored.ts == e.ts);
+         stored.payload_hash == payload_hash && (!e.parent_id || stored.parent_id == e.parent_id) &&
+         stored.run_id == e.run_id && stored.causality == e.causality &&
+         stored.visibility == e.visibility && (!d.has_ts || stored.ts == e.ts);
 }
 
 // SessionStarted opens a session and only it does.
@@ -315,10 +315,31 @@ template <class Same> const Event *EventLog::prior(Writes &w, const std::string 
   return found;
 }
 
+void EventLog::spill(Event &e, int64_t session_no, int64_t parent_seq) {
+  if (!spiller_ || parent_seq == 0 || !spiller_->may_change(e)) return;
+  SpillPlace at{session_no, tree_.branch_of(session_no, parent_seq), parent_seq};
+  std::optional<Spill> s = spiller_->plan(e, at);
+  if (!s) return;
+  spiller_->store(*s, e.id);
+  e.payload = std::move(s->payload);
+  e.payload_hash = util::sha256(e.payload);
+}
+
+util::Digest EventLog::retry_hash(const EventDraft &d, const Event &stored) {
+  const Event &e = d.event;
+  if (!spiller_ || stored.payload_hash == e.payload_hash || !spiller_->may_change(e))
+    return e.payload_hash;
+  // The stored event's call (if any) is on its path before it.
+  std::optional<Spill> s =
+      spiller_->plan(e, SpillPlace{stored.session_no, stored.branch_no, stored.seq - 1});
+  return s ? util::sha256(s->payload) : e.payload_hash;
+}
+
 const Event &EventLog::place(EventDraft &d, Writes &w) {
   Event &e = d.event;
   if (d.has_id) {
-    if (const Event *p = prior(w, e.id, [&](const Event &s) { return same_content(s, d); }))
+    if (const Event *p =
+            prior(w, e.id, [&](const Event &s) { return same_content(s, d, retry_hash(d, s)); }))
       return *p;
   }
   Head *h = head(w, e.session_id);
@@ -330,6 +351,7 @@ const Event &EventLog::place(EventDraft &d, Writes &w) {
   e.prev_hash = h->hash;
   if (!d.has_ts) e.ts = util::now_ms();
   if (!d.has_id) e.id = util::new_id("evt_");
+  spill(e, h->session_no, parent_seq);
   e.hash = chain_hash(e);
   // The draft is spent; no copy of the payload.
   return enqueue(std::move(e), *h, w, parent_seq);

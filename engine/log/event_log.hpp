@@ -8,6 +8,7 @@
 
 #include "log/event.hpp"
 #include "log/event_parser.hpp"
+#include "log/spill.hpp"
 #include "log/tree.hpp"
 #include "store/store.hpp"
 
@@ -63,6 +64,9 @@ public:
   explicit EventLog(store::Store &store) : store_(store), tree_(store) {}
 
   void add_observer(EventObserver *o) { observers_.push_back(o); }
+  // Spills large outputs and images of appended events (log/spill.hpp);
+  // none by default. Imports are never spilled: they are stored events.
+  void set_spiller(Spiller *s) { spiller_ = s; }
   // The session tree every event is placed on.
   Tree &tree() { return tree_; }
   // The chain number of a session (what Event::session_no and the tree
@@ -130,6 +134,12 @@ private:
   // the existing one for an identical retry. The reference lives until the
   // next placement.
   const Event &place(EventDraft &draft, Writes &w);
+  // The spill of a placed event (id and parent known, hashes not yet):
+  // rewrites its payload and puts the artifacts.
+  void spill(Event &e, int64_t session_no, int64_t parent_seq);
+  // The payload hash a retry of `d` would have been stored with at the
+  // place of `stored`, spilled as at its append.
+  util::Digest retry_hash(const EventDraft &d, const Event &stored);
   // place() in a transaction of its own.
   Event append_one(EventDraft &draft);
   // Checks an imported event against the head it must follow; false when
@@ -158,6 +168,7 @@ private:
   Tree tree_;
   EventParser parser_;
   std::vector<EventObserver *> observers_;
+  Spiller *spiller_ = nullptr;
 };
 
 } // namespace ctxdb::log

@@ -19,6 +19,8 @@ constexpr char kInsertResult[] =
 // keys end with the primary key, and one would steer SQLite off them.
 constexpr char kCallsById[] = "SELECT seq,idx,branch_no FROM tool_calls "
                               "WHERE session_no=? AND call_id=?";
+constexpr char kCallNames[] = "SELECT seq,branch_no,name FROM tool_calls "
+                              "WHERE session_no=? AND call_id=?";
 constexpr char kResultsOfCall[] = "SELECT seq,branch_no FROM tool_results "
                                   "WHERE session_no=? AND call_seq=? AND call_idx=?";
 constexpr char kCallsInRange[] = "SELECT seq,idx,call_id,event_id,name,args FROM tool_calls "
@@ -179,6 +181,20 @@ std::vector<ToolCalls::Place> &ToolCalls::results(int64_t session_no, const Plac
   while (q->executeStep())
     it->second.push_back({q->getColumn(0).getInt64(), 0, q->getColumn(1).getInt64()});
   return it->second;
+}
+
+std::optional<std::string> ToolCalls::call_name(int64_t session_no, std::string_view call_id,
+                                                int64_t branch_no, int64_t upto_seq) {
+  auto q = store_.statement(kCallNames);
+  q->bind(1, session_no);
+  store::bind_text(*q, 2, call_id);
+  while (q->executeStep()) {
+    int64_t seq = q->getColumn(0).getInt64();
+    if (seq > upto_seq || !tree_.on_path(q->getColumn(1).getInt64(), seq, branch_no)) continue;
+    if (q->getColumn(2).isNull()) return std::nullopt;
+    return q->getColumn(2).getString();
+  }
+  return std::nullopt;
 }
 
 std::string ToolCalls::path_json(const BranchPath &path) {

@@ -23,6 +23,7 @@
 
 #include <simdjson.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -48,6 +49,12 @@ public:
   // The calls on a branch's path with their status as seen from it, as the
   // JSON array of schema/json/tool_calls.schema.json.
   std::string path_json(const BranchPath &path);
+
+  // The name of call `call_id` made on the path of branch `branch_no` at
+  // or before seq `upto_seq`, or nullopt (no such call, or no name): how a
+  // spill at append learns the tool of a result that does not name it.
+  std::optional<std::string> call_name(int64_t session_no, std::string_view call_id,
+                                       int64_t branch_no, int64_t upto_seq);
 
 private:
   // Where a call or a result is: its event's seq and branch.

@@ -950,6 +950,10 @@ static void test_open_config(void) {
       {"{'busy_timeout_ms':3600001}", CTXDB_INVALID_ARG, "busy_timeout_ms"},
       {"{'read_only':'yes'}", CTXDB_INVALID_ARG, "read_only"},
       {"{'read_only':1}", CTXDB_INVALID_ARG, "read_only"},
+      {"{'spill':{'threshold_bytes':-1}}", CTXDB_INVALID_ARG, "spill.threshold_bytes"},
+      {"{'spill':{'tools':{'make':{'policy':'middle'}}}}", CTXDB_INVALID_ARG,
+       "spill.tools.make.policy"},
+      {"{'spill':{'tools':{'make':7}}}", CTXDB_INVALID_ARG, "spill.tools.make"},
   };
   size_t i;
   ctxdb_db *db;
@@ -2854,6 +2858,58 @@ static void test_log_is_append_only(const char *path) {
   sqlite3_close(s);
 }
 
+/* Spill at append (DESIGN §4), configured through ctxdb_open: a result
+ * larger than the threshold is stored with a preview and the artifact's id,
+ * and the artifact holds the whole output. */
+static void test_spill(void) {
+  const char *p = scratch_path("spill.ctxdb");
+  char raw[400], escaped[600], line[800];
+  char *ev, *payload, *spill, *art, *output, *bytes;
+  size_t n = 0, i;
+  ctxdb_db *db = OK_OPEN(p, Q("{'spill':{'threshold_bytes':64,'preview_bytes':16,"
+                              "'tools':{'make':{'policy':'tail'}}}}"));
+  raw[0] = escaped[0] = '\0';
+  for (i = 1; i <= 20; ++i) {
+    snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "step %u\n", (unsigned)i);
+    snprintf(escaped + strlen(escaped), sizeof escaped - strlen(escaped), "step %u\\n",
+             (unsigned)i);
+  }
+  ctxdb_free(OK_CREATE(db, Q("{'id':'sp','payload':{'agent_id':'a'}}")));
+  ctxdb_free(OK_APPEND(db, "sp",
+                       Q("{'type':'AssistantMessageCreated','actor':'assistant','payload':"
+                         "{'content':[{'type':'tool_call','id':'k1','name':'make'}]}}")));
+  snprintf(line, sizeof line,
+           "{\"type\":\"ToolCallFinished\",\"actor\":\"tool\",\"payload\":"
+           "{\"tool_call_id\":\"k1\",\"output\":\"%s\"}}",
+           escaped);
+  ev = OK_APPEND(db, "sp", line);
+  payload = jraw(ev, "payload");
+  spill = jraw(payload, "spill");
+  art = jstr(payload, "artifact_id");
+  output = jstr(payload, "output");
+  CHECK(jnum(payload, "output_bytes") == (int64_t)strlen(raw));
+  CHECK(jnum(payload, "output_lines") == 20);
+  CHECK(jstr_eq(spill, "policy", "tail") && jnum(spill, "omitted_lines") >= 18);
+  CHECK(art && strncmp(art, "art_", 4) == 0 && strlen(art) == 68);
+  /* The tail, after a marker naming the artifact. */
+  CHECK(output && strstr(output, "step 20\\n") && !strstr(output, "step 1\\n"));
+  CHECK(output && art && strstr(output, art));
+  bytes = art ? ok_art_read_at(F, db, art, 0, -1, &n) : NULL;
+  CHECK(bytes && n == strlen(raw) && memcmp(bytes, raw, n) == 0);
+  ctxdb_free(bytes);
+  {
+    char *v = OK_VERIFY(db, "sp");
+    CHECK(jbool(v, "ok") == 1);
+    ctxdb_free(v);
+  }
+  free(output);
+  free(art);
+  free(spill);
+  free(payload);
+  ctxdb_free(ev);
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
 int main(void) {
   char p1[600]; /* a copy: scratch_path's buffers rotate */
   int i;
@@ -2863,6 +2919,7 @@ int main(void) {
 
   test_versions_and_errstr();
   test_open_config();
+  test_spill();
   test_happy_path(p1);
   test_retries(g_db1);
   test_bad_sessions(g_db1);
