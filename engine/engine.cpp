@@ -2,6 +2,7 @@
 
 #include "artifact/preview.hpp"
 #include "artifact/search.hpp"
+#include "compile/adapters.hpp"
 #include "project/rebuild.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -451,6 +452,37 @@ std::string Engine::artifact_search(std::string_view id, std::string_view patter
   }
   w.end_array().key("truncated").boolean(r.truncated).end_object();
   return w.take();
+}
+
+} // namespace ctxdb
+
+namespace ctxdb {
+
+std::string Engine::compile(std::string_view request_json) {
+  compile::Request request = compile::parse_request(request_json);
+  if (request.record && request.leaf_event_id)
+    throw Error(Code::kInvalidArg, "record appends at a branch's leaf; leaf_event_id compiles "
+                                   "the past and cannot be recorded");
+  compile::Sources sources{
+      store_, log_, state_, compactions_, context_builds_, token::default_counter()};
+  compile::Compiled c = compile::compile(sources, request);
+  if (request.record) {
+    json::JsonWriter w;
+    w.begin_object()
+        .field("type", "ContextBuilt")
+        .field("actor", "ctxdb")
+        .field("parent_id", c.leaf_event_id)
+        .field("branch_id", c.branch_id)
+        .raw_field("payload", c.record_payload)
+        .end_object();
+    log_.append(request.session_id, w.str());
+  }
+  if (request.format == "canonical") return std::move(c.bundle);
+  return compile::convert_bundle(c.bundle, request.format);
+}
+
+std::string Engine::bundle_convert(std::string_view bundle_json, std::string_view format) {
+  return compile::convert_bundle(bundle_json, format);
 }
 
 } // namespace ctxdb

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "artifact/artifact_store.hpp"
+#include "compile/compiler.hpp"
 #include "log/event_log.hpp"
 #include "log/spill.hpp"
 #include "project/compactions.hpp"
@@ -100,6 +101,15 @@ public:
   // options (artifact_search_options.schema.json) -> artifact_search.schema.json.
   std::string artifact_search(std::string_view id, std::string_view pattern,
                               std::string_view options_json);
+
+  // The context compiler (DESIGN §5): a compile request
+  // (compile_request.schema.json) -> a bundle in the request's format
+  // (bundle.schema.json when canonical). With "record", a ContextBuilt
+  // event is appended at the branch's leaf (kConflict when another writer
+  // moved the leaf meanwhile: compile again).
+  std::string compile(std::string_view request_json);
+  // A canonical bundle in another format (compile/adapters.hpp).
+  std::string bundle_convert(std::string_view bundle_json, std::string_view format);
 
 private:
   template <class View>

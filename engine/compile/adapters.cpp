@@ -31,7 +31,7 @@ Format parse_format(std::string_view name) {
 }
 
 [[noreturn]] void bad(const std::string &where, const std::string &why) {
-  throw Error(Code::kSchema, "bundle: field '" + where + "' " + why);
+  throw Error(Code::kInvalidArg, "bundle: field '" + where + "' " + why);
 }
 
 // An array field of the validated bundle, by value: a range-for over
@@ -473,12 +473,7 @@ std::string convert_bundle(std::string_view bundle_json, std::string_view format
   Format f = parse_format(format);
   simdjson::dom::parser parser;
   element bundle = json::parse(parser, bundle_json, "bundle");
-  try {
-    store::embedded_schema("json/bundle.schema.json").validate(bundle, "bundle");
-  } catch (const Error &e) {
-    if (e.code() != Code::kInvalidArg) throw;
-    throw Error(Code::kSchema, e.what());
-  }
+  store::embedded_schema("json/bundle.schema.json").validate(bundle, "bundle");
   if (f == Format::kCanonical) return std::string(bundle_json);
   Lowered lowered = lower(bundle);
   switch (f) {

@@ -65,7 +65,7 @@ inline constexpr std::string_view kBundleFormats[] = {"canonical", "openai.chat"
 // Converts a canonical bundle to `format`. "canonical" returns bundle_json
 // byte for byte (after the same checks). Throws ctxdb::Error: kInvalidArg
 // for an unknown format (naming it and the known ones); kInvalidJson /
-// kInvalidUtf8 for a bundle that is not JSON / not UTF-8; kSchema naming the
+// kInvalidUtf8 for a bundle that is not JSON / not UTF-8; kInvalidArg naming the
 // field for one that does not match bundle.schema.json, or whose blocks
 // break the bundle's rules (a tool_call outside an assistant segment, a
 // tool_result outside a tool segment, a call without id or name, …).

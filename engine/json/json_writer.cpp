@@ -1,6 +1,7 @@
 #include "json/json_writer.hpp"
 
 #include "error.hpp"
+#include "json/parse.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -85,16 +86,19 @@ void JsonWriter::before_value() {
     return;
   }
   if (depth_ > 0) {
-    if (!first_[depth_ - 1]) out_.push_back(',');
-    first_[depth_ - 1] = false;
+    uint64_t &word = first_[(depth_ - 1) / 64], bit = uint64_t(1) << ((depth_ - 1) % 64);
+    if (!(word & bit)) out_.push_back(',');
+    word &= ~bit;
   }
 }
 
 void JsonWriter::open(char bracket) {
   before_value();
-  if (depth_ == kMaxDepth) throw Error(Code::kInternal, "JsonWriter: nesting deeper than 32");
+  if (depth_ == kMaxDepth)
+    throw Error(Code::kInternal, "JsonWriter: nesting deeper than " + std::to_string(kMaxDepth));
   out_.push_back(bracket);
-  first_[depth_++] = true;
+  first_[depth_ / 64] |= uint64_t(1) << (depth_ % 64);
+  ++depth_;
 }
 
 JsonWriter &JsonWriter::begin_object() {
@@ -129,8 +133,24 @@ JsonWriter &JsonWriter::key(std::string_view k) {
 
 JsonWriter &JsonWriter::value(std::string_view s) {
   before_value();
-  append_quoted(out_, s);
+  append_quoted(out_, filter_ ? filter_->apply(s) : s);
   return *this;
+}
+
+JsonWriter &JsonWriter::element(simdjson::dom::element e) {
+  using T = simdjson::dom::element_type;
+  switch (e.type()) {
+  case T::OBJECT:
+    begin_object();
+    for (auto [k, v] : simdjson::dom::object(e)) key(k).element(v);
+    return end_object();
+  case T::ARRAY:
+    begin_array();
+    for (simdjson::dom::element v : simdjson::dom::array(e)) element(v);
+    return end_array();
+  case T::STRING: return value(std::string_view(e));
+  default: return raw(canonical(e)); // numbers, booleans, null: as stored
+  }
 }
 
 JsonWriter &JsonWriter::value(int64_t n) {

@@ -5,11 +5,26 @@
 // (", \, and control characters; UTF-8 passes through).
 #pragma once
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace ctxdb::json {
+
+// Rewrites the string values a writer writes (never keys): the context
+// compiler's redaction runs through one, so a secret is caught in any
+// field of any block without the writers of those blocks knowing.
+class StringFilter {
+public:
+  // The text to write instead of s; may point into the filter's own
+  // buffer, valid until the next call.
+  virtual std::string_view apply(std::string_view s) = 0;
+
+protected:
+  ~StringFilter() = default;
+};
 
 class JsonWriter {
 public:
@@ -28,6 +43,14 @@ public:
   JsonWriter &null();
   // Inserts already-serialized JSON (e.g. a stored payload) as a value.
   JsonWriter &raw(std::string_view json);
+  // A parsed value, written as canonical() writes it, its strings passed
+  // through the filter when one is set.
+  JsonWriter &element(simdjson::dom::element e);
+  // String values written from now on go through `f` (nullptr: none).
+  JsonWriter &set_string_filter(StringFilter *f) {
+    filter_ = f;
+    return *this;
+  }
 
   // key + value in one call.
   template <class T> JsonWriter &field(std::string_view k, const T &v) {
@@ -46,12 +69,14 @@ private:
   void before_value();
   void open(char bracket);
   std::string out_;
-  // Per open container: no element written yet. A fixed stack (the engine
-  // writes shallow documents) keeps the writer free of allocations.
-  static constexpr int kMaxDepth = 32;
-  bool first_[kMaxDepth] = {};
+  // Per open container, a bit: no element written yet. A fixed stack as
+  // deep as simdjson parses (element() rewrites any parsed document) keeps
+  // the writer free of allocations.
+  static constexpr int kMaxDepth = 1024;
+  uint64_t first_[kMaxDepth / 64] = {};
   int depth_ = 0;
   bool after_key_ = false;
+  StringFilter *filter_ = nullptr;
 };
 
 // Appends s as a quoted, escaped JSON string.

@@ -73,7 +73,8 @@ const char *Messages::role_of(std::string_view type) {
 void Messages::on_append(const log::Event &e) {
   const char *role = role_of(e.type);
   if (!role) return;
-  pending_.push_back({e.session_no, e.seq, e.branch_no, role, tokens(e.type, payloads_.get(e))});
+  pending_.push_back(
+      {e.session_no, e.seq, e.branch_no, role, count_tokens(counter_, e.type, payloads_.get(e))});
   // A replay is one long transaction: keep what waits in memory bounded.
   if (pending_.size() == kMaxPending) flush();
 }
@@ -110,7 +111,7 @@ void Messages::write_blocks(json::JsonWriter &w, std::string_view type,
                             simdjson::dom::element payload) {
   std::string_view role = role_of(type);
   if (role == "assistant") {
-    w.raw(json::canonical(payload["content"].value()));
+    w.element(payload["content"].value());
     return;
   }
   w.begin_array();
@@ -126,30 +127,34 @@ void Messages::write_blocks(json::JsonWriter &w, std::string_view type,
   w.end_array();
 }
 
-// What the model reads of each message.
-int64_t Messages::tokens(std::string_view type, simdjson::dom::element p) const {
+namespace {
+
+// A block's text, or a call's name and args.
+int64_t block_tokens(const token::Counter &counter, simdjson::dom::element block) {
+  int64_t n =
+      counter.count(string_field(block, "text")) + counter.count(string_field(block, "name"));
+  simdjson::dom::element args;
+  if (block["args"].get(args)) return n;
+  if (args.is_string()) return n + counter.count(args.get_string().value());
+  return n + counter.count(json::canonical(args));
+}
+
+} // namespace
+
+int64_t Messages::count_tokens(const token::Counter &counter, std::string_view type,
+                               simdjson::dom::element p) {
   std::string_view role = role_of(type);
-  if (role == "user") return counter_.count(string_field(p, "text"));
+  if (role == "user") return counter.count(string_field(p, "text"));
   if (role == "tool")
-    return counter_.count(string_field(p, "output")) + counter_.count(string_field(p, "error"));
+    return counter.count(string_field(p, "output")) + counter.count(string_field(p, "error"));
   if (role == "summary") {
     simdjson::dom::element s = p["summary"].value();
-    return counter_.count(s.is_string() ? std::string(s.get_string().value()) : json::canonical(s));
+    return counter.count(s.is_string() ? std::string(s.get_string().value()) : json::canonical(s));
   }
   simdjson::dom::array content = p["content"].get_array().value();
   int64_t n = 0;
-  for (simdjson::dom::element block : content) n += block_tokens(block);
+  for (simdjson::dom::element block : content) n += block_tokens(counter, block);
   return n;
-}
-
-// A block's text, or a call's name and args.
-int64_t Messages::block_tokens(simdjson::dom::element block) const {
-  int64_t n =
-      counter_.count(string_field(block, "text")) + counter_.count(string_field(block, "name"));
-  simdjson::dom::element args;
-  if (block["args"].get(args)) return n;
-  if (args.is_string()) return n + counter_.count(args.get_string().value());
-  return n + counter_.count(json::canonical(args));
 }
 
 std::string Messages::path_json(const BranchPath &path) {

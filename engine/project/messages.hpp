@@ -46,6 +46,11 @@ public:
 
   // The role of the message an event type carries, or nullptr for none.
   static const char *role_of(std::string_view type);
+  // The tokens of what the model reads of a message event's payload: its
+  // texts, and each tool call's name and args, counted one string at a time
+  // (so a change to one string changes the sum by that string's count).
+  static int64_t count_tokens(const token::Counter &counter, std::string_view type,
+                              simdjson::dom::element payload);
   // Writes the typed blocks of a message event's payload as a JSON array.
   static void write_blocks(json::JsonWriter &w, std::string_view type,
                            simdjson::dom::element payload);
@@ -61,8 +66,6 @@ private:
     int64_t tokens;
   };
   void bind_row(SQLite::Statement &q, int first, const Row &r) const;
-  int64_t tokens(std::string_view type, simdjson::dom::element payload) const;
-  int64_t block_tokens(simdjson::dom::element block) const;
 
   store::Store &store_;
   PayloadCache &payloads_;

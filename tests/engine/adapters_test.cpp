@@ -374,9 +374,9 @@ TEST_CASE("bad bundles and formats are refused with a code and the field") {
   CHECK(msg.find("anthropic.messages") != std::string::npos);
   CHECK(code_of([&] { convert_bundle("{\"segments\":[", "openai.chat"); }) == Code::kInvalidJson);
   CHECK(code_of([&] { convert_bundle("", "canonical"); }) == Code::kInvalidJson);
-  CHECK(code_of([&] { convert_bundle("[]", "canonical"); }) == Code::kSchema);
+  CHECK(code_of([&] { convert_bundle("[]", "canonical"); }) == Code::kInvalidArg);
   std::string no_hash = good.substr(0, good.rfind(",\"hash\"")) + "}";
-  CHECK(code_of([&] { convert_bundle(no_hash, "anthropic.messages"); }) == Code::kSchema);
+  CHECK(code_of([&] { convert_bundle(no_hash, "anthropic.messages"); }) == Code::kInvalidArg);
   CHECK(error_message(no_hash, "anthropic.messages").find("hash") != std::string::npos);
   std::string bad_kind = bundle_with(segment("user", text("hi"), "chatter"));
   CHECK(error_message(bad_kind, "openai.chat").find("segments[0].kind") != std::string::npos);
@@ -386,7 +386,7 @@ TEST_CASE("bad bundles and formats are refused with a code and the field") {
     std::string bundle = bundle_with(segments);
     for (const char *format : kProviderFormats) {
       CAPTURE(format);
-      CHECK(code_of([&] { convert_bundle(bundle, format); }) == Code::kSchema);
+      CHECK(code_of([&] { convert_bundle(bundle, format); }) == Code::kInvalidArg);
       CHECK(error_message(bundle, format).find(field) != std::string::npos);
     }
   };

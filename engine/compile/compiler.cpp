@@ -1,0 +1,669 @@
+#include "compile/compiler.hpp"
+
+#include "compile/history.hpp"
+#include "compile/segment.hpp"
+#include "project/agent_state.hpp"
+#include "project/branch_path.hpp"
+#include "project/payload_cache.hpp"
+#include "util/sha256.hpp"
+#include "json/json_writer.hpp"
+#include "json/parse.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace ctxdb::compile {
+
+namespace {
+
+using project::string_field;
+using simdjson::dom::element;
+
+// Where a segment goes in the prompt (DESIGN §5): what changes least first,
+// so consecutive compiles share the longest prefix; the recent tail last.
+enum Slot {
+  kInstructions,
+  kTools,
+  kSummary,
+  kGoal,
+  kPlan,
+  kOpenQuestions,
+  kFiles,
+  kDecisions,
+  kFacts,
+  kStateRequest,
+  kConversation,
+  kExplicitRequest,
+};
+
+struct Candidate {
+  Segment segment;
+  std::vector<RedactionNote> redactions;
+  Slot slot = kConversation;
+  int64_t order = 0; // within the slot: a message's seq, else the collection order
+};
+
+std::string bullet_list(std::string_view title, element items, const char *field) {
+  std::string text;
+  for (element item : items.get_array()) {
+    if (text.empty()) text.append(title).append(":\n");
+    text.append("- ").append(string_field(item, field)).append("\n");
+  }
+  return text;
+}
+
+void add_source(std::vector<Source> &sources, const char *type, std::string_view id) {
+  if (id.empty()) return;
+  for (const Source &s : sources)
+    if (s.id == id && std::string_view(s.type) == type) return;
+  sources.push_back({type, std::string(id)});
+}
+
+void add_event_sources(std::vector<Source> &sources, element items) {
+  for (element item : items.get_array())
+    add_source(sources, "event", string_field(item, "event_id"));
+}
+
+// A structured summary as text: a line per field, a bullet per item.
+std::string summary_text(element summary) {
+  std::string_view plain;
+  if (!summary.get(plain)) return std::string(plain);
+  std::string text;
+  for (auto [key, value] : summary.get_object()) {
+    text.append(key).append(":");
+    if (value.is_string()) {
+      text.append(" ").append(std::string_view(value)).append("\n");
+    } else if (value.is_array()) {
+      text.append("\n");
+      for (element item : value.get_array())
+        text.append("- ")
+            .append(item.is_string() ? std::string(std::string_view(item)) : json::canonical(item))
+            .append("\n");
+    } else {
+      text.append(" ").append(json::canonical(value)).append("\n");
+    }
+  }
+  return text;
+}
+
+class Compilation {
+public:
+  Compilation(Sources &src, const Request &req)
+      : src_(src), req_(req), redactor_(req.redact, req.builtin_redaction),
+        available_(req.available()), tail_left_(int64_t(std::floor(req.tail_share * available_))) {}
+
+  Compiled run();
+
+private:
+  void resolve_target();
+  void collect_fixed();
+  void read_turns_for_pending();
+  void take_p0_messages();
+  void check_p0() const;
+  void fit_fixed(Candidate *c);
+  void fit_conversation();
+  void fit_listed(Slot slot, const char *id, const char *kind, const char *title, element items,
+                  const char *reason);
+  bool fit_turn(size_t i, int priority, bool prune);
+  void exclude_rest();
+  Compiled write();
+
+  Candidate text_candidate(Slot slot, std::string id, const char *kind, int priority,
+                           const char *role, std::string text, std::string reason,
+                           std::vector<Source> sources);
+  Candidate message_candidate(const Message &m, size_t turn, int priority, bool pruned,
+                              std::string reason);
+  Turn *turn(size_t i);
+  void take(Candidate c);
+  void leave(const Segment &s, std::string reason);
+  void leave_message(const Message &m, size_t turn, int priority, std::string reason);
+  int64_t stable_prefix(const std::vector<Segment *> &ordered);
+
+  Sources &src_;
+  const Request &req_;
+  policy::Redactor redactor_;
+  int64_t available_;
+  int64_t used_ = 0;
+  int64_t tail_left_;
+
+  int64_t session_no_ = 0;
+  log::Branch branch_;
+  int64_t leaf_seq_ = 0;
+  std::string leaf_id_;
+  project::BranchPath path_;
+  simdjson::dom::parser state_parser_;
+  element state_;
+  std::optional<project::CompactionRef> compaction_;
+  std::string request_event_id_; // the last user prompt, when it is the request
+
+  // Candidates of the fixed kinds, by tier, in the order they are fitted.
+  std::vector<Candidate> p0_, p1_;
+  std::unique_ptr<History> history_;
+  std::vector<Turn> turns_; // newest first, read as needed
+  std::vector<std::vector<bool>> taken_;
+  std::unordered_set<std::string> pending_events_;
+
+  std::vector<Candidate> placed_;
+  std::vector<Excluded> excluded_;
+};
+
+void Compilation::resolve_target() {
+  log::EventLog &log = src_.log;
+  session_no_ = log.session_no(req_.session_id);
+  if (session_no_ == 0) throw Error(Code::kNotFound, "session '" + req_.session_id + "' not found");
+  std::string state_json;
+  if (req_.leaf_event_id) {
+    std::optional<log::Event> e = log.find(*req_.leaf_event_id);
+    if (!e) throw Error(Code::kNotFound, "event '" + *req_.leaf_event_id + "' not found");
+    if (e->session_no != session_no_)
+      throw Error(Code::kInvalidArg, "event '" + e->id + "' belongs to session '" + e->session_id +
+                                         "', not '" + req_.session_id + "'");
+    log.locate(*e);
+    branch_ = log.tree().branch(e->branch_no);
+    leaf_seq_ = e->seq;
+    leaf_id_ = e->id;
+    state_json = project::to_json(src_.state.at(req_.session_id, e->branch_no, e->seq));
+  } else {
+    branch_ = req_.branch ? log.tree().find_branch(session_no_, *req_.branch)
+                          : log.tree().main_branch(session_no_);
+    project::State::Current c = src_.state.current(req_.session_id, branch_);
+    leaf_seq_ = c.seq;
+    leaf_id_ = c.event_id;
+    state_json = std::move(c.state_json);
+  }
+  path_ = project::path_of(log.tree(), session_no_, branch_, leaf_seq_);
+  state_ = json::parse(state_parser_, state_json, "state");
+  compaction_ = src_.compactions.latest(path_);
+}
+
+Candidate Compilation::text_candidate(Slot slot, std::string id, const char *kind, int priority,
+                                      const char *role, std::string text, std::string reason,
+                                      std::vector<Source> sources) {
+  std::vector<policy::RedactionHit> hits;
+  redactor_.redact(text, hits);
+  Candidate c;
+  c.slot = slot;
+  c.order = int64_t(p0_.size() + p1_.size());
+  c.segment.id = std::move(id);
+  c.segment.kind = kind;
+  c.segment.priority = priority;
+  c.segment.role = role;
+  c.segment.tokens = src_.counter.count(text) + kFramingTokens;
+  c.segment.content = text_content(text);
+  c.segment.reason = std::move(reason);
+  c.segment.sources = std::move(sources);
+  for (const policy::RedactionHit &h : hits)
+    c.redactions.push_back({c.segment.id, h.rule, h.count});
+  return c;
+}
+
+// The tiers' fixed kinds: instructions, tools, goal, open questions and the
+// request (P0); the summary, the plan and constraints, the files (P1).
+void Compilation::collect_fixed() {
+  for (size_t i = 0; i < req_.instructions.size(); ++i) {
+    const Instruction &in = req_.instructions[i];
+    p0_.push_back(text_candidate(kInstructions, "instructions:" + in.id, "instructions", 0,
+                                 in.kind == "system" ? "system" : "developer", in.text,
+                                 in.kind + " instructions: always included",
+                                 {{"request", "instructions[" + std::to_string(i) + "]"}}));
+  }
+  if (!req_.tools_json.empty()) {
+    Candidate c;
+    c.slot = kTools;
+    c.segment.id = "tools";
+    c.segment.kind = "tools";
+    c.segment.role = "system";
+    c.segment.content = R"([{"type":"tool_specs","tools":)" + req_.tools_json + "}]";
+    c.segment.tokens = src_.counter.count(req_.tools_json) + kFramingTokens;
+    c.segment.reason = "tool specs: always included";
+    c.segment.sources = {{"request", "tools"}};
+    p0_.push_back(std::move(c));
+  }
+  element goal = state_["goal"];
+  std::string text;
+  std::vector<Source> sources;
+  element g;
+  if (!goal["user_goal"].get(g) && !g.is_null()) {
+    text.append("Goal: ").append(string_field(g, "text")).append("\n");
+    add_source(sources, "event", string_field(g, "event_id"));
+  }
+  if (!goal["current_task"].get(g) && !g.is_null()) {
+    text.append("Current task: ").append(string_field(g, "text")).append("\n");
+    add_source(sources, "event", string_field(g, "event_id"));
+  }
+  text += bullet_list("Acceptance criteria", goal["acceptance_criteria"], "text");
+  add_event_sources(sources, goal["acceptance_criteria"]);
+  if (!text.empty())
+    p0_.push_back(text_candidate(kGoal, "goal", "goal", 0, "user", text,
+                                 "the active goal: always included", sources));
+  element open = state_["open_questions"];
+  if (open.get_array().size() > 0) {
+    sources.clear();
+    add_event_sources(sources, open);
+    p0_.push_back(text_candidate(kOpenQuestions, "open_questions", "open_questions", 0, "user",
+                                 bullet_list("Open questions", open, "text"),
+                                 "open questions: always included", sources));
+  }
+  if (req_.request) {
+    p0_.push_back(text_candidate(kExplicitRequest, "request", "request", 0, "user", *req_.request,
+                                 "the current request, given with the compile",
+                                 {{"request", "request"}}));
+  } else if (!goal["request"].get(g) && !g.is_null()) {
+    request_event_id_ = std::string(string_field(g, "event_id"));
+  }
+
+  if (compaction_) {
+    std::optional<log::Event> e = src_.log.find(compaction_->event_id);
+    simdjson::dom::parser parser;
+    element payload = json::parse(parser, e->payload, "compaction payload");
+    p1_.push_back(text_candidate(
+        kSummary, "summary", "summary", 1, "user",
+        "Summary of the conversation before this point:\n\n" + summary_text(payload["summary"]),
+        "the latest compaction: it stands for the history before its first kept event",
+        {{"compaction", compaction_->event_id}}));
+  }
+  element plan = state_["plan"];
+  text.clear();
+  sources.clear();
+  for (element step : plan["steps"].get_array()) {
+    if (text.empty()) text = "Plan:\n";
+    text.append("- [")
+        .append(string_field(step, "status"))
+        .append("] ")
+        .append(string_field(step, "text"))
+        .append("\n");
+  }
+  add_source(sources, "event", string_field(plan, "event_id"));
+  element constraints = state_["constraints"];
+  for (auto [title, key] : {std::pair{"Hard constraints", "hard"},
+                            {"Soft constraints", "soft"},
+                            {"Preferences", "preferences"}}) {
+    text += bullet_list(title, constraints[key], "text");
+    add_event_sources(sources, constraints[key]);
+  }
+  if (!text.empty())
+    p1_.push_back(text_candidate(kPlan, "plan", "plan", 1, "user", text, "the plan and constraints",
+                                 sources));
+  text.clear();
+  sources.clear();
+  element files = state_["files"];
+  for (auto [title, key] : {std::pair{"Files modified", "modified"}, {"Files read", "read"}}) {
+    std::string list;
+    for (element f : files[key].get_array()) {
+      list.append("- ").append(string_field(f, "path"));
+      std::string_view summary = string_field(f, "change_summary");
+      if (!summary.empty()) list.append(": ").append(summary);
+      list.append("\n");
+      add_source(sources, "event", string_field(f, "event_id"));
+    }
+    if (!list.empty()) text.append(title).append(":\n").append(list);
+  }
+  if (!text.empty())
+    p1_.push_back(text_candidate(kFiles, "files", "files", 1, "user", text,
+                                 "the files read and modified on this branch", sources));
+}
+
+Turn *Compilation::turn(size_t i) {
+  while (turns_.size() <= i) {
+    std::optional<Turn> t = history_->next_turn();
+    if (!t) return nullptr;
+    taken_.emplace_back(t->messages.size(), false);
+    turns_.push_back(std::move(*t));
+  }
+  return &turns_[i];
+}
+
+// Pending calls are P0 wherever they are: read back far enough to meet
+// every one (normally the newest turn holds them).
+void Compilation::read_turns_for_pending() {
+  for (element p : state_["tool_state"]["pending"].get_array())
+    pending_events_.insert(std::string(string_field(p, "event_id")));
+  std::unordered_set<std::string> unseen = pending_events_;
+  turn(0);
+  for (size_t i = 0; !unseen.empty() && i < turns_.size(); ++i) {
+    for (const Message &m : turns_[i].messages) unseen.erase(m.event_id);
+    if (!unseen.empty()) turn(i + 1);
+  }
+}
+
+Candidate Compilation::message_candidate(const Message &m, size_t turn, int priority, bool pruned,
+                                         std::string reason) {
+  Candidate c;
+  bool is_request = m.event_id == request_event_id_;
+  c.segment.id = "msg:" + m.event_id;
+  c.segment.kind = is_request ? "request" : "message";
+  c.segment.priority = priority;
+  c.segment.role = m.role;
+  c.segment.content = pruned ? *m.pruned_content : m.content;
+  c.segment.tokens = pruned ? m.pruned_tokens : m.tokens;
+  c.segment.reason = std::move(reason);
+  c.segment.sources = {{"event", m.event_id}};
+  if (!m.artifact_id.empty()) c.segment.sources.push_back({"artifact", m.artifact_id});
+  c.segment.turn = int64_t(turn);
+  c.order = m.seq;
+  c.redactions = pruned ? m.pruned_redactions : m.redactions;
+  return c;
+}
+
+void Compilation::take_p0_messages() {
+  for (size_t i = 0; i < turns_.size(); ++i) {
+    Turn &t = turns_[i];
+    if (t.has_head && t.messages[0].event_id == request_event_id_) {
+      taken_[i][0] = true;
+      p0_.push_back(message_candidate(t.messages[0], i, 0, false,
+                                      "the current request: the last user prompt"));
+    }
+    for (const Unit &u : t.units) {
+      if (!u.pending || u.orphan) continue;
+      for (size_t k = u.first; k <= u.last; ++k) {
+        taken_[i][k] = true;
+        p0_.push_back(message_candidate(t.messages[k], i, 0, false,
+                                        "a pending tool call and what answers it so far"));
+      }
+    }
+  }
+  // The request is the last user prompt, but it is before the cut.
+  if (!request_event_id_.empty() && std::none_of(p0_.begin(), p0_.end(), [&](const Candidate &c) {
+        return c.segment.id == "msg:" + request_event_id_;
+      })) {
+    element g = state_["goal"]["request"];
+    p0_.push_back(text_candidate(kStateRequest, "request", "request", 0, "user",
+                                 std::string(string_field(g, "text")),
+                                 "the current request: the last user prompt (before the "
+                                 "compaction's cut, so not in the conversation below)",
+                                 {{"event", request_event_id_}}));
+  }
+}
+
+void Compilation::check_p0() const {
+  int64_t need = 0;
+  for (const Candidate &c : p0_) need += c.segment.tokens;
+  if (need > available_)
+    throw Error(Code::kBudget,
+                "the content that is never dropped (instructions, tools, the request, the goal, "
+                "open questions and pending tool calls) needs " +
+                    std::to_string(need) + " tokens, but only " + std::to_string(available_) +
+                    " are available (max_tokens " + std::to_string(req_.max_tokens) +
+                    " - reserved_output_tokens " + std::to_string(req_.reserved_output_tokens) +
+                    ")");
+}
+
+void Compilation::take(Candidate c) {
+  used_ += c.segment.tokens;
+  placed_.push_back(std::move(c));
+}
+
+void Compilation::leave(const Segment &s, std::string reason) {
+  excluded_.push_back({s.id, s.kind, s.priority, s.tokens, std::move(reason), s.sources});
+}
+
+void Compilation::leave_message(const Message &m, size_t turn, int priority, std::string reason) {
+  Candidate c = message_candidate(m, turn, priority, false, "");
+  leave(c.segment, std::move(reason));
+}
+
+void Compilation::fit_fixed(Candidate *c) {
+  if (used_ + c->segment.tokens <= available_)
+    take(std::move(*c));
+  else
+    leave(c->segment, "budget: needs " + std::to_string(c->segment.tokens) + " tokens, " +
+                          std::to_string(available_ - used_) + " left");
+}
+
+// One turn, whole if it fits the budget and the tail's share, else split:
+// its opening request and the newest units that fit. False when the turn
+// did not enter whole: older turns then stay out, so the conversation the
+// model sees has no holes.
+bool Compilation::fit_turn(size_t i, int priority, bool prune) {
+  Turn &t = turns_[i];
+  std::vector<bool> &taken = taken_[i];
+  auto cost = [&](size_t k) {
+    const Message &m = t.messages[k];
+    return taken[k] ? 0 : (prune && m.pruned_content ? m.pruned_tokens : m.tokens);
+  };
+  auto take_message = [&](size_t k, std::string reason) {
+    if (taken[k]) return;
+    const Message &m = t.messages[k];
+    bool pruned = prune && m.pruned_content.has_value();
+    if (pruned)
+      reason += "; its tool output pruned to a preview (" + std::to_string(m.tokens) + " -> " +
+                std::to_string(m.pruned_tokens) + " tokens)";
+    int64_t tokens = cost(k);
+    take(message_candidate(m, i, priority, pruned, reason));
+    tail_left_ -= tokens;
+    taken[k] = true;
+  };
+  const char *what = priority == 1 ? "a recent turn" : "an older turn";
+  int64_t head = t.has_head ? cost(0) : 0, total = head;
+  for (const Unit &u : t.units)
+    if (!u.orphan)
+      for (size_t k = u.first; k <= u.last; ++k) total += cost(k);
+  int64_t limit = std::min(available_ - used_, tail_left_);
+  for (const Unit &u : t.units)
+    if (u.orphan)
+      leave_message(t.messages[u.first], i, priority,
+                    "its tool call is before the compaction's cut, so it would be an orphan");
+  if (total <= limit) {
+    for (size_t k = 0; k < t.messages.size(); ++k)
+      if (!t.units.empty() || k == 0) take_message(k, std::string(what) + ", whole");
+    return true;
+  }
+  if (head > limit) return false;
+  if (t.has_head) take_message(0, std::string("the request opening ") + what + " split to fit");
+  int64_t left = limit - head;
+  for (size_t u = t.units.size(); u-- > 0;) {
+    const Unit &unit = t.units[u];
+    if (unit.orphan) continue;
+    int64_t need = 0;
+    for (size_t k = unit.first; k <= unit.last; ++k) need += cost(k);
+    if (need > left) break;
+    for (size_t k = unit.first; k <= unit.last; ++k)
+      take_message(k, std::string(what) + ", split at a closed tool pair: its newest part");
+    left -= need;
+  }
+  return false;
+}
+
+// Items of a list (decisions, facts), newest first while they fit, shown
+// oldest first; the rest is left out as one entry.
+void Compilation::fit_listed(Slot slot, const char *id, const char *kind, const char *title,
+                             element items, const char *reason) {
+  simdjson::dom::array list = items.get_array();
+  size_t n = list.size();
+  if (n == 0) return;
+  std::vector<element> all(list.begin(), list.end());
+  std::string header = std::string(title) + ":\n";
+  int64_t left = available_ - used_ - kFramingTokens - src_.counter.count(header);
+  size_t kept = 0;
+  int64_t left_out_tokens = 0;
+  std::vector<std::string> lines(n);
+  for (size_t k = n; k-- > 0;) {
+    element item = all[k];
+    std::string_view text = string_field(item, "decision");
+    if (text.empty()) text = string_field(item, "content");
+    lines[k] = "- " + std::string(text) + "\n";
+    int64_t t = src_.counter.count(lines[k]);
+    if (kept == n - 1 - k && t <= left) {
+      left -= t;
+      ++kept;
+    } else {
+      left_out_tokens += t;
+    }
+  }
+  std::vector<Source> sources, left_out;
+  std::string text = header;
+  for (size_t k = 0; k < n; ++k) {
+    (k >= n - kept ? sources : left_out)
+        .push_back({"event", std::string(string_field(all[k], "event_id"))});
+    if (k >= n - kept) text += lines[k];
+  }
+  if (kept > 0) {
+    Candidate c = text_candidate(slot, id, kind, 2, "user", text, reason, sources);
+    if (used_ + c.segment.tokens <= available_) {
+      take(std::move(c));
+    } else {
+      left_out_tokens += c.segment.tokens;
+      left_out.insert(left_out.end(), sources.begin(), sources.end());
+      kept = 0;
+    }
+  }
+  if (kept < n)
+    excluded_.push_back({std::string(id) + ":older", kind, 2, left_out_tokens,
+                         "budget: the " + std::to_string(n - kept) + " oldest left out", left_out});
+}
+
+void Compilation::fit_conversation() {
+  size_t i = 0;
+  bool closed = false;
+  for (; !closed && i < size_t(std::max<int64_t>(req_.keep_recent_turns, 0)); ++i) {
+    if (!turn(i)) break;
+    closed = !fit_turn(i, 1, false);
+  }
+  element decisions = state_["decisions"], facts = state_["facts"];
+  fit_listed(kDecisions, "decisions", "decisions", "Decisions", decisions,
+             "decisions recorded on this branch, newest first while they fit");
+  fit_listed(kFacts, "facts", "facts", "Facts", facts,
+             "facts established on this branch, newest first while they fit");
+  for (; !closed; ++i) {
+    if (!turn(i)) break;
+    closed = !fit_turn(i, 3, true);
+  }
+}
+
+void Compilation::exclude_rest() {
+  for (size_t i = 0; i < turns_.size(); ++i)
+    for (size_t k = 0; k < turns_[i].messages.size(); ++k)
+      if (!taken_[i][k]) {
+        bool orphan = std::any_of(turns_[i].units.begin(), turns_[i].units.end(),
+                                  [&](const Unit &u) { return u.orphan && u.first == k; });
+        if (!orphan)
+          leave_message(turns_[i].messages[k], i, i < size_t(req_.keep_recent_turns) ? 1 : 3,
+                        "budget: its turn did not fit");
+      }
+  if (history_->unread_below() > 0 && !turns_.empty()) {
+    const Message &oldest = turns_.back().messages.front();
+    excluded_.push_back({"history:before:" + oldest.event_id,
+                         "message",
+                         3,
+                         std::nullopt,
+                         "older messages, not read: the budget was full before them",
+                         {{"event", oldest.event_id}}});
+  }
+}
+
+int64_t Compilation::stable_prefix(const std::vector<Segment *> &ordered) {
+  std::optional<std::string> prev = src_.builds.latest_payload(path_);
+  if (!prev) return 0;
+  simdjson::dom::parser parser;
+  element doc = json::parse(parser, *prev, "ContextBuilt payload");
+  simdjson::dom::array segs;
+  if (doc["segments"].get(segs)) return 0;
+  int64_t stable = 0;
+  size_t k = 0;
+  for (element s : segs) {
+    if (k == ordered.size()) break;
+    if (string_field(s, "id") != ordered[k]->id || string_field(s, "hash") != ordered[k]->hash)
+      break;
+    stable += ordered[k++]->tokens;
+  }
+  return stable;
+}
+
+Compiled Compilation::write() {
+  std::stable_sort(placed_.begin(), placed_.end(), [](const Candidate &a, const Candidate &b) {
+    return a.slot != b.slot ? a.slot < b.slot : a.order < b.order;
+  });
+  std::vector<Segment *> ordered;
+  util::Sha256 bundle_hash;
+  for (Candidate &c : placed_) {
+    seal(c.segment);
+    ordered.push_back(&c.segment);
+    bundle_hash.update(c.segment.id).update("\n", 1).update(c.segment.hash).update("\n", 1);
+  }
+  std::string hash = "sha256:" + util::to_hex(bundle_hash.finish());
+  json::JsonWriter w;
+  w.begin_object()
+      .field("format", "canonical")
+      .field("session_id", req_.session_id)
+      .field("branch_id", branch_.id)
+      .field("leaf_event_id", leaf_id_)
+      .field("token_counter", src_.counter.name())
+      .key("budget")
+      .begin_object()
+      .field("max_tokens", req_.max_tokens)
+      .field("reserved_output_tokens", req_.reserved_output_tokens)
+      .field("available", available_)
+      .field("used", used_)
+      .field("free", available_ - used_)
+      .end_object();
+  std::vector<std::pair<std::string_view, int64_t>> by_kind;
+  for (const Segment *s : ordered) {
+    auto it =
+        std::find_if(by_kind.begin(), by_kind.end(), [&](auto &k) { return k.first == s->kind; });
+    if (it == by_kind.end())
+      by_kind.emplace_back(s->kind, s->tokens);
+    else
+      it->second += s->tokens;
+  }
+  w.key("tokens_by_kind").begin_object();
+  for (auto &[kind, tokens] : by_kind) w.field(kind, tokens);
+  w.end_object().field("stable_prefix_tokens", stable_prefix(ordered));
+  w.key("segments").begin_array();
+  for (const Segment *s : ordered) write_segment(w, *s);
+  w.end_array().key("excluded").begin_array();
+  for (const Excluded &x : excluded_) write_excluded(w, x);
+  w.end_array().key("redactions").begin_array();
+  for (const Candidate &c : placed_)
+    for (const RedactionNote &n : c.redactions)
+      w.begin_object()
+          .field("segment_id", n.segment_id)
+          .field("rule", n.rule)
+          .field("count", n.count)
+          .end_object();
+  w.end_array().field("hash", hash).end_object();
+
+  json::JsonWriter record;
+  record.begin_object()
+      .field("bundle_hash", hash)
+      .field("used_tokens", used_)
+      .field("max_tokens", req_.max_tokens)
+      .key("segments")
+      .begin_array();
+  for (const Segment *s : ordered)
+    record.begin_object()
+        .field("id", s->id)
+        .field("hash", s->hash)
+        .field("tokens", s->tokens)
+        .end_object();
+  record.end_array().field("excluded", int64_t(excluded_.size())).end_object();
+  return {w.take(), branch_.id, leaf_id_, record.take()};
+}
+
+Compiled Compilation::run() {
+  resolve_target();
+  collect_fixed();
+  HistoryOptions options;
+  options.from_seq = compaction_ ? compaction_->first_kept_seq : 1;
+  options.allow_sensitive = req_.allow_sensitive;
+  options.prune_min_tokens = req_.prune_min_tokens;
+  options.prune_preview_bytes = req_.prune_preview_bytes;
+  history_ = std::make_unique<History>(src_.store, src_.counter, redactor_, path_, options);
+  read_turns_for_pending();
+  take_p0_messages();
+  check_p0();
+  for (Candidate &c : p0_) take(std::move(c));
+  for (Candidate &c : p1_) fit_fixed(&c);
+  fit_conversation();
+  exclude_rest();
+  return write();
+}
+
+} // namespace
+
+Compiled compile(Sources &sources, const Request &request) {
+  store::Store::ReadTransaction snapshot(sources.store);
+  return Compilation(sources, request).run();
+}
+
+} // namespace ctxdb::compile

@@ -1,0 +1,56 @@
+// compiler.hpp — the context compiler (DESIGN §5): from the log and its
+// projections, the smallest sufficient input for a model's next call,
+// within a token budget, every segment explained.
+//
+// Passes: collect (instructions, tools, the latest compaction's summary,
+// the state, the conversation after the compaction's cut, newest first) →
+// redact (every string of every segment, as it is collected) → rank (the
+// priority tiers of DESIGN §5) → fit (P0 whole or kBudget; P1 summary,
+// plan and files, then the recent turns newest first, whole or split at a
+// closed tool pair; P2 decisions and facts; P3 older turns with their tool
+// outputs pruned to previews) → order (stable material first, the recent
+// tail last, for prompt caches) → explain (reasons, sources, what was left
+// out and why, tokens per kind, the prefix shared with the last bundle).
+//
+// A compile only reads: it sees one snapshot of the file and changes no
+// table. Its cost follows what it considers — the turns that fit and one
+// more — not the length of the session.
+#pragma once
+
+#include "compile/request.hpp"
+#include "log/event_log.hpp"
+#include "project/compactions.hpp"
+#include "project/context_builds.hpp"
+#include "project/state.hpp"
+#include "store/store.hpp"
+#include "token/counter.hpp"
+
+#include <string>
+
+namespace ctxdb::compile {
+
+// What a compile reads: the projections of one open database.
+struct Sources {
+  store::Store &store;
+  log::EventLog &log;
+  project::State &state;
+  project::Compactions &compactions;
+  project::ContextBuilds &builds;
+  const token::Counter &counter;
+};
+
+struct Compiled {
+  std::string bundle; // canonical bundle JSON (bundle.schema.json)
+  std::string branch_id;
+  std::string leaf_event_id;
+  // The ContextBuilt payload recording this bundle: its hash, tokens and
+  // segment ids and hashes, never the text.
+  std::string record_payload;
+};
+
+// Compiles a parsed request. kNotFound for an unknown session, branch or
+// leaf event; kBudget when the never-dropped material alone exceeds the
+// available tokens (the message gives both sizes).
+Compiled compile(Sources &sources, const Request &request);
+
+} // namespace ctxdb::compile

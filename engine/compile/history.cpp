@@ -1,0 +1,290 @@
+#include "compile/history.hpp"
+
+#include "artifact/preview.hpp"
+#include "project/messages.hpp"
+#include "project/payload_cache.hpp"
+#include "json/parse.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ctxdb::compile {
+
+namespace {
+
+// Newest first, a page at a time: a compile reads the recent end of a long
+// path and stops.
+constexpr char kPage[] =
+    "SELECT m.seq,m.role,m.tokens,m.token_counter,e.id,e.type,e.payload,e.visibility "
+    "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
+    "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role<>'summary' "
+    "ORDER BY m.seq DESC LIMIT 64";
+
+constexpr std::string_view kWithheld = "[withheld: sensitive]";
+
+// Routes every string value of a message through the redactor, keeping
+// per-rule counts.
+class RedactingFilter final : public json::StringFilter {
+public:
+  explicit RedactingFilter(const policy::Redactor &r) : redactor_(r) {}
+  std::string_view apply(std::string_view s) override {
+    buffer_.assign(s);
+    return redactor_.redact(buffer_, hits_) ? std::string_view(buffer_) : s;
+  }
+  std::vector<policy::RedactionHit> &hits() { return hits_; }
+
+private:
+  const policy::Redactor &redactor_;
+  std::string buffer_;
+  std::vector<policy::RedactionHit> hits_;
+};
+
+std::vector<RedactionNote> notes(const std::string &segment_id,
+                                 const std::vector<policy::RedactionHit> &hits) {
+  std::vector<RedactionNote> out;
+  for (const policy::RedactionHit &h : hits) {
+    auto same = std::find_if(out.begin(), out.end(), [&](auto &n) { return n.rule == h.rule; });
+    if (same != out.end())
+      same->count += h.count;
+    else
+      out.push_back({segment_id, h.rule, h.count});
+  }
+  return out;
+}
+
+// Visibility "sensitive", "private" or "secret", or an object saying so.
+bool is_sensitive(simdjson::dom::parser &parser, const std::string &visibility) {
+  if (visibility.empty()) return false;
+  simdjson::dom::element v = json::parse(parser, visibility, "visibility");
+  std::string_view level;
+  if (v.get(level) && v["level"].get(level)) {
+    bool flag = false;
+    return !v["sensitive"].get(flag) && flag;
+  }
+  return level == "sensitive" || level == "private" || level == "secret";
+}
+
+// What Messages::count_tokens counts, from rendered blocks: texts, errors,
+// and each call's name and args.
+int64_t count_blocks(const token::Counter &counter, simdjson::dom::parser &parser,
+                     std::string_view content) {
+  int64_t n = 0;
+  for (simdjson::dom::element b : json::parse(parser, content, "content").get_array()) {
+    std::string_view type = project::string_field(b, "type");
+    n += counter.count(project::string_field(b, "text")) +
+         counter.count(project::string_field(b, "error"));
+    if (type == "tool_result") continue;
+    n += counter.count(project::string_field(b, "name"));
+    simdjson::dom::element args;
+    if (b["args"].get(args)) continue;
+    n += counter.count(args.is_string() ? std::string(args.get_string().value())
+                                        : json::canonical(args));
+  }
+  return n;
+}
+
+std::string withheld_content(std::string_view role, simdjson::dom::element payload) {
+  json::JsonWriter w;
+  w.begin_array();
+  if (role == "tool") {
+    w.begin_object()
+        .field("type", "tool_result")
+        .field("tool_call_id", project::string_field(payload, "tool_call_id"))
+        .field("text", kWithheld)
+        .end_object();
+  } else if (role == "assistant") {
+    w.begin_object().field("type", "text").field("text", kWithheld).end_object();
+    for (simdjson::dom::element b : payload["content"].get_array()) {
+      if (project::string_field(b, "type") != "tool_call") continue;
+      w.begin_object()
+          .field("type", "tool_call")
+          .field("id", project::string_field(b, "id"))
+          .field("name", project::string_field(b, "name"))
+          .key("args")
+          .begin_object()
+          .end_object()
+          .end_object();
+    }
+  } else {
+    w.begin_object().field("type", "text").field("text", kWithheld).end_object();
+  }
+  w.end_array();
+  return w.take();
+}
+
+} // namespace
+
+History::History(store::Store &store, const token::Counter &counter,
+                 const policy::Redactor &redactor, project::BranchPath path,
+                 const HistoryOptions &options)
+    : store_(store), counter_(counter), redactor_(redactor), path_(std::move(path)),
+      options_(options), segment_(path_.segments.size()), upper_(0) {
+  // Candidates start at the compaction's cut: drop the segments before it.
+  auto &segs = path_.segments;
+  while (segment_ > 0 && segs[segment_ - 1].last_seq < options_.from_seq) --segment_;
+  if (segment_ > 0) upper_ = segs[segment_ - 1].last_seq;
+}
+
+int64_t History::unread_below() const {
+  if (!page_.empty()) return page_.front().seq + 1;
+  if (segment_ == 0) return 0;
+  int64_t first = std::max(path_.segments[segment_ - 1].first_seq, options_.from_seq);
+  return upper_ >= first ? upper_ + 1 : 0;
+}
+
+bool History::next_row(Row &row) {
+  while (page_.empty()) {
+    if (segment_ == 0) return false;
+    const log::Segment &s = path_.segments[segment_ - 1];
+    int64_t first = std::max(s.first_seq, options_.from_seq);
+    if (upper_ < first) {
+      if (--segment_ > 0) upper_ = path_.segments[segment_ - 1].last_seq;
+      continue;
+    }
+    auto q = store_.statement(kPage);
+    q->bind(1, path_.session_no);
+    q->bind(2, first);
+    q->bind(3, upper_);
+    int64_t last = upper_;
+    while (q->executeStep()) {
+      Row r;
+      r.seq = last = q->getColumn(0).getInt64();
+      r.role = q->getColumn(1).getString();
+      r.tokens = q->getColumn(2).getInt64();
+      r.counter = q->getColumn(3).getString();
+      r.event_id = q->getColumn(4).getString();
+      r.type = q->getColumn(5).getString();
+      r.payload = q->getColumn(6).getString();
+      r.visibility = q->getColumn(7).isNull() ? "" : q->getColumn(7).getString();
+      page_.push_back(std::move(r));
+    }
+    upper_ = page_.empty() ? first - 1 : last - 1;
+  }
+  row = std::move(page_.front());
+  page_.pop_front();
+  return true;
+}
+
+Message History::render(const Row &row) {
+  Message m;
+  m.seq = row.seq;
+  m.event_id = row.event_id;
+  m.role = row.role == "user" ? "user" : row.role == "assistant" ? "assistant" : "tool";
+  std::string segment_id = "msg:" + row.event_id;
+  bool sensitive = !options_.allow_sensitive && is_sensitive(parser_, row.visibility);
+  // The payload must outlive the visibility parse above: parse it last.
+  simdjson::dom::element payload = json::parse(parser_, row.payload, "payload");
+  simdjson::dom::array content;
+  if (!payload["content"].get(content))
+    for (simdjson::dom::element b : content)
+      if (project::string_field(b, "type") == "tool_call")
+        m.calls.emplace_back(project::string_field(b, "id"));
+  m.answers = project::string_field(payload, "tool_call_id");
+  m.artifact_id = project::string_field(payload, "artifact_id");
+  int64_t tokens = row.counter == counter_.name()
+                       ? row.tokens
+                       : project::Messages::count_tokens(counter_, row.type, payload);
+  bool recount = false;
+  if (sensitive) {
+    m.content = withheld_content(m.role, payload);
+    m.redactions.push_back({segment_id, "sensitive_event", 1});
+    recount = true;
+  } else {
+    RedactingFilter filter(redactor_);
+    json::JsonWriter w;
+    w.set_string_filter(&filter);
+    project::Messages::write_blocks(w, row.type, payload);
+    m.content = w.take();
+    m.redactions = notes(segment_id, filter.hits());
+    recount = !m.redactions.empty();
+  }
+  if (m.role == std::string_view("tool") && !sensitive && tokens > options_.prune_min_tokens)
+    add_pruned(m, payload);
+  if (recount) {
+    simdjson::dom::parser counting;
+    tokens = count_blocks(counter_, counting, m.content);
+  }
+  m.tokens = tokens + kFramingTokens;
+  return m;
+}
+
+// An old tool output enters as a preview and a ref to the whole, this
+// bundle only: nothing is written.
+void History::add_pruned(Message &m, simdjson::dom::element payload) {
+  std::string_view output = project::string_field(payload, "output");
+  artifact::PreviewSpec spec;
+  spec.mode = artifact::PreviewMode::kHeadTail;
+  spec.max_bytes = options_.prune_preview_bytes;
+  artifact::Preview p = artifact::preview_text(output, spec);
+  if (p.omitted_bytes == 0) return; // already short in bytes: nothing to gain
+  std::string where = m.artifact_id.empty() ? "event " + m.event_id : "artifact " + m.artifact_id;
+  std::string text = p.text + "\n[output pruned to a preview: " + std::to_string(output.size()) +
+                     " bytes in full, in " + where + "]";
+  std::vector<policy::RedactionHit> hits;
+  redactor_.redact(text, hits);
+  m.pruned_redactions = notes("msg:" + m.event_id, hits);
+  json::JsonWriter w;
+  w.begin_array().begin_object().field("type", "tool_result");
+  w.field("tool_call_id", m.answers);
+  std::string_view name = project::string_field(payload, "name");
+  if (!name.empty()) w.field("name", name);
+  bool failed = false;
+  if (payload["is_error"].get(failed)) failed = false;
+  w.field("status", failed ? "error" : "success").field("text", text);
+  if (!m.artifact_id.empty()) w.field("artifact_id", m.artifact_id);
+  w.key("pruned").begin_object().field("bytes", int64_t(output.size())).end_object();
+  w.end_object().end_array();
+  m.pruned_content = w.take();
+  m.pruned_tokens = counter_.count(text) + kFramingTokens;
+}
+
+std::optional<Turn> History::next_turn() {
+  Turn t;
+  std::deque<Message> msgs;
+  std::unordered_set<std::string> unanswered; // results read whose call is not yet
+  Row row;
+  while (next_row(row)) {
+    Message m = render(row);
+    if (!m.answers.empty() && m.role == std::string_view("tool")) unanswered.insert(m.answers);
+    for (const std::string &c : m.calls) unanswered.erase(c);
+    bool head = m.role == std::string_view("user") && unanswered.empty();
+    msgs.push_front(std::move(m));
+    if (head) {
+      t.has_head = true;
+      break;
+    }
+  }
+  if (msgs.empty()) return std::nullopt;
+  t.messages.assign(std::make_move_iterator(msgs.begin()), std::make_move_iterator(msgs.end()));
+  split_units(t);
+  return t;
+}
+
+// Units: each message from the first after the head, extended to the last
+// result answering any call inside it.
+void History::split_units(Turn &t) {
+  std::unordered_map<std::string, size_t> result_at; // call id -> the result's index
+  for (size_t i = 0; i < t.messages.size(); ++i)
+    if (t.messages[i].role == std::string_view("tool")) result_at[t.messages[i].answers] = i;
+  std::unordered_set<std::string> calls_seen;
+  for (size_t i = t.has_head ? 1 : 0; i < t.messages.size();) {
+    Unit u{i, i};
+    for (size_t j = i; j <= u.last; ++j) {
+      const Message &m = t.messages[j];
+      for (const std::string &c : m.calls) {
+        calls_seen.insert(c);
+        auto r = result_at.find(c);
+        if (r == result_at.end() || r->second < j)
+          u.pending = true;
+        else
+          u.last = std::max(u.last, r->second);
+      }
+      if (m.role == std::string_view("tool") && !calls_seen.count(m.answers)) u.orphan = true;
+    }
+    t.units.push_back(u);
+    i = u.last + 1;
+  }
+}
+
+} // namespace ctxdb::compile

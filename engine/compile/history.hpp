@@ -1,0 +1,99 @@
+// history.hpp — the conversation a compile may include: the messages on a
+// branch's path after the latest compaction's cut, read newest first, a
+// turn at a time, each already rendered as it would enter the bundle
+// (redacted, withheld when sensitive) with its token count.
+//
+// A turn is a user message and everything after it up to the next user
+// message; a turn is never ended between a tool call and its result (a
+// result that arrives after a later user message pulls the turns between
+// into one). Inside a turn, units are the spans nothing may cut: an
+// assistant message with its tool calls and every result answering them.
+#pragma once
+
+#include "compile/segment.hpp"
+#include "policy/redactor.hpp"
+#include "project/branch_path.hpp"
+#include "store/store.hpp"
+#include "token/counter.hpp"
+
+#include <simdjson.h>
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ctxdb::compile {
+
+// Tokens a provider spends framing one message (role, separators), added
+// to the count of every segment so a full bundle does not overflow.
+inline constexpr int64_t kFramingTokens = 4;
+
+struct Message {
+  int64_t seq = 0;
+  std::string event_id;
+  const char *role = "user"; // user | assistant | tool
+  std::string content;       // a JSON array of blocks, as it enters
+  int64_t tokens = 0;        // of content, framing included
+  std::vector<RedactionNote> redactions;
+  std::vector<std::string> calls; // assistant: the ids of its tool calls
+  std::string answers;            // tool: the call it answers
+  std::string artifact_id;        // tool: where the whole output is kept
+  // Tool results long enough to prune: the preview that replaces them.
+  std::optional<std::string> pruned_content;
+  int64_t pruned_tokens = 0;
+  std::vector<RedactionNote> pruned_redactions;
+};
+
+struct Unit {
+  size_t first = 0, last = 0; // message indexes, inclusive
+  bool pending = false;       // holds a call with no result yet
+  bool orphan = false;        // a result whose call is before the cut
+};
+
+struct Turn {
+  std::vector<Message> messages; // oldest first
+  bool has_head = false;         // messages[0] is the user message opening it
+  std::vector<Unit> units;       // the rest, oldest first
+};
+
+struct HistoryOptions {
+  int64_t from_seq = 1; // the compaction's first kept event
+  bool allow_sensitive = false;
+  int64_t prune_min_tokens = 500;
+  int64_t prune_preview_bytes = 800;
+};
+
+class History {
+public:
+  History(store::Store &store, const token::Counter &counter, const policy::Redactor &redactor,
+          project::BranchPath path, const HistoryOptions &options);
+
+  // The next older turn, or nullopt when the candidates are exhausted.
+  std::optional<Turn> next_turn();
+  // The seq below which nothing has been read yet (0: all read).
+  int64_t unread_below() const;
+
+private:
+  struct Row {
+    int64_t seq;
+    std::string role, counter, event_id, type, payload, visibility;
+    int64_t tokens;
+  };
+  bool next_row(Row &row);
+  Message render(const Row &row);
+  void add_pruned(Message &m, simdjson::dom::element payload);
+  void split_units(Turn &t);
+
+  store::Store &store_;
+  const token::Counter &counter_;
+  const policy::Redactor &redactor_;
+  project::BranchPath path_;
+  HistoryOptions options_;
+  simdjson::dom::parser parser_;
+  size_t segment_;       // the path segment being read, from the last
+  int64_t upper_;        // the highest seq not read yet in it
+  std::deque<Row> page_; // rows read ahead, newest first
+};
+
+} // namespace ctxdb::compile

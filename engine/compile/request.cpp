@@ -1,0 +1,92 @@
+#include "compile/request.hpp"
+
+#include "error.hpp"
+#include "store/store.hpp"
+#include "json/parse.hpp"
+
+#include <simdjson.h>
+
+namespace ctxdb::compile {
+
+namespace {
+
+using simdjson::dom::element;
+
+std::optional<std::string> optional_string(element o, const char *key) {
+  std::string_view v;
+  if (o[key].get(v)) return std::nullopt;
+  return std::string(v);
+}
+
+template <class T> void read(element o, const char *key, T &out) {
+  T v;
+  if (!o[key].get(v)) out = v;
+}
+
+void read_instructions(element doc, Request &r) {
+  simdjson::dom::array list;
+  if (doc["instructions"].get(list)) return;
+  for (element item : list) {
+    Instruction in;
+    in.kind = std::string(item["kind"].get_string().value());
+    in.text = std::string(item["text"].get_string().value());
+    in.id =
+        optional_string(item, "id").value_or(in.kind + "-" + std::to_string(r.instructions.size()));
+    for (const Instruction &prior : r.instructions)
+      if (prior.id == in.id)
+        throw Error(Code::kInvalidArg,
+                    "instructions: two instructions have the id '" + in.id + "'");
+    r.instructions.push_back(std::move(in));
+  }
+}
+
+void read_policy(element doc, Request &r) {
+  element policy;
+  if (doc["policy"].get(policy)) return;
+  simdjson::dom::array rules;
+  if (!policy["redact"].get(rules))
+    for (element rule : rules)
+      r.redact.push_back({std::string(rule["name"].get_string().value()),
+                          std::string(rule["pattern"].get_string().value()),
+                          optional_string(rule, "replacement").value_or("")});
+  read(policy, "builtin_redaction", r.builtin_redaction);
+  read(policy, "allow_sensitive", r.allow_sensitive);
+  element shares, prune;
+  if (!policy["shares"].get(shares)) read(shares, "tail", r.tail_share);
+  if (!policy["prune"].get(prune)) {
+    read(prune, "keep_recent_turns", r.keep_recent_turns);
+    read(prune, "min_tokens", r.prune_min_tokens);
+    read(prune, "preview_bytes", r.prune_preview_bytes);
+  }
+}
+
+} // namespace
+
+Request parse_request(std::string_view json) {
+  simdjson::dom::parser parser;
+  element doc = json::parse(parser, json, "compile request");
+  store::embedded_schema("json/compile_request.schema.json").validate(doc, "");
+  Request r;
+  r.session_id = std::string(doc["session_id"].get_string().value());
+  r.branch = optional_string(doc, "branch_id");
+  r.leaf_event_id = optional_string(doc, "leaf_event_id");
+  if (r.branch && r.leaf_event_id)
+    throw Error(Code::kInvalidArg, "branch_id and leaf_event_id exclude each other");
+  r.max_tokens = doc["max_tokens"].get_int64().value();
+  read(doc, "reserved_output_tokens", r.reserved_output_tokens);
+  if (r.reserved_output_tokens >= r.max_tokens)
+    throw Error(Code::kInvalidArg,
+                "reserved_output_tokens (" + std::to_string(r.reserved_output_tokens) +
+                    ") leaves nothing of max_tokens (" + std::to_string(r.max_tokens) + ")");
+  r.request = optional_string(doc, "request");
+  read_instructions(doc, r);
+  element tools;
+  if (!doc["tools"].get(tools) && tools.get_array().size() > 0)
+    r.tools_json = json::canonical(tools);
+  read_policy(doc, r);
+  if (auto format = optional_string(doc, "format")) r.format = *format;
+  read(doc, "record", r.record);
+  return r;
+}
+
+} // namespace ctxdb::compile

@@ -1,0 +1,48 @@
+// request.hpp — a compile request (schema/json/compile_request.schema.json)
+// parsed, checked and given its defaults, so the passes read plain fields.
+#pragma once
+
+#include "policy/redactor.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ctxdb::compile {
+
+struct Instruction {
+  std::string kind; // system | developer | project
+  std::string text;
+  std::string id; // names the segment: given, or <kind>-<position>
+};
+
+struct Request {
+  std::string session_id;
+  std::optional<std::string> branch;        // id or unique name; main when none
+  std::optional<std::string> leaf_event_id; // compile as of this event
+  int64_t max_tokens = 0;
+  int64_t reserved_output_tokens = 0;
+  std::optional<std::string> request; // the current request, when not in the log
+  std::vector<Instruction> instructions;
+  std::string tools_json; // the tool specs as a compact JSON array; empty: none
+  std::vector<policy::RedactionRule> redact;
+  bool builtin_redaction = true;
+  bool allow_sensitive = false;
+  double tail_share = 1.0;
+  int64_t keep_recent_turns = 2; // turns whose tool outputs enter whole
+  int64_t prune_min_tokens = 500;
+  int64_t prune_preview_bytes = 800;
+  std::string format = "canonical";
+  bool record = false;
+
+  int64_t available() const { return max_tokens - reserved_output_tokens; }
+};
+
+// Parses a request: kInvalidJson when it is not JSON, kInvalidArg when it
+// does not match its schema (the message names the field) or when its
+// fields contradict each other.
+Request parse_request(std::string_view json);
+
+} // namespace ctxdb::compile

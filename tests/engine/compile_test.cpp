@@ -1,0 +1,453 @@
+// The context compiler (engine/compile/): what a bundle holds, what it
+// leaves out and why, and the invariants of DESIGN §11 it keeps (1, 2, 5,
+// 6, 12), checked on hand-made sessions and, below, on random ones.
+#include "agent_events.hpp"
+#include "engine.hpp"
+#include "store/store.hpp"
+#include "test_util.hpp"
+#include "json/parse.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+using namespace ctxdb;
+using namespace ctxdb::test;
+
+namespace {
+
+std::string request(int64_t max_tokens, const std::string &extra = "") {
+  return R"({"session_id":"s","max_tokens":)" + std::to_string(max_tokens) +
+         (extra.empty() ? "" : "," + extra) + "}";
+}
+
+// A bundle read back: segments and exclusions as parsed JSON.
+struct Bundle {
+  std::string json;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  explicit Bundle(std::string j) : json(std::move(j)) { doc = parser.parse(json).value(); }
+  simdjson::dom::array segments() { return doc["segments"].get_array().value(); }
+  std::vector<std::string> ids() {
+    std::vector<std::string> out;
+    for (auto s : segments()) out.emplace_back(s["id"].get_string().value());
+    return out;
+  }
+  std::vector<std::string> excluded_ids() {
+    std::vector<std::string> out;
+    for (auto s : doc["excluded"].get_array()) out.emplace_back(s["id"].get_string().value());
+    return out;
+  }
+  int64_t used() { return doc["budget"]["used"].get_int64().value(); }
+  bool has(const std::string &id) {
+    auto all = ids();
+    return std::find(all.begin(), all.end(), id) != all.end();
+  }
+  std::string reason_of_excluded(const std::string &id) {
+    for (auto s : doc["excluded"].get_array())
+      if (s["id"].get_string().value() == id) return std::string(s["reason"].get_string().value());
+    return "";
+  }
+};
+
+// DESIGN §11 invariants 1 and 12 and the budget, on any bundle: every tool
+// result follows its call, every call with a result on the path has it in
+// the bundle (no pair split), every segment is explained and sourced, and
+// the segments sum to what the budget says.
+void check_bundle(Bundle &b, const std::set<std::string> &answered_calls) {
+  std::set<std::string> calls, results;
+  int64_t sum = 0;
+  for (auto s : b.segments()) {
+    sum += s["tokens"].get_int64().value();
+    CHECK(!s["reason"].get_string().value().empty());
+    CHECK(s["sources"].get_array().size() > 0);
+    for (auto block : s["content"].get_array()) {
+      std::string_view type = block["type"].get_string().value();
+      if (type == "tool_call") calls.insert(std::string(block["id"].get_string().value()));
+      if (type == "tool_result") {
+        std::string id(block["tool_call_id"].get_string().value());
+        INFO("result " << id << " in " << b.json);
+        CHECK(calls.count(id) == 1); // its call came before it
+        results.insert(id);
+      }
+    }
+  }
+  for (const std::string &c : calls)
+    if (answered_calls.count(c)) {
+      INFO("call " << c << " without its result in " << b.json);
+      CHECK(results.count(c) == 1);
+    }
+  CHECK(sum == b.used());
+  CHECK(b.used() <= b.doc["budget"]["available"].get_int64().value());
+}
+
+std::string big_output(size_t lines) {
+  std::string out;
+  for (size_t i = 0; i < lines; ++i) out += "line " + std::to_string(i) + " of the build log\\n";
+  return out;
+}
+
+std::string finished_with(const std::string &id, const std::string &output,
+                          const std::string &extra = "") {
+  return event("ToolCallFinished", "tool",
+               R"({"tool_call_id":")" + id + R"(","name":"bash","output":")" + output + "\"}",
+               extra);
+}
+
+} // namespace
+
+TEST_CASE("a bundle holds instructions, state and the conversation, explained") {
+  SessionFixture f;
+  std::string ask = f.add(prompt("fix the failing test"));
+  f.add(event(
+      "StateUpdated", "agent",
+      R"({"ops":[{"op":"set_plan","steps":["read","fix"]},{"op":"open_question","text":"which test?"},{"op":"add_fact","content":"CI is red"}]})"));
+  std::string c1 = f.add(call("c1"));
+  std::string r1 = f.add(finished("c1"));
+  Bundle b(f.db.compile(
+      request(100000, R"("instructions":[{"kind":"system","text":"You are a coding agent."}],)"
+                      R"("tools":[{"name":"bash","parameters":{"type":"object"}}])")));
+  CHECK(b.ids() == std::vector<std::string>{"instructions:system-0", "tools", "goal", "plan",
+                                            "open_questions", "facts", "msg:" + ask, "msg:" + c1,
+                                            "msg:" + r1});
+  CHECK(b.excluded_ids().empty());
+  CHECK(std::string(b.doc["leaf_event_id"].get_string().value()) == r1);
+  auto segs = b.segments();
+  CHECK(segs.at(6)["kind"].get_string().value() == "request");
+  CHECK(segs.at(6)["priority"].get_int64().value() == 0);
+  CHECK(segs.at(7)["role"].get_string().value() == "assistant");
+  CHECK(segs.at(8)["role"].get_string().value() == "tool");
+  check_bundle(b, {"c1"});
+  // Tokens per kind add up to what was used.
+  int64_t by_kind = 0;
+  for (auto [k, v] : b.doc["tokens_by_kind"].get_object()) by_kind += v.get_int64().value();
+  CHECK(by_kind == b.used());
+  simdjson::dom::parser p;
+  CHECK_NOTHROW(store::embedded_schema("json/bundle.schema.json")
+                    .validate(json::parse(p, b.json, "bundle"), ""));
+}
+
+TEST_CASE("the same inputs give byte-identical bundles, and a compile writes nothing") {
+  SessionFixture f;
+  f.add(prompt("go"));
+  f.add(call("c1"));
+  f.add(finished("c1"));
+  std::string before = snapshot(f.db);
+  std::string a = f.db.compile(request(50));
+  CHECK(a == f.db.compile(request(50)));
+  CHECK(snapshot(f.db) == before);
+}
+
+TEST_CASE("P0 alone over the budget is CTXDB_BUDGET naming both sizes") {
+  SessionFixture f;
+  f.add(prompt("go"));
+  std::string long_text(4000, 'x');
+  for (size_t i = 0; i < long_text.size(); i += 5) long_text[i] = ' ';
+  try {
+    f.db.compile(request(100, R"("instructions":[{"kind":"system","text":")" + long_text + "\"}]"));
+    FAIL("no error");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kBudget);
+    CHECK(std::string(e.what()).find("only 100 are available") != std::string::npos);
+  }
+}
+
+TEST_CASE("the tail shrinks by whole turns, newest first") {
+  SessionFixture f;
+  std::vector<std::string> turn_ids;
+  for (int t = 0; t < 6; ++t) {
+    std::string n = std::to_string(t);
+    turn_ids.push_back(f.add(prompt("turn " + n)));
+    f.add(call("c" + n));
+    f.add(finished("c" + n));
+  }
+  Bundle all(f.db.compile(request(100000)));
+  int64_t full = all.used();
+  // Room for about half: the newest turns enter whole, the oldest stay out.
+  Bundle half(f.db.compile(request(full / 2, R"("policy":{"prune":{"keep_recent_turns":10}})")));
+  check_bundle(half, {"c0", "c1", "c2", "c3", "c4", "c5"});
+  CHECK(half.has("msg:" + turn_ids[5]));
+  CHECK_FALSE(half.has("msg:" + turn_ids[0]));
+  // The first turn that did not fit is listed; older ones were never read.
+  REQUIRE_FALSE(half.excluded_ids().empty());
+  CHECK(half.reason_of_excluded(half.excluded_ids().front()).find("budget") != std::string::npos);
+  CHECK(half.excluded_ids().back().starts_with("history:before:"));
+  // Turns in the bundle are whole: a prompt is there only with its pair.
+  for (int t = 0; t < 6; ++t)
+    if (half.has("msg:" + turn_ids[t])) CHECK(half.segments().size() >= 3);
+}
+
+TEST_CASE("a turn too large is split at a closed tool pair, its request kept") {
+  SessionFixture f;
+  std::string ask = f.add(prompt("do many things"));
+  std::vector<std::string> calls, results;
+  for (int i = 0; i < 8; ++i) {
+    std::string n = std::to_string(i);
+    calls.push_back(f.add(call("c" + n)));
+    results.push_back(f.add(finished("c" + n)));
+  }
+  Bundle all(f.db.compile(request(100000)));
+  Bundle split(f.db.compile(request(all.used() / 2)));
+  std::set<std::string> answered;
+  for (int i = 0; i < 8; ++i) answered.insert("c" + std::to_string(i));
+  check_bundle(split, answered);
+  CHECK(split.has("msg:" + ask));                 // the request, kept
+  CHECK(split.has("msg:" + calls.back()));        // the newest pair
+  CHECK_FALSE(split.has("msg:" + calls.front())); // the oldest, dropped
+  CHECK_FALSE(split.has("msg:" + results.front()));
+}
+
+TEST_CASE("pending tool calls are always in, with what answers their message so far") {
+  SessionFixture f;
+  f.add(prompt("go"));
+  std::string two = f.add(event(
+      "AssistantMessageCreated", "assistant",
+      R"({"content":[{"type":"tool_call","id":"a","name":"bash","args":{}},{"type":"tool_call","id":"b","name":"bash","args":{}}]})"));
+  std::string ra = f.add(finished("a"));
+  Bundle b(f.db.compile(request(60)));
+  CHECK(b.has("msg:" + two));
+  CHECK(b.has("msg:" + ra));
+  for (auto s : b.segments())
+    if (s["id"].get_string().value() == "msg:" + two) CHECK(s["priority"].get_int64().value() == 0);
+}
+
+TEST_CASE("the latest compaction supplies the summary; what it covers is not a candidate") {
+  SessionFixture f;
+  std::string old_ask = f.add(prompt("old request"));
+  f.add(call("c1"));
+  f.add(finished("c1"));
+  std::string kept = f.add(prompt("new request"));
+  f.add(call("c2"));
+  f.add(finished("c2"));
+  std::string comp = f.add(
+      event("CompactionCompleted", "agent",
+            R"({"summary":{"goal":"fix it","progress":["read a.py"]},"first_kept_event_id":")" +
+                kept + "\"}"));
+  Bundle b(f.db.compile(request(100000)));
+  CHECK(b.has("summary"));
+  CHECK(b.has("msg:" + kept));
+  CHECK_FALSE(b.has("msg:" + old_ask));
+  CHECK(std::find(b.excluded_ids().begin(), b.excluded_ids().end(), "msg:" + old_ask) ==
+        b.excluded_ids().end());
+  auto segs = b.segments();
+  for (auto s : segs)
+    if (s["id"].get_string().value() == "summary") {
+      CHECK(s["sources"].at(0)["type"].get_string().value() == "compaction");
+      CHECK(s["sources"].at(0)["id"].get_string().value() == comp);
+    }
+  check_bundle(b, {"c2"});
+}
+
+TEST_CASE("a compaction must keep from an earlier event on its own branch") {
+  SessionFixture f;
+  std::string a = f.add(prompt("a"));
+  f.add(prompt("b"));
+  std::string snap = snapshot(f.db);
+  for (std::string bad : {std::string("evt_nope"), std::string("s")}) {
+    CHECK(code_of([&] {
+            f.add(event("CompactionCompleted", "agent",
+                        R"({"summary":"s","first_kept_event_id":")" + bad + "\"}"));
+          }) == Code::kInvalidArg);
+  }
+  // A fork's compaction cannot keep from the main branch's later events.
+  std::string forked = f.add(prompt("what if", after(a)));
+  std::string main_leaf = f.add(prompt("c", on("main")));
+  CHECK(code_of([&] {
+          f.add(event("CompactionCompleted", "agent",
+                      R"({"summary":"s","first_kept_event_id":")" + main_leaf + "\"}",
+                      after(forked)));
+        }) == Code::kInvalidArg);
+  CHECK_NOTHROW(
+      f.add(event("CompactionCompleted", "agent",
+                  R"({"summary":"s","first_kept_event_id":")" + a + "\"}", after(forked))));
+  (void)snap;
+}
+
+TEST_CASE("older verbose tool outputs enter as a preview and a ref; recent ones whole") {
+  SessionFixture f;
+  f.add(prompt("build it"));
+  f.add(call("c1"));
+  std::string old_result = f.add(finished_with("c1", big_output(400)));
+  for (int t = 0; t < 2; ++t) {
+    f.add(prompt("again " + std::to_string(t)));
+    f.add(call("d" + std::to_string(t)));
+    f.add(finished("d" + std::to_string(t)));
+  }
+  Bundle b(f.db.compile(request(100000)));
+  bool seen = false;
+  for (auto s : b.segments())
+    if (s["id"].get_string().value() == "msg:" + old_result) {
+      seen = true;
+      CHECK(s["priority"].get_int64().value() == 3);
+      auto block = s["content"].at(0);
+      CHECK(block["pruned"]["bytes"].get_int64().value() > 10000);
+      std::string_view text = block["text"].get_string().value();
+      CHECK(text.find("omitted") != std::string_view::npos);
+      CHECK(text.find("line 399 of the build log") != std::string_view::npos); // the tail
+      CHECK(std::string(s["reason"].get_string().value()).find("pruned") != std::string::npos);
+    }
+  CHECK(seen);
+  // Within the recent turns it enters whole.
+  Bundle whole(f.db.compile(request(100000, R"("policy":{"prune":{"keep_recent_turns":3}})")));
+  for (auto s : whole.segments())
+    if (s["id"].get_string().value() == "msg:" + old_result)
+      CHECK(s["content"].at(0)["pruned"].error() == simdjson::NO_SUCH_FIELD);
+}
+
+TEST_CASE("redaction rules replace what they match and say where, never what") {
+  SessionFixture f;
+  std::string ask = f.add(prompt("deploy with token tok-1234-secret please"));
+  Bundle b(f.db.compile(request(
+      1000,
+      R"("policy":{"builtin_redaction":false,"redact":[{"name":"deploy_token","pattern":"tok-1234-secret"}]})")));
+  CHECK(b.json.find("tok-1234-secret") == std::string::npos);
+  CHECK(b.json.find("[REDACTED:deploy_token]") != std::string::npos);
+  // In the goal (the first prompt) and in the request message.
+  std::set<std::string> where;
+  for (auto r : b.doc["redactions"].get_array()) {
+    where.insert(std::string(r["segment_id"].get_string().value()));
+    CHECK(r["rule"].get_string().value() == "deploy_token");
+    CHECK(r["count"].get_int64().value() == 1);
+  }
+  CHECK(where == std::set<std::string>{"goal", "msg:" + ask});
+}
+
+TEST_CASE("sensitive events are withheld unless the policy allows them") {
+  SessionFixture f;
+  f.add(prompt("go"));
+  std::string secret =
+      f.add(event("AssistantMessageCreated", "assistant",
+                  R"({"content":[{"type":"text","text":"the vault code is 4411"}]})",
+                  R"("visibility":"sensitive")"));
+  Bundle hidden(f.db.compile(request(1000)));
+  CHECK(hidden.json.find("4411") == std::string::npos);
+  CHECK(hidden.json.find("withheld") != std::string::npos);
+  Bundle shown(f.db.compile(request(1000, R"("policy":{"allow_sensitive":true})")));
+  CHECK(shown.json.find("4411") != std::string::npos);
+  (void)secret;
+}
+
+TEST_CASE("record appends a ContextBuilt; the next bundle reports the prefix it shares") {
+  SessionFixture f;
+  f.add(prompt("go"));
+  f.add(call("c1"));
+  f.add(finished("c1"));
+  std::string req =
+      request(10000, R"("instructions":[{"kind":"system","text":"be brief"}],"record":true)");
+  Bundle first(f.db.compile(req));
+  CHECK(first.doc["stable_prefix_tokens"].get_int64().value() == 0);
+  std::string built = f.db.event_get(field(items(f.db.branch_list("s"))[0], "leaf_event_id"));
+  CHECK(field(built, "type") == "ContextBuilt");
+  std::string payload = field(built, "payload");
+  CHECK(field(payload, "bundle_hash") == field(first.json, "hash"));
+  CHECK(payload.find("be brief") == std::string::npos); // ids and hashes, never the text
+  f.add(prompt("more"));
+  Bundle second(f.db.compile(req));
+  CHECK(second.doc["stable_prefix_tokens"].get_int64().value() > 0);
+  CHECK(second.doc["stable_prefix_tokens"].get_int64().value() < second.used());
+  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
+TEST_CASE("leaf_event_id compiles the past; a branch compiles its own path") {
+  SessionFixture f;
+  std::string a = f.add(prompt("first"));
+  std::string b = f.add(prompt("second"));
+  f.add(prompt("on a fork", after(a)));
+  Bundle past(f.db.compile(request(1000, R"("leaf_event_id":")" + a + "\"")));
+  CHECK(past.has("msg:" + a));
+  CHECK_FALSE(past.has("msg:" + b));
+  Bundle main(f.db.compile(request(1000, R"("branch_id":"main")")));
+  CHECK(main.has("msg:" + b));
+  CHECK(code_of([&] {
+          f.db.compile(request(1000, R"("leaf_event_id":")" + a + R"(","record":true)"));
+        }) == Code::kInvalidArg);
+}
+
+TEST_CASE("bad compile requests are clear errors") {
+  SessionFixture f;
+  f.add(prompt("go"));
+  CHECK(code_of([&] { f.db.compile("{"); }) == Code::kInvalidJson);
+  CHECK(code_of([&] { f.db.compile(R"({"session_id":"s"})"); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.db.compile(request(0)); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.db.compile(request(10, R"("reserved_output_tokens":10)")); }) ==
+        Code::kInvalidArg);
+  CHECK(code_of([&] { f.db.compile(R"({"session_id":"nope","max_tokens":10})"); }) ==
+        Code::kNotFound);
+  CHECK(code_of([&] { f.db.compile(request(10, R"("branch_id":"nope")")); }) == Code::kNotFound);
+  CHECK(code_of([&] { f.db.compile(request(10, R"("leaf_event_id":"evt_nope")")); }) ==
+        Code::kNotFound);
+  CHECK(code_of([&] { f.db.compile(request(10, R"("format":"gopher")")); }) == Code::kInvalidArg);
+  CHECK(code_of([&] {
+          f.db.compile(request(10, R"("policy":{"redact":[{"name":"x","pattern":"("}]})"));
+        }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.db.compile(request(10, R"("branch_id":"main","leaf_event_id":"x")")); }) ==
+        Code::kInvalidArg);
+}
+
+// Invariants 1, 2, 5, 6 and 12 over random sessions and random budgets.
+TEST_CASE("random sessions and budgets keep the bundle invariants") {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    SessionFixture f;
+    std::set<std::string> answered;
+    std::vector<std::string> open_calls;
+    int calls = 0;
+    std::string last_prompt;
+    int events = 20 + int(rng() % 60);
+    for (int i = 0; i < events; ++i) {
+      switch (rng() % 6) {
+      case 0: last_prompt = f.add(prompt("prompt " + std::to_string(i))); break;
+      case 1:
+      case 2: {
+        std::string id = "k" + std::to_string(calls++);
+        f.add(call(id));
+        open_calls.push_back(id);
+        break;
+      }
+      case 3:
+      case 4:
+        if (!open_calls.empty()) {
+          size_t k = rng() % open_calls.size();
+          std::string id = open_calls[k];
+          open_calls.erase(open_calls.begin() + long(k));
+          std::string out = rng() % 3 == 0 ? big_output(50 + rng() % 200) : "ok";
+          f.add(finished_with(id, out));
+          answered.insert(id);
+        }
+        break;
+      case 5:
+        f.add(event("StateUpdated", "agent",
+                    R"({"ops":[{"op":"open_question","text":"q)" + std::to_string(i) +
+                        R"("},{"op":"set_goal","text":"goal )" + std::to_string(i) + "\"}]}"));
+        break;
+      }
+    }
+    for (int trial = 0; trial < 5; ++trial) {
+      int64_t budget = 20 + int64_t(rng() % 3000);
+      std::string req = request(budget);
+      std::string json;
+      try {
+        json = f.db.compile(req);
+      } catch (const Error &e) {
+        CHECK(e.code() == Code::kBudget); // only when P0 alone does not fit
+        continue;
+      }
+      Bundle b(json);
+      INFO("seed " << seed << " budget " << budget);
+      check_bundle(b, answered);
+      CHECK(json == f.db.compile(req)); // invariant 6
+      // Invariant 5: the request, the goal and the open questions.
+      if (!last_prompt.empty()) CHECK((b.has("msg:" + last_prompt) || b.has("request")));
+      std::string state = f.db.state("s", std::nullopt, std::nullopt);
+      if (state.find("\"user_goal\":{") != std::string::npos) CHECK(b.has("goal"));
+      if (state.find("\"open_questions\":[{") != std::string::npos) CHECK(b.has("open_questions"));
+      // Invariant 2's counterpart: no pending call is ever left out.
+      for (const std::string &c : open_calls) {
+        bool present = b.json.find(R"("id":")" + c + "\"") != std::string::npos;
+        CHECK(present);
+      }
+    }
+  }
+}
