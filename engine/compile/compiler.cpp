@@ -112,7 +112,8 @@ private:
   Candidate text_candidate(Slot slot, std::string id, const char *kind, int priority,
                            const char *role, std::string text, std::string reason,
                            std::vector<Source> sources);
-  Candidate message_candidate(const Message &m, size_t turn, int priority, bool pruned,
+  // The segment of a message entering the bundle; its content moves out.
+  Candidate message_candidate(Message &m, size_t turn, int priority, bool pruned,
                               std::string reason);
   Turn *turn(size_t i);
   void take(Candidate c);
@@ -327,7 +328,7 @@ void Compilation::read_turns_for_pending() {
   }
 }
 
-Candidate Compilation::message_candidate(const Message &m, size_t turn, int priority, bool pruned,
+Candidate Compilation::message_candidate(Message &m, size_t turn, int priority, bool pruned,
                                          std::string reason) {
   Candidate c;
   bool is_request = m.event_id == request_event_id_;
@@ -335,7 +336,7 @@ Candidate Compilation::message_candidate(const Message &m, size_t turn, int prio
   c.segment.kind = is_request ? "request" : "message";
   c.segment.priority = priority;
   c.segment.role = m.role;
-  c.segment.content = pruned ? *m.pruned_content : m.content;
+  c.segment.content = std::move(pruned ? *m.pruned_content : m.content);
   c.segment.tokens = pruned ? m.pruned_tokens : m.tokens;
   c.segment.reason = std::move(reason);
   c.segment.sources = {{"event", m.event_id}};
@@ -398,9 +399,11 @@ void Compilation::leave(const Segment &s, std::string reason) {
   excluded_.push_back({s.id, s.kind, s.priority, s.tokens, std::move(reason), s.sources});
 }
 
-void Compilation::leave_message(const Message &m, size_t turn, int priority, std::string reason) {
-  Candidate c = message_candidate(m, turn, priority, false, "");
-  leave(c.segment, std::move(reason));
+void Compilation::leave_message(const Message &m, size_t, int priority, std::string reason) {
+  std::vector<Source> sources{{"event", m.event_id}};
+  if (!m.artifact_id.empty()) sources.push_back({"artifact", m.artifact_id});
+  excluded_.push_back({"msg:" + m.event_id, m.event_id == request_event_id_ ? "request" : "message",
+                       priority, m.tokens, std::move(reason), std::move(sources)});
 }
 
 void Compilation::fit_fixed(Candidate *c) {
@@ -424,7 +427,7 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
   };
   auto take_message = [&](size_t k, std::string reason) {
     if (taken[k]) return;
-    const Message &m = t.messages[k];
+    Message &m = t.messages[k];
     bool pruned = prune && m.pruned_content.has_value();
     if (pruned)
       reason += "; its tool output pruned to a preview (" + std::to_string(m.tokens) + " -> " +

@@ -24,20 +24,24 @@ constexpr char kPage[] =
 constexpr std::string_view kWithheld = "[withheld: sensitive]";
 
 // Routes every string value of a message through the redactor, keeping
-// per-rule counts.
+// per-rule counts. Its buffers belong to the History, so rendering a
+// message allocates nothing for the strings that hold no secret.
 class RedactingFilter final : public json::StringFilter {
 public:
-  explicit RedactingFilter(const policy::Redactor &r) : redactor_(r) {}
+  RedactingFilter(const policy::Redactor &r, std::string &buffer,
+                  std::vector<policy::RedactionHit> &hits)
+      : redactor_(r), buffer_(buffer), hits_(hits) {
+    hits_.clear();
+  }
   std::string_view apply(std::string_view s) override {
     buffer_.assign(s);
     return redactor_.redact(buffer_, hits_) ? std::string_view(buffer_) : s;
   }
-  std::vector<policy::RedactionHit> &hits() { return hits_; }
 
 private:
   const policy::Redactor &redactor_;
-  std::string buffer_;
-  std::vector<policy::RedactionHit> hits_;
+  std::string &buffer_;
+  std::vector<policy::RedactionHit> &hits_;
 };
 
 std::vector<RedactionNote> notes(const std::string &segment_id,
@@ -191,20 +195,17 @@ Message History::render(const Row &row) {
     m.redactions.push_back({segment_id, "sensitive_event", 1});
     recount = true;
   } else {
-    RedactingFilter filter(redactor_);
+    RedactingFilter filter(redactor_, filter_buffer_, filter_hits_);
     json::JsonWriter w;
     w.set_string_filter(&filter);
     project::Messages::write_blocks(w, row.type, payload);
     m.content = w.take();
-    m.redactions = notes(segment_id, filter.hits());
+    m.redactions = notes(segment_id, filter_hits_);
     recount = !m.redactions.empty();
   }
   if (m.role == std::string_view("tool") && !sensitive && tokens > options_.prune_min_tokens)
     add_pruned(m, payload);
-  if (recount) {
-    simdjson::dom::parser counting;
-    tokens = count_blocks(counter_, counting, m.content);
-  }
+  if (recount) tokens = count_blocks(counter_, count_parser_, m.content);
   m.tokens = tokens + kFramingTokens;
   return m;
 }

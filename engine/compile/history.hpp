@@ -91,6 +91,9 @@ private:
   project::BranchPath path_;
   HistoryOptions options_;
   simdjson::dom::parser parser_;
+  simdjson::dom::parser count_parser_; // recounts, apart from the payload's
+  std::string filter_buffer_;          // the redacting filter's, reused
+  std::vector<policy::RedactionHit> filter_hits_;
   size_t segment_;       // the path segment being read, from the last
   int64_t upper_;        // the highest seq not read yet in it
   std::deque<Row> page_; // rows read ahead, newest first

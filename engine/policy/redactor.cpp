@@ -328,10 +328,11 @@ struct Found {
 struct Redactor::Impl {
   struct Rule {
     std::string name, replacement;
-    CodePtr code;
+    const pcre2_code *code = nullptr; // in `owned`, or a process-wide built-in
     bool jit = false;
   };
-  std::vector<Rule> rules; // built-ins (when on) first, then the policy's
+  std::vector<Rule> rules;    // built-ins (when on) first, then the policy's
+  std::vector<CodePtr> owned; // the policy rules' compiled patterns
   int builtin_count = 0;
   std::unique_ptr<pcre2_match_data, MatchDataFree> match;
   std::unique_ptr<pcre2_match_context, MatchContextFree> context;
@@ -344,7 +345,27 @@ struct Redactor::Impl {
   Found next_policy(int rule, std::string_view s, size_t from) const;
   Found next(std::string_view s, size_t from, std::vector<Found> &cache) const;
   bool redact(std::string &text, std::vector<RedactionHit> &hits) const;
+  static const std::vector<Rule> &compiled_builtins();
 };
+
+// The built-ins compiled and JIT-compiled once per process: a compile
+// builds a Redactor per request, and compiling a dozen patterns costs more
+// than redacting a whole bundle. Compiled code is read-only when matching,
+// so every Redactor (each with its own match data) shares it.
+const std::vector<Redactor::Impl::Rule> &Redactor::Impl::compiled_builtins() {
+  static const auto *rules = [] {
+    auto *v = new std::vector<Rule>;
+    for (const RedactionRule &r : Redactor::builtin_rules()) {
+      // Compiled anchored: they are only ever tried where the prefilter
+      // saw their anchor (JIT does not take PCRE2_ANCHORED at match time).
+      pcre2_code *code = compile(r, PCRE2_ANCHORED).release();
+      bool jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+      v->push_back({r.name, "[REDACTED:" + r.name + "]", code, jit});
+    }
+    return v; // never freed: shared by every Redactor until exit
+  }();
+  return *rules;
+}
 
 void Redactor::Impl::add(const RedactionRule &r, uint32_t extra) {
   if (r.name.empty()) throw Error(Code::kInvalidArg, "redaction rule without a name");
@@ -353,9 +374,10 @@ void Redactor::Impl::add(const RedactionRule &r, uint32_t extra) {
   Rule rule;
   rule.name = r.name;
   rule.replacement = r.replacement.empty() ? "[REDACTED:" + r.name + "]" : r.replacement;
-  rule.code = compile(r, extra);
+  owned.push_back(compile(r, extra));
+  rule.code = owned.back().get();
   // Without JIT (an unsupported CPU) the interpreter gives the same matches.
-  rule.jit = pcre2_jit_compile(rule.code.get(), PCRE2_JIT_COMPLETE) == 0;
+  rule.jit = pcre2_jit_compile(owned.back().get(), PCRE2_JIT_COMPLETE) == 0;
   rules.push_back(std::move(rule));
 }
 
@@ -364,9 +386,8 @@ void Redactor::Impl::add(const RedactionRule &r, uint32_t extra) {
 bool Redactor::Impl::match_at(int rule, std::string_view s, size_t from, Found &f) const {
   const Rule &r = rules[rule];
   auto subject = reinterpret_cast<PCRE2_SPTR>(s.data());
-  int rc =
-      r.jit ? pcre2_jit_match(r.code.get(), subject, s.size(), from, 0, match.get(), context.get())
-            : pcre2_match(r.code.get(), subject, s.size(), from, 0, match.get(), context.get());
+  int rc = r.jit ? pcre2_jit_match(r.code, subject, s.size(), from, 0, match.get(), context.get())
+                 : pcre2_match(r.code, subject, s.size(), from, 0, match.get(), context.get());
   if (rc == PCRE2_ERROR_NOMATCH) return false;
   // A rule that cannot finish (match or JIT stack limit) must not pass its
   // secret through silently.
@@ -443,6 +464,9 @@ Found Redactor::Impl::next(std::string_view s, size_t from, std::vector<Found> &
 
 bool Redactor::Impl::redact(std::string &text, std::vector<RedactionHit> &hits) const {
   std::string_view s = text;
+  // Most strings hold no anchor at all: answer them without allocating.
+  bool only_builtins = size_t(builtin_count) == rules.size();
+  if (only_builtins && (builtin_count == 0 || prefilter().next(s, 0) == npos)) return false;
   std::vector<Found> cache(1 + rules.size() - builtin_count);
   if (builtin_count == 0) cache[0].rule = -2;
   std::vector<int64_t> counts(rules.size());
@@ -474,9 +498,7 @@ bool Redactor::Impl::redact(std::string &text, std::vector<RedactionHit> &hits) 
 
 Redactor::Redactor(std::vector<RedactionRule> rules, bool builtin) : impl_(new Impl) {
   if (builtin) {
-    // Compiled anchored: they are only ever tried where the prefilter saw
-    // their anchor (JIT does not take PCRE2_ANCHORED at match time).
-    for (const RedactionRule &r : builtin_rules()) impl_->add(r, PCRE2_ANCHORED);
+    impl_->rules = Impl::compiled_builtins();
     impl_->builtin_count = int(impl_->rules.size());
   }
   for (const RedactionRule &r : rules) impl_->add(r, 0);
