@@ -169,7 +169,7 @@ class Message(TypedDict):
     branch_id: str  # the branch its event is on
     role: str  # "user", "assistant", "tool" or "summary"
     tokens: int  # counted once, at append
-    token_counter: str  # e.g. "approx-v1"
+    token_counter: str  # e.g. "approx-v2"
     blocks: List[MessageBlock]
 
 
