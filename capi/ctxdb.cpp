@@ -10,10 +10,12 @@
 #include "engine.hpp"
 #include "error.hpp"
 #include "store/store.hpp"
+#include "token/counter.hpp"
 #include "json/parse.hpp"
 
 #include <simdjson.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -50,6 +52,9 @@ static_assert(CTXDB_NOTADB == int(Code::kNotADb));
 struct ctxdb_db {
   std::mutex mu;                         // serializes calls on the handle
   std::unique_ptr<ctxdb::Engine> engine; // null once closed
+  // The thread inside a call on the handle, so that a host callback (a
+  // token counter) calling back into it fails instead of deadlocking.
+  std::atomic<std::thread::id> owner{};
   std::mutex messages_mu;
   std::unordered_map<std::thread::id, std::string> messages;
 };
@@ -126,6 +131,22 @@ int fail_current(ctxdb_db *h) {
   }
 }
 
+// Marks the calling thread as inside a call on the handle while it holds
+// the handle's lock.
+struct OwnerMark {
+  ctxdb_db &h;
+  explicit OwnerMark(ctxdb_db &handle) : h(handle) { h.owner = std::this_thread::get_id(); }
+  ~OwnerMark() { h.owner = std::thread::id(); }
+};
+
+// A call on the handle made from inside a call on it (a host callback):
+// locking would deadlock.
+int reentered(ctxdb_db *h) {
+  return fail(h, Code::kMisuse,
+              "a ctxdb call on this handle was made from inside a call on it "
+              "(a host callback must not use the handle that called it)");
+}
+
 // A (pointer, length) argument as a string_view; NULL is only allowed
 // with length 0.
 std::string_view arg(const char *p, size_t n, const char *name) {
@@ -168,8 +189,10 @@ template <class Fn> int with_engine(ctxdb_db *db, Fn &&fn) {
     return fail(nullptr, Code::kMisuse,
                 db ? "the ctxdb handle is not open (closed, or not a handle)"
                    : "the ctxdb handle is NULL");
+  if (h->owner == std::this_thread::get_id()) return reentered(h.get());
   std::lock_guard lock(h->mu);
   if (!h->engine) return fail(nullptr, Code::kMisuse, "the ctxdb handle is closed");
+  OwnerMark mark(*h);
   try {
     fn(*h->engine);
     return CTXDB_OK;
@@ -303,6 +326,7 @@ CTXDB_API int ctxdb_close(ctxdb_db *db) {
     auto it = r.handles.find(db);
     if (it == r.handles.end())
       return fail(nullptr, Code::kMisuse, "ctxdb_close: the handle is not open (closed twice?)");
+    if (it->second->owner == std::this_thread::get_id()) return reentered(it->second.get());
     h = std::move(it->second);
     r.handles.erase(it);
   }
@@ -527,8 +551,10 @@ CTXDB_API int ctxdb_iter_next(ctxdb_iter *it, const char **row, size_t *row_len)
   if (!live_iter(it)) return fail(nullptr, Code::kMisuse, "the iterator is not live (freed?)");
   if (!row) return fail(it->db.get(), Code::kMisuse, "row is NULL");
   ctxdb_db *h = it->db.get();
+  if (h->owner == std::this_thread::get_id()) return reentered(h);
   std::lock_guard lock(h->mu);
   if (!h->engine) return fail(nullptr, Code::kMisuse, "the iterator's database was closed");
+  OwnerMark mark(*h);
   try {
     if (it->next == it->rows.size() && !it->exhausted) fill_page(it, *h->engine);
     if (it->next == it->rows.size()) return CTXDB_DONE;
@@ -551,6 +577,85 @@ CTXDB_API void ctxdb_iter_free(ctxdb_iter *it) {
   std::shared_ptr<ctxdb_db> db = it->db;
   std::lock_guard lock(db->mu); // no iter_next of this handle is mid-page
   delete it;
+}
+
+} // extern "C"
+
+// ---- the context compiler --------------------------------------------------
+
+namespace {
+
+// A host's ctxdb_token_count_fn as the engine's token::Counter. A failure
+// of the callback is thrown as ctxdb::Error, which fails the engine call
+// that needed the count (an append rolls back).
+class HostCounter final : public ctxdb::token::Counter {
+public:
+  HostCounter(std::string name, ctxdb_token_count_fn fn, void *user_data)
+      : name_(std::move(name)), fn_(fn), user_data_(user_data) {}
+
+  std::string_view name() const override { return name_; }
+
+  int64_t count(std::string_view text) const override {
+    int64_t n = -1;
+    int rc = fn_(user_data_, text.empty() ? "" : text.data(), text.size(), &n);
+    if (rc != CTXDB_OK) {
+      // A status code of ours says what went wrong; anything else is the
+      // host's own failure, which ctxdb can only call internal.
+      bool ours = rc >= CTXDB_MISUSE && rc <= CTXDB_NOTADB;
+      throw Error(ours ? Code(rc) : Code::kInternal,
+                  "token counter '" + name_ + "' failed (it returned " + std::to_string(rc) +
+                      (ours ? std::string(", ") + ctxdb_errstr(rc) : std::string()) + ")");
+    }
+    if (n < 0)
+      throw Error(Code::kInternal, "token counter '" + name_ + "' returned a negative count (" +
+                                       std::to_string(n) + ")");
+    return n;
+  }
+
+private:
+  std::string name_;
+  ctxdb_token_count_fn fn_;
+  void *user_data_;
+};
+
+constexpr size_t kMaxCounterName = 100;
+
+} // namespace
+
+extern "C" {
+
+CTXDB_API int ctxdb_compile(ctxdb_db *db, const char *request_json, size_t len, char **out,
+                            size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.compile(arg(request_json, len, "request_json"));
+  });
+}
+
+CTXDB_API int ctxdb_bundle_convert(ctxdb_db *db, const char *bundle_json, size_t len,
+                                   const char *format, size_t format_len, char **out,
+                                   size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view bundle = arg(bundle_json, len, "bundle_json");
+    std::string_view fmt = arg(format, format_len, "format");
+    ctxdb::json::require_utf8(fmt, "format");
+    return e.bundle_convert(bundle, fmt);
+  });
+}
+
+CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t name_len,
+                                      ctxdb_token_count_fn fn, void *user_data) {
+  return with_engine(db, [&](ctxdb::Engine &e) {
+    if (!fn) {
+      e.set_token_counter(nullptr);
+      return;
+    }
+    std::string_view n = id_arg(name, name_len, "name");
+    if (n.size() > kMaxCounterName)
+      throw Error(Code::kInvalidArg, "name is " + std::to_string(n.size()) +
+                                         " bytes long; a counter's name is at most " +
+                                         std::to_string(kMaxCounterName));
+    e.set_token_counter(std::make_unique<HostCounter>(std::string(n), fn, user_data));
+  });
 }
 
 } // extern "C"

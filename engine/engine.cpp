@@ -11,10 +11,10 @@ namespace ctxdb {
 
 Engine::Engine(const std::string &path, std::string_view config_json)
     : store_(path, store::parse_config(config_json)), log_(store_), sessions_(store_),
-      state_(store_, log_, payloads_), stats_(store_, payloads_), messages_(store_, payloads_),
-      tool_calls_(store_, log_.tree(), payloads_), files_(store_, payloads_),
-      compactions_(store_, log_.tree(), payloads_), context_builds_(store_, payloads_),
-      artifacts_(store_),
+      state_(store_, log_, payloads_), stats_(store_, payloads_),
+      messages_(store_, payloads_, *counter_), tool_calls_(store_, log_.tree(), payloads_),
+      files_(store_, payloads_), compactions_(store_, log_.tree(), payloads_),
+      context_builds_(store_, payloads_), artifacts_(store_),
       spiller_(artifacts_, log::SpillConfig::parse(config_json),
                [this](std::string_view call_id, const log::SpillPlace &at) {
                  return tool_calls_.call_name(at.session_no, call_id, at.branch_no, at.parent_seq);
@@ -463,8 +463,7 @@ std::string Engine::compile(std::string_view request_json) {
   if (request.record && request.leaf_event_id)
     throw Error(Code::kInvalidArg, "record appends at a branch's leaf; leaf_event_id compiles "
                                    "the past and cannot be recorded");
-  compile::Sources sources{
-      store_, log_, state_, compactions_, context_builds_, token::default_counter()};
+  compile::Sources sources{store_, log_, state_, compactions_, context_builds_, *counter_};
   compile::Compiled c = compile::compile(sources, request);
   if (request.record) {
     json::JsonWriter w;
@@ -483,6 +482,13 @@ std::string Engine::compile(std::string_view request_json) {
 
 std::string Engine::bundle_convert(std::string_view bundle_json, std::string_view format) {
   return compile::convert_bundle(bundle_json, format);
+}
+
+void Engine::set_token_counter(std::unique_ptr<const token::Counter> counter) {
+  const token::Counter &active = counter ? *counter : token::default_counter();
+  messages_.set_counter(active);
+  counter_ = &active;
+  host_counter_ = std::move(counter); // the previous one is no longer referenced
 }
 
 } // namespace ctxdb

@@ -20,6 +20,7 @@
 #include "project/tool_calls.hpp"
 #include "store/store.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -111,6 +112,14 @@ public:
   // A canonical bundle in another format (compile/adapters.hpp).
   std::string bundle_convert(std::string_view bundle_json, std::string_view format);
 
+  // The token counter behind the counts the messages projection caches at
+  // append and those a compile makes (rows counted by another counter are
+  // recounted at compile). nullptr restores the built-in estimator. A
+  // count() that throws fails the call that needed the count, which then
+  // changes nothing.
+  void set_token_counter(std::unique_ptr<const token::Counter> counter);
+  const token::Counter &token_counter() const { return *counter_; }
+
 private:
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,
@@ -121,6 +130,8 @@ private:
   std::vector<std::string> to_json_rows(std::vector<log::Event> &events);
 
   store::Store store_;
+  std::unique_ptr<const token::Counter> host_counter_;        // set_token_counter's, if any
+  const token::Counter *counter_ = &token::default_counter(); // the active one
   log::EventLog log_;
   project::PayloadCache payloads_; // shared, so each payload is parsed once
   project::Sessions sessions_;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cli {
@@ -36,8 +37,10 @@ private:
 // (accepted before or after the command name) kept apart.
 struct Args {
   std::vector<std::string> positional;
-  std::map<std::string, std::string, std::less<>> values; // --flag VALUE
-  std::set<std::string, std::less<>> switches;            // --flag
+  std::map<std::string, std::string, std::less<>> values; // --flag VALUE (the last one)
+  // Every --flag VALUE in command-line order, for flags that may repeat.
+  std::vector<std::pair<std::string, std::string>> ordered_values;
+  std::set<std::string, std::less<>> switches; // --flag
   std::optional<std::string> db;
 
   bool has(std::string_view flag) const { return switches.contains(flag); }

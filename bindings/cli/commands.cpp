@@ -354,6 +354,31 @@ const CommandSpec kCommands[] = {
      "\n"
      "  --json  print the stats as JSON instead\n",
      {}, {"--json"}, 0, 1, cmd_stats},
+    // ---- the context compiler ----
+    {"context", "SESSION --budget N [--reserve N] [--branch BRANCH | --leaf EVENT]\n"
+     "                         [--request TEXT] [--system TEXT | --system-file FILE]...\n"
+     "                         [--json [--format FORMAT]] [--record]",
+     "show what the context compiler would give a model now",
+     "Compiles the context of a branch for a model's next call and shows it\n"
+     "like an agent's /context: the budget used per kind, then every segment\n"
+     "in prompt order (priority, kind, tokens, id, why it is in and where it\n"
+     "came from), what was left out and why, and what was redacted.\n"
+     "\n"
+     "  --budget N          the model's context window, in tokens (required)\n"
+     "  --reserve N         tokens kept free for the answer (default 0)\n"
+     "  --branch BRANCH     the branch's id or a name unique in the session\n"
+     "                      (default: main)\n"
+     "  --leaf EVENT        compile as of this event (not with --branch)\n"
+     "  --request TEXT      the current request, when it is not in the log\n"
+     "  --system TEXT       a system instruction; repeatable, kept in order\n"
+     "  --system-file FILE  a system instruction read from FILE (- is stdin)\n"
+     "  --json              print the bundle as JSON instead\n"
+     "  --format FORMAT     with --json: canonical (default), openai.chat,\n"
+     "                      openai.responses or anthropic.messages\n"
+     "  --record            append a ContextBuilt event recording the bundle\n",
+     {"--budget", "--reserve", "--branch", "--leaf", "--request", "--system", "--system-file",
+      "--format"},
+     {"--json", "--record"}, 1, 1, cmd_context},
     {"artifact ls", "[SESSION] [--json]", "list artifacts",
      "Lists every artifact, or those the events of SESSION refer to, oldest\n"
      "first: id, size in bytes, lines, kind and name.\n"

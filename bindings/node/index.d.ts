@@ -518,6 +518,94 @@ export interface Stats {
   errors: number;
 }
 
+// ---- the context compiler ----------------------------------------------------
+
+export type BundleFormat = 'canonical' | 'openai.chat' | 'openai.responses' | 'anthropic.messages';
+
+/** A compile request (compile_request.schema.json). */
+export interface CompileRequest {
+  session_id: string;
+  /** The model's context window. */
+  max_tokens: number;
+  /** Kept free for the answer (default 0). */
+  reserved_output_tokens?: number;
+  /** A branch id or a name unique in the session (default main); not with leaf_event_id. */
+  branch_id?: string;
+  /** Compile as if this event were the leaf. */
+  leaf_event_id?: string;
+  /** The current request, when it is not yet in the log. */
+  request?: string | null;
+  instructions?: Array<{ kind: 'system' | 'developer' | 'project'; text: string; id?: string }>;
+  tools?: Array<{ name: string; description?: string; parameters?: JsonObject }>;
+  policy?: {
+    redact?: Array<{ name: string; pattern: string; replacement?: string }>;
+    builtin_redaction?: boolean;
+    allow_sensitive?: boolean;
+    shares?: { tail?: number; memories?: number; artifacts?: number };
+    prune?: { keep_recent_turns?: number; min_tokens?: number; preview_bytes?: number };
+  };
+  /** What compile returns (default canonical). */
+  format?: BundleFormat;
+  /** Append a ContextBuilt event at the branch's leaf. */
+  record?: boolean;
+}
+
+export interface BundleSource {
+  type: 'event' | 'artifact' | 'compaction' | 'request' | 'state';
+  id: string;
+}
+
+export interface BundleSegment {
+  /** Stable across compiles: instructions:<id>, tools, summary, goal, ..., msg:<event id>. */
+  id: string;
+  kind: string;
+  /** 0 never dropped, 1 tail shrinks by whole turns, 2 by score, 3 first. */
+  priority: 0 | 1 | 2 | 3;
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content: JsonObject[];
+  tokens: number;
+  reason: string;
+  sources: BundleSource[];
+  /** Message segments: the turn, 0 being the newest. */
+  turn?: number;
+  hash: string;
+}
+
+export interface BundleExclusion {
+  id: string;
+  kind: string;
+  priority: number;
+  /** Absent for history that was never read. */
+  tokens?: number;
+  reason: string;
+  sources: BundleSource[];
+}
+
+/** A canonical bundle (bundle.schema.json). */
+export interface Bundle {
+  format: 'canonical';
+  session_id: string;
+  branch_id: string;
+  leaf_event_id: string | null;
+  token_counter: string;
+  budget: {
+    max_tokens: number;
+    reserved_output_tokens: number;
+    available: number;
+    used: number;
+    free: number;
+  };
+  tokens_by_kind: { [kind: string]: number };
+  stable_prefix_tokens: number;
+  segments: BundleSegment[];
+  excluded: BundleExclusion[];
+  redactions: Array<{ segment_id: string; rule: string; count: number }>;
+  hash: string;
+}
+
+/** A host token counter: the tokens of `text`, a non-negative integer. */
+export type TokenCounter = (text: string) => number;
+
 export interface EventsOptions {
   /** First seq (default 1). */
   fromSeq?: number;
@@ -635,6 +723,34 @@ export declare class Database {
   importNdjson(ndjson: string | Bytes): ImportResult;
   /** importNdjson off the main thread. */
   importNdjsonAsync(ndjson: string | Bytes): Promise<ImportResult>;
+  /**
+   * Compiles the context for a model's next call: the bundle (format
+   * canonical) or the provider's request JSON. {raw: true}: the JSON text.
+   * BUDGET when what is never dropped exceeds the budget.
+   */
+  compile(request: CompileRequest & { format?: 'canonical' } | string | Bytes): Bundle;
+  compile(request: CompileRequest | string | Bytes, options: { raw: true }): string;
+  compile(request: CompileRequest | string | Bytes, options?: { raw?: boolean }): JsonObject;
+  /**
+   * compile off the main thread. Rejects with MISUSE while a JS token
+   * counter is set (it could only be called from the worker thread).
+   */
+  compileAsync(request: CompileRequest & { format?: 'canonical' } | string | Bytes): Promise<Bundle>;
+  compileAsync(request: CompileRequest | string | Bytes, options: { raw: true }): Promise<string>;
+  compileAsync(request: CompileRequest | string | Bytes, options?: { raw?: boolean }): Promise<JsonObject>;
+  /** A canonical bundle in a provider's format. {raw: true}: the JSON text. */
+  bundleConvert(bundle: Bundle | string | Bytes, format: BundleFormat, options: { raw: true }): string;
+  bundleConvert(bundle: Bundle | string | Bytes, format: BundleFormat, options?: { raw?: boolean }): JsonObject;
+  /**
+   * fn replaces the built-in token estimator for this database (counts at
+   * append, and compiles); null restores it. fn runs synchronously and must
+   * not use this database; a throw fails the call that needed the count
+   * (CtxdbError INTERNAL, the thrown error as `cause`). While it is set,
+   * appendManyAsync, importNdjsonAsync, rebuildAsync and compileAsync
+   * reject with MISUSE.
+   */
+  setTokenCounter(name: string, fn: TokenCounter): void;
+  setTokenCounter(name: string | null, fn: null): void;
   /** The library's version string. */
   version(): string;
   /** The library's ABI version. */

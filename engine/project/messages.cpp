@@ -74,7 +74,7 @@ void Messages::on_append(const log::Event &e) {
   const char *role = role_of(e.type);
   if (!role) return;
   pending_.push_back(
-      {e.session_no, e.seq, e.branch_no, role, count_tokens(counter_, e.type, payloads_.get(e))});
+      {e.session_no, e.seq, e.branch_no, role, count_tokens(*counter_, e.type, payloads_.get(e))});
   // A replay is one long transaction: keep what waits in memory bounded.
   if (pending_.size() == kMaxPending) flush();
 }
@@ -85,7 +85,7 @@ void Messages::bind_row(SQLite::Statement &q, int first, const Row &r) const {
   q.bind(first + 3, r.branch_no);
   q.bindNoCopy(first + 4, r.role);
   q.bind(first + 5, r.tokens);
-  store::bind_text(q, first + 6, counter_.name());
+  store::bind_text(q, first + 6, counter_->name());
 }
 
 void Messages::flush() {

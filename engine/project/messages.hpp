@@ -6,8 +6,9 @@
 //   ToolCallFinished/Failed  → tool      [tool_result]
 //   CompactionCompleted      → summary   [summary]
 //
-// Tokens are counted once, at append, and stored with the counter's name,
-// so a compile never recounts history and a change of counter shows. The
+// Tokens are counted once, at append, by the engine's active counter
+// (Engine::set_token_counter) and stored with its name, so a compile never
+// recounts history and a change of counter shows. The
 // typed blocks are a pure function of the event's payload, which the log
 // keeps anyway, so they are rendered from it when read instead of being
 // stored twice: appends write one small row per message.
@@ -33,7 +34,11 @@ class Messages : public Projection {
 public:
   Messages(store::Store &store, PayloadCache &payloads,
            const token::Counter &counter = token::default_counter())
-      : store_(store), payloads_(payloads), counter_(counter) {}
+      : store_(store), payloads_(payloads), counter_(&counter) {}
+
+  // The counter of the rows appended from now on; it must outlive its use.
+  // A counter that throws from count() rejects the event being appended.
+  void set_counter(const token::Counter &counter) { counter_ = &counter; }
 
   void on_append(const log::Event &e) override;
   void flush() override;
@@ -69,7 +74,7 @@ private:
 
   store::Store &store_;
   PayloadCache &payloads_;
-  const token::Counter &counter_;
+  const token::Counter *counter_;
   simdjson::dom::parser read_parser_; // for reads, apart from the appends' cache
   // The transaction's rows, written at flush(): a multi-row INSERT costs
   // SQLite less per row, and every event of a session is a message.

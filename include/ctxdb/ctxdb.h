@@ -390,6 +390,90 @@ CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
                                     const char *options_json, size_t options_len, char **out,
                                     size_t *out_len);
 
+/* ---- the context compiler ----------------------------------------------- */
+
+/* The smallest sufficient input for a model's next call, within a token
+ * budget, every part explained (DESIGN §5). A compile reads the log and its
+ * projections and writes nothing unless the request says "record". */
+
+/* Compiles a request (compile_request.schema.json): {"session_id",
+ * "max_tokens", "reserved_output_tokens"?, "branch_id"? (an id or a name
+ * unique in the session; default main) or "leaf_event_id"? (compile as of
+ * that event), "request"? (the current request, when it is not yet in the
+ * log), "instructions"?: [{"kind": "system" | "developer" | "project",
+ * "text", "id"?}], "tools"?: [{"name", "description"?, "parameters"?}],
+ * "policy"?: {"redact"?: [{"name", "pattern" (PCRE2), "replacement"?}],
+ * "builtin_redaction"?, "allow_sensitive"?, "shares"?, "prune"?},
+ * "format"?: "canonical" (default) | "openai.chat" | "openai.responses" |
+ * "anthropic.messages", "record"?: true to append a ContextBuilt event at
+ * the branch's leaf}.
+ * *out is the bundle in the request's format: for "canonical" the bundle
+ * JSON (bundle.schema.json: {"format", "session_id", "branch_id",
+ * "leaf_event_id", "token_counter", "budget": {"max_tokens",
+ * "reserved_output_tokens", "available", "used", "free"}, "tokens_by_kind",
+ * "stable_prefix_tokens", "segments": [{"id", "kind", "priority", "role",
+ * "content", "tokens", "reason", "sources", "hash", "turn"?}], "excluded":
+ * [{"id", "kind", "priority", "tokens"?, "reason", "sources"}],
+ * "redactions": [{"segment_id", "rule", "count"}], "hash"}), otherwise the
+ * provider's request JSON (see ctxdb_bundle_convert). The same inputs give
+ * byte-identical output.
+ * Codes: CTXDB_INVALID_JSON (not JSON), CTXDB_INVALID_UTF8, CTXDB_INVALID_ARG
+ * (the request breaks its schema -- the message names the field --, its
+ * fields contradict each other, e.g. branch_id with leaf_event_id or record
+ * with leaf_event_id, or a redaction pattern does not compile);
+ * CTXDB_NOT_FOUND (an unknown session, branch or leaf event); CTXDB_BUDGET
+ * (what is never dropped -- instructions, tools, the current request, goal,
+ * open questions, pending tool calls -- alone exceeds max_tokens -
+ * reserved_output_tokens; the message gives both sizes); CTXDB_CONFLICT
+ * (record, and another writer moved the branch's leaf meanwhile: compile
+ * again); CTXDB_READONLY (record on a read-only handle). A failing token
+ * counter fails the call (see ctxdb_token_counter_set). */
+CTXDB_API int ctxdb_compile(ctxdb_db *db, const char *request_json, size_t len, char **out,
+                            size_t *out_len);
+
+/* Converts a canonical bundle (bundle.schema.json, as ctxdb_compile returns
+ * it) to the part of a provider's request body the bundle decides -- the
+ * conversation and the tools; the host adds model, max_tokens and the like.
+ * format (format_len bytes): "openai.chat" ({"messages", "tools"?}),
+ * "openai.responses" ({"input", "tools"?}), "anthropic.messages"
+ * ({"system"?, "messages", "tools"?}, with cache_control breakpoints), or
+ * "canonical" (the bundle back, byte for byte). The same bundle gives
+ * byte-identical output. Reads nothing from the database; the handle only
+ * carries the error message. Codes: CTXDB_INVALID_ARG (an unknown format,
+ * named with the known ones; a bundle that breaks bundle.schema.json or its
+ * rules, e.g. a tool_result outside a tool segment -- the message names the
+ * field), CTXDB_INVALID_JSON, CTXDB_INVALID_UTF8. */
+CTXDB_API int ctxdb_bundle_convert(ctxdb_db *db, const char *bundle_json, size_t len,
+                                   const char *format, size_t format_len, char **out,
+                                   size_t *out_len);
+
+/* A host's token counter: sets *out_tokens to the number of tokens of the
+ * len bytes of UTF-8 at text (not NUL-terminated; valid during the call
+ * only) and returns 0. It is called on the thread of the ctxdb call that
+ * needs the count, while that call holds the handle: it must not call
+ * ctxdb on the same handle (the call fails with CTXDB_MISUSE, or
+ * deadlocks). A nonzero return or a negative count makes that call fail,
+ * with nothing written and a message naming the counter: its code is the
+ * returned value when that is a ctxdb status code (1..16, e.g.
+ * CTXDB_NOMEM), else CTXDB_INTERNAL (also for a negative count). */
+typedef int (*ctxdb_token_count_fn)(void *user_data, const char *text, size_t len,
+                                    int64_t *out_tokens);
+
+/* Makes fn (with user_data) this handle's token counter, in place of the
+ * built-in estimator ("approx-v2"), for the counts the messages projection
+ * caches at append (messages record it as "token_counter": name) and for
+ * compiles (a row counted by another counter is recounted; a bundle names
+ * its counter in "token_counter"). Also a rebuild recounts with it. name
+ * (1..100 bytes of UTF-8) identifies the counter in the file: give a new
+ * name to a counter that counts differently. fn NULL restores the built-in
+ * estimator (name and user_data are then ignored; name may be NULL/0). The
+ * setting belongs to the handle, not the file, and lasts until it is set
+ * again or the handle closes; user_data must stay valid until then.
+ * Codes: CTXDB_INVALID_ARG (an empty name or one over 100 bytes),
+ * CTXDB_INVALID_UTF8. */
+CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t name_len,
+                                      ctxdb_token_count_fn fn, void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -336,6 +336,36 @@ public:
     return detail::take(out, n);
   }
 
+  // ---- the context compiler ----
+
+  // A compile request (compile_request.schema.json), e.g.
+  // {"session_id":"ses_1","max_tokens":8000,"format":"anthropic.messages"};
+  // returns the bundle in the request's format (canonical: bundle JSON).
+  std::string compile(std::string_view request) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_compile(db_, request.data(), request.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // A canonical bundle in another format: "openai.chat",
+  // "openai.responses", "anthropic.messages" (or "canonical").
+  std::string bundle_convert(std::string_view bundle, std::string_view format) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_bundle_convert(db_, bundle.data(), bundle.size(), format.data(),
+                                       format.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // The handle's token counter (see ctxdb_token_counter_set); fn nullptr
+  // restores the built-in estimator. user_data must outlive the setting.
+  void set_token_counter(std::string_view name, ctxdb_token_count_fn fn,
+                         void *user_data = nullptr) {
+    detail::check(ctxdb_token_counter_set(db_, name.data(), name.size(), fn, user_data), db_);
+  }
+
 private:
   using BranchViewFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
                                size_t *);

@@ -2910,6 +2910,348 @@ static void test_spill(void) {
   CHECK_RC(ctxdb_close(db), CTXDB_OK);
 }
 
+/* ===========================================================================
+ * the context compiler
+ * ======================================================================== */
+
+#define CS "ses_c"
+#define CREQ(extra) Q("{'session_id':'ses_c','max_tokens':4000" extra "}")
+
+static char *ok_compile_at(const char *file, int line, ctxdb_db *db, const char *request) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_compile(db, request, slen(request), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_compile", rc, out, n);
+}
+#define OK_COMPILE(db, request) ok_compile_at(F, db, request)
+
+static char *ok_convert_at(const char *file, int line, ctxdb_db *db, const char *bundle,
+                           const char *format) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_bundle_convert(db, bundle, slen(bundle), format, slen(format), &out, &n);
+  return ok_buf_at(file, line, "ctxdb_bundle_convert", rc, out, n);
+}
+#define OK_CONVERT(db, bundle, format) ok_convert_at(F, db, bundle, format)
+
+/* ctxdb_compile with (request, len) that must fail with `want`, leaving the
+ * database unchanged. */
+static void compile_fails_at(const char *file, int line, ctxdb_db *db, const char *request,
+                             size_t len, int null_out, int want, const char *mention) {
+  char *before = snapshot(db), *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_compile(db, request, len, null_out ? NULL : &out, null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_compile", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_compile", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+  unchanged_at(file, line, "a failed ctxdb_compile", db, before);
+}
+#define COMPILE_FAILS(db, request, want, mention)                                                  \
+  compile_fails_at(F, db, request, slen(request), 0, want, mention)
+
+static void convert_fails_at(const char *file, int line, ctxdb_db *db, const char *bundle,
+                             size_t len, const char *format, size_t format_len, int null_out,
+                             int want, const char *mention) {
+  char *out = SENT;
+  size_t n = SENT_LEN;
+  int rc = ctxdb_bundle_convert(db, bundle, len, format, format_len, null_out ? NULL : &out,
+                                null_out ? NULL : &n);
+  failed_at(file, line, "ctxdb_bundle_convert", db, rc, want, mention);
+  if (!null_out) cleared_at(file, line, "ctxdb_bundle_convert", out, n);
+  if (rc == CTXDB_OK && !null_out) ctxdb_free(out);
+}
+#define CONVERT_FAILS(db, bundle, format, want, mention)                                           \
+  convert_fails_at(F, db, bundle, slen(bundle), format, slen(format), 0, want, mention)
+
+/* A host token counter: one token per byte, or a failure on demand. */
+struct host_counter {
+  ctxdb_db *db;   /* the handle it serves, for the re-entrance check */
+  int calls;      /* how often it was called */
+  int fail_rc;    /* returned when nonzero */
+  int negative;   /* reports -1 tokens */
+  int reenter;    /* calls ctxdb_session_list on db once */
+  int reenter_rc; /* what that call returned */
+};
+
+static int count_bytes(void *user_data, const char *text, size_t len, int64_t *out_tokens) {
+  struct host_counter *c = (struct host_counter *)user_data;
+  ++c->calls;
+  if (!text) return CTXDB_MISUSE; /* never NULL, even for "" */
+  if (c->reenter) {
+    char *out = NULL;
+    size_t n = 0;
+    c->reenter = 0;
+    c->reenter_rc = ctxdb_session_list(c->db, &out, &n);
+    ctxdb_free(out);
+  }
+  if (c->fail_rc) return c->fail_rc;
+  *out_tokens = c->negative ? -1 : (int64_t)len;
+  return 0;
+}
+
+/* The tokens and token_counter of the session's last message. */
+static int64_t last_message_tokens(ctxdb_db *db, const char *sid, char **counter) {
+  char *out = NULL, **items = NULL;
+  size_t n = 0;
+  int count;
+  int64_t tokens = INT64_MIN;
+  *counter = NULL;
+  if (ctxdb_messages_list(db, sid, strlen(sid), NULL, 0, &out, &n) != CTXDB_OK) return tokens;
+  count = jarray(out, &items);
+  if (count > 0) {
+    tokens = jnum(items[count - 1], "tokens");
+    *counter = jstr(items[count - 1], "token_counter");
+  }
+  if (count > 0) jfree_items(items, count);
+  ctxdb_free(out);
+  return tokens;
+}
+
+static void test_compile_happy(ctxdb_db *db) {
+  char *a, *b, *before, *chat, *conv, *same, *budget, *segments, *msgs;
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_c','event_id':'c0','payload':{'agent_id':'a'}}")));
+  ctxdb_free(OK_APPEND(db, CS,
+                       Q("{'type':'UserPromptSubmitted','actor':'user','id':'c1',"
+                         "'payload':{'text':'fix the failing test'}}")));
+  ctxdb_free(OK_APPEND(db, CS,
+                       Q("{'type':'AssistantMessageCreated','actor':'assistant','id':'c2',"
+                         "'payload':{'content':[{'type':'text','text':'running it'},"
+                         "{'type':'tool_call','id':'k1','name':'bash','args':{'cmd':'make'}}]}}")));
+  ctxdb_free(OK_APPEND(db, CS,
+                       Q("{'type':'ToolCallFinished','actor':'tool','id':'c3',"
+                         "'payload':{'tool_call_id':'k1','output':'1 failed'}}")));
+
+  before = snapshot(db);
+  a = OK_COMPILE(db, CREQ(",'instructions':[{'kind':'system','text':'be brief'}]"));
+  b = OK_COMPILE(db, CREQ(",'instructions':[{'kind':'system','text':'be brief'}]"));
+  CHECK(a && b && strcmp(a, b) == 0); /* deterministic */
+  unchanged_at(F, "a compile without record", db, before);
+  CHECK(jstr_eq(a, "format", "canonical") && jstr_eq(a, "session_id", CS));
+  CHECK(jstr_eq(a, "branch_id", "c0") && jstr_eq(a, "leaf_event_id", "c3"));
+  CHECK(jstr_eq(a, "token_counter", "approx-v2"));
+  CHECK(jstr_prefix(a, "hash", "sha256:"));
+  budget = jraw(a, "budget");
+  CHECK(jnum(budget, "max_tokens") == 4000 && jnum(budget, "available") == 4000);
+  CHECK(jnum(budget, "used") > 0 && jnum(budget, "used") + jnum(budget, "free") == 4000);
+  segments = jraw(a, "segments");
+  CHECK(segments && strstr(segments, Q("'id':'instructions:system-0'")) &&
+        strstr(segments, Q("'id':'msg:c1'")) && strstr(segments, Q("'id':'msg:c3'")));
+  free(segments);
+  free(budget);
+
+  /* A provider format, through the request or through a conversion. */
+  chat = OK_COMPILE(db, CREQ(",'instructions':[{'kind':'system','text':'be brief'}],"
+                             "'format':'openai.chat'"));
+  conv = a ? OK_CONVERT(db, a, "openai.chat") : NULL;
+  CHECK(chat && conv && strcmp(chat, conv) == 0);
+  msgs = jraw(chat, "messages");
+  CHECK(msgs && strstr(msgs, Q("'role':'system','content':'be brief'")) &&
+        strstr(msgs, Q("'tool_call_id':'k1'")));
+  free(msgs);
+  ctxdb_free(conv);
+  conv = a ? OK_CONVERT(db, a, "anthropic.messages") : NULL;
+  CHECK(conv && strstr(conv, Q("'type':'tool_use'")) && strstr(conv, "cache_control"));
+  ctxdb_free(conv);
+  conv = a ? OK_CONVERT(db, a, "openai.responses") : NULL;
+  CHECK(conv && strstr(conv, Q("'type':'function_call_output'")));
+  ctxdb_free(conv);
+  same = a ? OK_CONVERT(db, a, "canonical") : NULL;
+  CHECK(same && a && strcmp(same, a) == 0);
+  ctxdb_free(same);
+  ctxdb_free(chat);
+
+  /* Branches and the past. */
+  ctxdb_free(OK_FORK(db, CS, Q("{'event_id':'c1','name':'alt','id':'calt'}")));
+  ctxdb_free(b);
+  b = OK_COMPILE(db, CREQ(",'branch_id':'alt'"));
+  CHECK(jstr_eq(b, "branch_id", "calt") && b && !strstr(b, Q("'id':'msg:c3'")));
+  ctxdb_free(b);
+  b = OK_COMPILE(db, CREQ(",'leaf_event_id':'c2'"));
+  CHECK(jstr_eq(b, "leaf_event_id", "c2") && b && !strstr(b, Q("'id':'msg:c3'")));
+  ctxdb_free(b);
+
+  /* record appends one ContextBuilt event at main's leaf. */
+  {
+    int rows0, rows1;
+    char *e0 = rows_of(db, CS, 1, -1, &rows0), *e1, *built;
+    b = OK_COMPILE(db, CREQ(",'record':true"));
+    e1 = rows_of(db, CS, 1, -1, &rows1);
+    CHECK(rows1 == rows0 + 1);
+    built = e1 ? strstr(e1, "ContextBuilt") : NULL;
+    CHECK(built != NULL);
+    free(e0);
+    free(e1);
+    ctxdb_free(b);
+  }
+  ctxdb_free(a);
+}
+
+static void test_compile_bad_input(ctxdb_db *db, const char *path) {
+  char *a, long_text[6000], req[6200];
+  size_t i;
+  const char *ok = CREQ("");
+  char ok_req[200];
+  snprintf(ok_req, sizeof ok_req, "%s", ok);
+
+  /* NULL handle, NULL out, NULL request with a length. */
+  compile_fails_at(F, NULL, ok_req, strlen(ok_req), 0, CTXDB_MISUSE, NULL);
+  compile_fails_at(F, db, ok_req, strlen(ok_req), 1, CTXDB_MISUSE, "out");
+  compile_fails_at(F, db, NULL, 5, 0, CTXDB_MISUSE, "request_json");
+  /* Garbage, malformed JSON, invalid UTF-8, the schema. */
+  compile_fails_at(F, db, NULL, 0, 0, CTXDB_INVALID_JSON, NULL);
+  COMPILE_FAILS(db, "", CTXDB_INVALID_JSON, NULL);
+  COMPILE_FAILS(db, "garbage", CTXDB_INVALID_JSON, NULL);
+  COMPILE_FAILS(db, "{", CTXDB_INVALID_JSON, NULL);
+  compile_fails_at(F, db, "\x01\x02\xff\x00zz", 6, 0, ANY_ERROR, NULL);
+  COMPILE_FAILS(db, "{\"session_id\":\"ses_\xff\",\"max_tokens\":10}", CTXDB_INVALID_UTF8, NULL);
+  COMPILE_FAILS(db, "[]", CTXDB_INVALID_ARG, NULL);
+  COMPILE_FAILS(db, Q("{'session_id':'ses_c'}"), CTXDB_INVALID_ARG, "max_tokens");
+  COMPILE_FAILS(db, CREQ(",'colour':'red'"), CTXDB_INVALID_ARG, "colour");
+  COMPILE_FAILS(db, Q("{'session_id':'ses_c','max_tokens':0}"), CTXDB_INVALID_ARG, "max_tokens");
+  COMPILE_FAILS(db, Q("{'session_id':'ses_c','max_tokens':'9'}"), CTXDB_INVALID_ARG, "max_tokens");
+  COMPILE_FAILS(db, CREQ(",'reserved_output_tokens':4000"), CTXDB_INVALID_ARG, NULL);
+  COMPILE_FAILS(db, CREQ(",'format':'gopher'"), CTXDB_INVALID_ARG, "format");
+  COMPILE_FAILS(db, CREQ(",'branch_id':'main','leaf_event_id':'c1'"), CTXDB_INVALID_ARG, NULL);
+  COMPILE_FAILS(db, CREQ(",'leaf_event_id':'c1','record':true"), CTXDB_INVALID_ARG, NULL);
+  COMPILE_FAILS(db, CREQ(",'policy':{'redact':[{'name':'x','pattern':'('}]}"), CTXDB_INVALID_ARG,
+                NULL);
+  /* Unknown ids. */
+  COMPILE_FAILS(db, Q("{'session_id':'ses_nope','max_tokens':10}"), CTXDB_NOT_FOUND, "ses_nope");
+  COMPILE_FAILS(db, CREQ(",'branch_id':'nope'"), CTXDB_NOT_FOUND, "nope");
+  COMPILE_FAILS(db, CREQ(",'leaf_event_id':'evt_nope'"), CTXDB_NOT_FOUND, "evt_nope");
+  COMPILE_FAILS(db, CREQ(",'leaf_event_id':'evt_nope','record':true"), CTXDB_INVALID_ARG, NULL);
+  /* P0 over the budget: both sizes in the message. */
+  for (i = 0; i + 1 < sizeof long_text; ++i) long_text[i] = (i % 5 == 0) ? ' ' : 'x';
+  long_text[sizeof long_text - 1] = '\0';
+  snprintf(req, sizeof req,
+           "{\"session_id\":\"ses_c\",\"max_tokens\":100,\"instructions\":"
+           "[{\"kind\":\"system\",\"text\":\"%s\"}],\"record\":true}",
+           long_text);
+  COMPILE_FAILS(db, req, CTXDB_BUDGET, "only 100 are available");
+  CHECK(strstr(ctxdb_errmsg(db), "needs ") != NULL);
+  /* record on a read-only handle; a plain compile reads fine there. */
+  {
+    ctxdb_db *ro = OK_OPEN(path, Q("{'read_only':true}"));
+    if (ro) {
+      COMPILE_FAILS(ro, CREQ(",'record':true"), CTXDB_READONLY, NULL);
+      a = OK_COMPILE(ro, ok_req);
+      CHECK(jstr_eq(a, "session_id", CS));
+      ctxdb_free(a);
+      CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+    }
+  }
+
+  /* ctxdb_bundle_convert */
+  a = OK_COMPILE(db, ok_req);
+  if (a) {
+    convert_fails_at(F, NULL, a, strlen(a), "openai.chat", 11, 0, CTXDB_MISUSE, NULL);
+    convert_fails_at(F, db, a, strlen(a), "openai.chat", 11, 1, CTXDB_MISUSE, "out");
+    convert_fails_at(F, db, NULL, 4, "openai.chat", 11, 0, CTXDB_MISUSE, "bundle_json");
+    convert_fails_at(F, db, a, strlen(a), NULL, 4, 0, CTXDB_MISUSE, "format");
+    convert_fails_at(F, db, a, strlen(a), NULL, 0, 0, CTXDB_INVALID_ARG, NULL);
+    CONVERT_FAILS(db, a, "gopher", CTXDB_INVALID_ARG, "gopher");
+    CONVERT_FAILS(db, a, "openai.\xff", CTXDB_INVALID_UTF8, "format");
+    CONVERT_FAILS(db, "", "openai.chat", CTXDB_INVALID_JSON, NULL);
+    CONVERT_FAILS(db, "garbage", "openai.chat", CTXDB_INVALID_JSON, NULL);
+    CONVERT_FAILS(db, "{\"format\":", "openai.chat", CTXDB_INVALID_JSON, NULL);
+    CONVERT_FAILS(db, "{\"format\":\"canonical\xff\"}", "openai.chat", CTXDB_INVALID_UTF8, NULL);
+    CONVERT_FAILS(db, "{}", "openai.chat", CTXDB_INVALID_ARG, NULL);
+    CONVERT_FAILS(db, "[]", "anthropic.messages", CTXDB_INVALID_ARG, NULL);
+    ctxdb_free(a);
+  }
+}
+
+/* ctxdb_token_counter_set: the host's counts are cached at append and used
+ * by compiles; a failing counter fails the call and writes nothing. */
+static void test_token_counter(ctxdb_db *db) {
+  struct host_counter c;
+  char *counter = NULL, *before, *bundle, name[120];
+  const char *prompt = Q("{'type':'UserPromptSubmitted','actor':'user',"
+                         "'payload':{'text':'hello world'}}");
+  char ev[200];
+  snprintf(ev, sizeof ev, "%s", prompt);
+  memset(&c, 0, sizeof c);
+  c.db = db;
+
+  /* Bad arguments. */
+  CHECK_RC(ctxdb_token_counter_set(NULL, "bytes", 5, count_bytes, &c), CTXDB_MISUSE);
+  failed_at(F, "ctxdb_token_counter_set (empty name)", db,
+            ctxdb_token_counter_set(db, "", 0, count_bytes, &c), CTXDB_INVALID_ARG, "name");
+  failed_at(F, "ctxdb_token_counter_set (NULL name)", db,
+            ctxdb_token_counter_set(db, NULL, 0, count_bytes, &c), CTXDB_INVALID_ARG, "name");
+  failed_at(F, "ctxdb_token_counter_set (NULL name, a length)", db,
+            ctxdb_token_counter_set(db, NULL, 3, count_bytes, &c), CTXDB_MISUSE, "name");
+  failed_at(F, "ctxdb_token_counter_set (invalid UTF-8)", db,
+            ctxdb_token_counter_set(db, "by\xfftes", 6, count_bytes, &c), CTXDB_INVALID_UTF8,
+            "name");
+  memset(name, 'n', sizeof name);
+  failed_at(F, "ctxdb_token_counter_set (101 bytes)", db,
+            ctxdb_token_counter_set(db, name, 101, count_bytes, &c), CTXDB_INVALID_ARG, "100");
+  CHECK_RC(ctxdb_token_counter_set(db, name, 100, count_bytes, &c), CTXDB_OK);
+  CHECK(c.calls == 0); /* setting counts nothing */
+
+  /* Counts by the host's counter, at append and at compile. */
+  CHECK_RC(ctxdb_token_counter_set(db, "bytes-v1", 8, count_bytes, &c), CTXDB_OK);
+  ctxdb_free(OK_APPEND(db, CS, ev));
+  CHECK(c.calls > 0);
+  CHECK(last_message_tokens(db, CS, &counter) == 11); /* "hello world" */
+  CHECK(counter && strcmp(counter, "bytes-v1") == 0);
+  free(counter);
+  bundle = OK_COMPILE(db, CREQ(""));
+  CHECK(jstr_eq(bundle, "token_counter", "bytes-v1"));
+  ctxdb_free(bundle);
+
+  /* A failing callback fails the append with its code, writes nothing, and
+   * the message names the counter. */
+  c.fail_rc = CTXDB_NOMEM;
+  APPEND_FAILS(db, CS, ev, CTXDB_NOMEM, "bytes-v1");
+  COMPILE_FAILS(db, CREQ(""), CTXDB_NOMEM, "bytes-v1");
+  c.fail_rc = 12345; /* not a status code */
+  APPEND_FAILS(db, CS, ev, CTXDB_INTERNAL, "bytes-v1");
+  BATCH_FAILS(db, CS, ev, CTXDB_INTERNAL, "bytes-v1", 1);
+  c.fail_rc = 0;
+  c.negative = 1;
+  APPEND_FAILS(db, CS, ev, CTXDB_INTERNAL, "negative");
+  c.negative = 0;
+
+  /* The callback must not re-enter the handle: such a call is MISUSE. */
+  c.reenter = 1;
+  c.reenter_rc = CTXDB_OK;
+  ctxdb_free(OK_APPEND(db, CS, ev));
+  CHECK_RC(c.reenter_rc, CTXDB_MISUSE);
+
+  /* NULL restores the built-in estimator. */
+  before = snapshot(db);
+  CHECK_RC(ctxdb_token_counter_set(db, NULL, 0, NULL, NULL), CTXDB_OK);
+  unchanged_at(F, "ctxdb_token_counter_set", db, before);
+  c.calls = 0;
+  ctxdb_free(OK_APPEND(db, CS, ev));
+  CHECK(c.calls == 0);
+  CHECK(last_message_tokens(db, CS, &counter) != INT64_MIN);
+  CHECK(counter && strcmp(counter, "approx-v2") == 0);
+  free(counter);
+  bundle = OK_COMPILE(db, CREQ(""));
+  CHECK(jstr_eq(bundle, "token_counter", "approx-v2"));
+  ctxdb_free(bundle);
+}
+
+static void test_compile(void) {
+  char path[600];
+  ctxdb_db *db;
+  snprintf(path, sizeof path, "%s", scratch_path("compile.ctxdb"));
+  db = OK_OPEN(path, NULL);
+  if (!db) return;
+  test_compile_happy(db);
+  test_compile_bad_input(db, path);
+  test_token_counter(db);
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  g_closed = db;
+  compile_fails_at(F, db, "{}", 2, 0, CTXDB_MISUSE, NULL);
+  convert_fails_at(F, db, "{}", 2, "canonical", 9, 0, CTXDB_MISUSE, NULL);
+  CHECK_RC(ctxdb_token_counter_set(db, "x", 1, NULL, NULL), CTXDB_MISUSE);
+  g_closed = NULL;
+}
+
 int main(void) {
   char p1[600]; /* a copy: scratch_path's buffers rotate */
   int i;
@@ -2930,6 +3272,7 @@ int main(void) {
   test_views();
   test_state_stats();
   test_artifacts();
+  test_compile();
   test_read_only(p1, g_db1);
   test_import(g_db1);
   test_rebuild(g_db1);

@@ -797,9 +797,116 @@ test_artifact() {
   expect_contains "artifact grep --help" "usage: ctxdb artifact grep ID PATTERN" "$OUT"
 }
 
+# ---- the context compiler ----------------------------------------------
+
+test_context() {
+  local C="$WORK/context.ctxdb" before after n
+  tc() { "$CLI" --db "$C" "$@"; }
+  run tc context ses_c --budget 1000
+  expect_rc 1 # no database yet: a compile never creates one
+  run tc session new --id ses_c
+  expect_rc 0
+  run_in "$EVENTS" tc append ses_c
+  expect_rc 0
+  printf 'Follow the house style.' >"$WORK/style.txt"
+
+  # The readable view: header, a bar per kind, segments, exclusions, redactions.
+  run tc context ses_c --budget 4000 --reserve 1000 --system "You are a coding agent." \
+    --system-file "$WORK/style.txt"
+  expect_rc 0
+  expect_match "context header" "^context of ses_c, branch [^ ]+, leaf evt_" "$OUT"
+  expect_contains "context counter and budget" \
+    "counter approx-v2; budget 3000 of 4000 tokens (1000 reserved for the answer)" "$OUT"
+  expect_match "context bar of the instructions" $'\n  instructions +█+░+ +[0-9.]+k? +[0-9.]+%' "$OUT"
+  expect_match "context bar of the free space" $'\n  free +█*░* +[0-9.]+k? +[0-9.]+%' "$OUT"
+  expect_contains "context segments" "segments (" "$OUT"
+  expect_match "context segment line" $'\n  P0  instructions +[0-9]+ tok  instructions:system-0' "$OUT"
+  expect_contains "the second instruction, in order" "instructions:system-1" "$OUT"
+  expect_contains "context: why and whence" "[request:" "$OUT"
+  expect_contains "context: the request segment" "msg:evt_" "$OUT"
+  expect_contains "context: nothing excluded" $'excluded (0):\n  nothing' "$OUT"
+  expect_contains "context: no redactions" $'redactions (0):\n  none' "$OUT"
+
+  # A small budget leaves history out and says why.
+  run tc context ses_c --budget 60
+  expect_rc 0
+  expect_match "context: what was left out" $'excluded \\([1-9][0-9]*\\):\n  P[0-3] ' "$OUT"
+
+  # --json prints the bundle; --format picks the provider's shape.
+  run tc context ses_c --budget 4000 --system "be brief" --json
+  expect_rc 0
+  expect_match "context --json" '^\{"format":"canonical","session_id":"ses_c",' "$OUT"
+  expect_contains "context --json instructions" '"id":"instructions:system-0"' "$OUT"
+  before=$OUT
+  run tc context ses_c --budget 4000 --system "be brief" --json
+  expect_eq "context --json is deterministic" "$before" "$OUT"
+  run tc context ses_c --budget 4000 --system "be brief" --json --format openai.chat
+  expect_rc 0
+  expect_match "context --format openai.chat" '^\{"messages":\[\{"role":"system","content":"be brief"\}' "$OUT"
+  run tc context ses_c --budget 4000 --json --format anthropic.messages
+  expect_rc 0
+  expect_match "context --format anthropic.messages" '^\{("system"|"messages")' "$OUT"
+  run tc context ses_c --budget 4000 --json --format openai.responses
+  expect_match "context --format openai.responses" '^\{"input":\[' "$OUT"
+
+  # Redactions are listed by rule and count, never the secret.
+  run_in '{"type":"UserPromptSubmitted","actor":"user","payload":{"text":"my key is AKIAIOSFODNN7EXAMPLE"}}' \
+    tc append ses_c
+  run tc context ses_c --budget 4000
+  expect_rc 0
+  expect_match "context lists a redaction" $'redactions \\(1\\):\n  [^ ]+ x1 in msg:evt_' "$OUT"
+  [[ "$OUT" != *AKIAIOSFODNN7EXAMPLE* ]] || fail "the view shows a redacted secret"
+
+  # A branch, the past; the compile writes nothing unless --record.
+  before=$(tc export)
+  run tc context ses_c --budget 4000 --branch main
+  expect_rc 0
+  after=$(tc export)
+  expect_eq "context writes nothing" "$before" "$after"
+  n=$(printf '%s\n' "$before" | wc -l)
+  run tc context ses_c --budget 4000 --record
+  expect_rc 0
+  after=$(tc export)
+  expect_eq "context --record appends one event" "$((n + 1))" "$(printf '%s\n' "$after" | wc -l)"
+  expect_contains "context --record appends a ContextBuilt" '"type":"ContextBuilt"' "$(printf '%s\n' "$after" | tail -1)"
+
+  # Errors.
+  run tc context ses_c --budget 5 --system "$(printf 'word %.0s' {1..200})"
+  expect_rc 1
+  expect_contains "context over the budget" "CTXDB_BUDGET" "$ERR"
+  expect_contains "context names the sizes" "only 5 are available" "$ERR"
+  run tc context ses_nope --budget 100
+  expect_rc 1
+  expect_contains "context of an unknown session" "CTXDB_NOT_FOUND" "$ERR"
+  run tc context ses_c --budget 100 --branch nope
+  expect_rc 1
+  expect_contains "context of an unknown branch" "CTXDB_NOT_FOUND" "$ERR"
+  run tc context ses_c --budget 100 --leaf evt_nope
+  expect_rc 1
+  expect_contains "context of an unknown leaf" "CTXDB_NOT_FOUND" "$ERR"
+  run tc context ses_c --budget 100 --json --format gopher
+  expect_rc 1
+  expect_contains "context of an unknown format" "CTXDB_INVALID_ARG" "$ERR"
+  run tc context ses_c
+  expect_rc 2
+  expect_contains "context without --budget" "--budget" "$ERR"
+  run tc context ses_c --budget many
+  expect_rc 2
+  run tc context ses_c --budget 100 --branch main --leaf evt_x
+  expect_rc 2
+  run tc context ses_c --budget 100 --format openai.chat
+  expect_rc 2
+  run tc context ses_c --budget 100 --system-file "$WORK/missing.txt"
+  expect_rc 1
+  expect_contains "context --system-file of a missing file" "CTXDB_IO" "$ERR"
+  run tc context --help
+  expect_rc 0
+  expect_contains "context --help" "usage: ctxdb context SESSION --budget N" "$OUT"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_artifact test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_artifact test_context test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

@@ -451,3 +451,48 @@ TEST_CASE("random sessions and budgets keep the bundle invariants") {
     }
   }
 }
+
+// Engine::set_token_counter: a host's counter counts at append and at
+// compile; rows of another counter are recounted; one that throws fails the
+// call and changes nothing; nullptr restores the built-in estimator.
+namespace {
+struct BytesCounter final : token::Counter {
+  mutable bool fail = false;
+  std::string_view name() const override { return "bytes-v1"; }
+  int64_t count(std::string_view text) const override {
+    if (fail) throw Error(Code::kInternal, "token counter 'bytes-v1' failed");
+    return int64_t(text.size());
+  }
+};
+} // namespace
+
+TEST_CASE("a host token counter counts at append and compile; a failing one writes nothing") {
+  SessionFixture f;
+  std::string before_counter = f.add(prompt("counted by approx-v2"));
+  auto owned = std::make_unique<BytesCounter>();
+  BytesCounter *counter = owned.get();
+  f.db.set_token_counter(std::move(owned));
+  CHECK(f.db.token_counter().name() == "bytes-v1");
+  f.add(prompt("hello world"));
+  std::vector<std::string> m = items(f.messages());
+  CHECK(field(m.back(), "tokens") == "11");
+  CHECK(field(m.back(), "token_counter") == "bytes-v1");
+  CHECK(field(m.front(), "token_counter") == "approx-v2");
+  Bundle b(f.db.compile(request(10000)));
+  CHECK(std::string(b.doc["token_counter"].get_string().value()) == "bytes-v1");
+  // The approx-v2 row was recounted: 20 bytes of text plus the framing.
+  for (auto s : b.segments())
+    if (s["id"].get_string().value() == "msg:" + before_counter)
+      CHECK(s["tokens"].get_int64().value() >= 20);
+
+  // (Not snapshot(): its rebuild would recount every row with the counter.)
+  counter->fail = true;
+  std::string before = export_all(f.db) + f.messages() + f.db.stats("s");
+  CHECK(code_of([&] { f.add(prompt("rejected")); }) == Code::kInternal);
+  CHECK(code_of([&] { f.db.compile(request(10000, R"("record":true)")); }) == Code::kInternal);
+  CHECK(export_all(f.db) + f.messages() + f.db.stats("s") == before);
+
+  f.db.set_token_counter(nullptr);
+  f.add(prompt("approx again"));
+  CHECK(field(items(f.messages()).back(), "token_counter") == "approx-v2");
+}

@@ -64,6 +64,10 @@ function main() {
     const report = db.verify();
     if (report.ok !== true) problem(`verify: ${JSON.stringify(report)}`);
 
+    // The context compiler: the bundle of compile.json, next to the DB.
+    const request = JSON.parse(fs.readFileSync(path.join(scenario, 'compile.json'), 'utf8'));
+    fs.writeFileSync(`${dbPath}.bundle.json`, `${db.compile(request, { raw: true })}\n`);
+
     let out = '';
     for (const row of db.export({ raw: true })) out += `${row}\n`;
     process.stdout.write(out); // synchronous for files and pipes on Linux

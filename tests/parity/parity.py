@@ -60,6 +60,12 @@ def main():
         if report.get("ok") is not True:
             problem(f"verify: {report}")
 
+        # The context compiler: the bundle of compile.json, next to the DB.
+        with open(os.path.join(scenario, "compile.json"), encoding="utf-8") as f:
+            request = json.load(f)
+        with open(db_path + ".bundle.json", "w", encoding="utf-8") as f:
+            f.write(db.compile(request, raw=True) + "\n")
+
         out = sys.stdout.buffer
         with db.export(raw=True) as rows:
             for row in rows:

@@ -155,6 +155,21 @@ int main(int argc, char **argv) {
   }
   ctxdb_free(out);
 
+  /* The context compiler: the bundle of compile.json, next to the DB. */
+  {
+    size_t request_len = 0;
+    char *request = read_file(argv[2], "compile.json", &request_len), path[4096];
+    FILE *f;
+    rc = ctxdb_compile(db, request, request_len, &out, &out_len);
+    if (rc != CTXDB_OK) die("ctxdb_compile", rc);
+    snprintf(path, sizeof path, "%s.bundle.json", argv[1]);
+    f = fopen(path, "wb");
+    if (!f || fwrite(out, 1, out_len, f) != out_len || fputc('\n', f) == EOF || fclose(f) != 0)
+      fail("cannot write the bundle");
+    ctxdb_free(out);
+    free(request);
+  }
+
   /* The export: every event in append order, one per line. */
   rc = ctxdb_events_iter(db, NULL, 0, 0, -1, &it);
   if (rc != CTXDB_OK) die("ctxdb_events_iter (export)", rc);

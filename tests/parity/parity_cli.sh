@@ -76,5 +76,26 @@ seen=$(ctx log "$sid" --json | wc -l)
 report=$(ctx verify) || true
 [ "$report" == "ok: 1 sessions, $expected events" ] || problem "verify: $report"
 
+# The context compiler: compile.json as `ctxdb context` flags; the bundle
+# goes next to the DB.
+ctx_args=()
+while IFS= read -r -d '' arg; do ctx_args+=("$arg"); done < <("$PYTHON" - "$SCENARIO/compile.json" <<'EOF'
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as f:
+    r = json.load(f)
+extra = sorted(set(r) - {"session_id", "max_tokens", "reserved_output_tokens", "instructions"})
+if extra or any(i.get("kind") != "system" or set(i) != {"kind", "text"} for i in r.get("instructions", [])):
+    sys.exit(f"compile.json: `ctxdb context` has no flag for {extra or 'these instructions'}")
+args = [r["session_id"], "--budget", str(r["max_tokens"])]
+if "reserved_output_tokens" in r:
+    args += ["--reserve", str(r["reserved_output_tokens"])]
+for i in r.get("instructions", []):
+    args += ["--system", i["text"]]
+sys.stdout.write("\0".join(args) + "\0")
+EOF
+)
+[ "${#ctx_args[@]}" -gt 0 ] || fail "cannot read $SCENARIO/compile.json"
+ctx context "${ctx_args[@]}" --json >"$DB.bundle.json"
+
 ctx export
 [ "$problems" -eq 0 ]

@@ -20,7 +20,11 @@
 # the scenario), regenerate the expected file from the C runner and review
 # the diff:
 #   d=$(mktemp -d); build/tests/parity/parity_c "$d/db" tests/parity/scenario \
-#     > tests/parity/expected_export.ndjson; rm -rf "$d"
+#     > tests/parity/expected_export.ndjson; cp "$d/db.bundle.json" \
+#     tests/parity/expected_bundle.json; rm -rf "$d"
+# compile.json is a compile request over the session (only what `ctxdb
+# context` has flags for); each runner writes its bundle to DB_PATH.bundle.json,
+# which must equal expected_bundle.json.
 set -uo pipefail
 
 usage="usage: parity_test.sh PARITY_C CTXDB_CLI PYTHON NODE"
@@ -31,6 +35,7 @@ NODE=${4-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 SCENARIO=$HERE/scenario
 EXPECTED=$HERE/expected_export.ndjson
+EXPECTED_BUNDLE=$HERE/expected_bundle.json
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 unset CTXDB_DB
@@ -112,10 +117,23 @@ for h in "${hosts[@]}"; do
   fi
 done
 
+# The context compiler: the bundle of scenario/compile.json, which every
+# runner writes next to its database, byte for byte the same everywhere.
+for h in "${hosts[@]}"; do
+  if [ ! -s "$WORK/$h.ctxdb.bundle.json" ]; then
+    problem "the $h runner wrote no bundle"
+  elif cmp -s "$EXPECTED_BUNDLE" "$WORK/$h.ctxdb.bundle.json"; then
+    echo "ok - $h: bundle identical to expected_bundle.json"
+  else
+    problem "the $h bundle differs from expected_bundle.json"
+    show_difference "$EXPECTED_BUNDLE" "$WORK/$h.ctxdb.bundle.json"
+  fi
+done
+
 if [ "${#hosts[@]}" -ne 4 ]; then
   problem "only ${#hosts[@]} of 4 hosts exported: ${hosts[*]:-none}"
 fi
 if [ "$status" -eq 0 ]; then
-  echo "parity: C, Python, Node and the CLI exported identical bytes"
+  echo "parity: C, Python, Node and the CLI exported identical bytes and bundles"
 fi
 exit "$status"

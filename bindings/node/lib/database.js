@@ -76,6 +76,12 @@ function rebuildOptions(options) {
   return checkTables ? check.stringify({ check: true }, 'options') : undefined;
 }
 
+// options {raw?: boolean}: the engine's JSON text instead of the parsed value.
+function rawOption(options) {
+  const opts = check.optObject(options, 'options');
+  return opts.raw === undefined ? false : check.boolean(opts.raw, 'options.raw');
+}
+
 function seqRange(options) {
   const opts = check.optObject(options, 'options');
   const from = opts.fromSeq ?? opts.from_seq;
@@ -544,6 +550,73 @@ class Database {
     const text = check.textInput(ndjson, 'ndjson');
     const out = await call(() => this.#db.importAsync(text)).catch(rejectAsCtxdbError);
     return parse(out);
+  }
+
+  // ---- the context compiler ----
+
+  /**
+   * Compiles the context for a model's next call (ctxdb_compile). request:
+   * {session_id, max_tokens, reserved_output_tokens?, branch_id? |
+   * leaf_event_id?, request?, instructions?, tools?, policy?, format?,
+   * record?} (compile_request.schema.json), or its JSON text. Returns the
+   * bundle (format "canonical") or the provider's request JSON, parsed;
+   * options {raw: true} returns the JSON text. A CtxdbError BUDGET when
+   * what is never dropped exceeds the budget, NOT_FOUND for an unknown
+   * session, branch or leaf event.
+   */
+  compile(request, options) {
+    const json = check.jsonInput(request, 'request');
+    const raw = rawOption(options);
+    const text = call(() => this.#db.compile(json));
+    return raw ? text : parse(text);
+  }
+
+  /**
+   * compile, run off the main thread. Refused (a CtxdbError MISUSE) while a
+   * JS token counter is set: the counter could only be called from the
+   * worker thread. Use compile() then.
+   */
+  async compileAsync(request, options) {
+    const json = check.jsonInput(request, 'request');
+    const raw = rawOption(options);
+    const text = await call(() => this.#db.compileAsync(json)).catch(rejectAsCtxdbError);
+    return raw ? text : parse(text);
+  }
+
+  /**
+   * A canonical bundle (an object, or its JSON text) in a provider's
+   * format: 'openai.chat', 'openai.responses', 'anthropic.messages' (or
+   * 'canonical'). options {raw: true} returns the JSON text.
+   */
+  bundleConvert(bundle, format, options) {
+    const json = check.jsonInput(bundle, 'bundle');
+    check.string(format, 'format');
+    const raw = rawOption(options);
+    const text = call(() => this.#db.bundleConvert(json, format));
+    return raw ? text : parse(text);
+  }
+
+  /**
+   * Makes fn(text) => number this database's token counter, in place of
+   * the built-in estimator: for the counts cached at append (messages
+   * record `name` as their token_counter) and for compiles. null restores
+   * the built-in estimator. fn runs synchronously inside the call that
+   * needs a count and must not use this database; a throw, or an answer
+   * that is not a non-negative integer, fails that call with a CtxdbError
+   * INTERNAL (the thrown error as its `cause`), nothing written. While it
+   * is set, the async calls that may count (appendManyAsync,
+   * importNdjsonAsync, rebuildAsync, compileAsync) reject with MISUSE.
+   */
+  setTokenCounter(name, fn) {
+    if (fn === null || fn === undefined) {
+      call(() => this.#db.setTokenCounter(null, null));
+      return;
+    }
+    check.string(name, 'name');
+    if (typeof fn !== 'function') {
+      throw new TypeError(`fn must be a function or null, got ${check.describe(fn)}`);
+    }
+    call(() => this.#db.setTokenCounter(name, fn));
   }
 
   /** The library's version string ("0.1.0"). */

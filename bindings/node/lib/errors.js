@@ -50,7 +50,10 @@ CtxdbError.prototype.name = 'CtxdbError';
 function convert(err) {
   if (err instanceof Error && !(err instanceof CtxdbError) &&
       typeof err.code === 'number' && typeof err.codeName === 'string') {
-    return new CtxdbError(err.message, err.code, err.codeName);
+    const converted = new CtxdbError(err.message, err.code, err.codeName);
+    // What a JS token counter threw, when that is why the call failed.
+    if (err.cause !== undefined) converted.cause = err.cause;
+    return converted;
   }
   return err;
 }

@@ -47,8 +47,17 @@ std::string ErrMsg(const ctxdb_db *db) {
   return m && *m ? std::string(m) : std::string("ctxdb call failed");
 }
 
+// What a JS token counter threw during the current call, as text to add to
+// the call's message (empty when nothing), and as the error's cause.
+std::string TakeCounterFailure(Napi::Env env, Napi::Value *cause);
+
 [[noreturn]] void ThrowStatus(Napi::Env env, int code, const ctxdb_db *db) {
-  throw StatusError(env, code, ErrMsg(db));
+  std::string message = ErrMsg(db);
+  Napi::Value cause;
+  message += TakeCounterFailure(env, &cause);
+  Napi::Error err = StatusError(env, code, message);
+  if (!cause.IsEmpty()) err.Set("cause", cause);
+  throw err;
 }
 
 [[noreturn]] void ThrowClosed(Napi::Env env) {
@@ -181,6 +190,11 @@ template <class Call> Napi::Value Output(Napi::Env env, const ctxdb_db *db, Call
 // The per-environment data: the Iterator constructor.
 struct AddonData {
   Napi::FunctionReference iterator_ctor;
+  // Why a JS token counter failed during the call in progress (a thrown
+  // error, or an answer that is not a count), until ThrowStatus reports it.
+  bool counter_failed = false;
+  std::string counter_failure;
+  Napi::ObjectReference counter_error; // the thrown object, when it was one
 };
 
 // The shared state of one handle ---------------------------------------------
@@ -190,6 +204,10 @@ struct DbState {
   bool closed = false; // close() was called: no new calls
   int pending = 0;     // async workers in flight (main thread only)
   std::unordered_set<Iterator *> iters;
+  // setTokenCounter's function. CountTokens calls it on the main thread
+  // only: async calls that may count are refused while it is set.
+  Napi::FunctionReference counter;
+  bool in_counter = false; // CountTokens is running it
 
   DbState() = default;
   DbState(const DbState &) = delete;
@@ -302,7 +320,7 @@ void DbState::CloseNow() {
 // the worker thread, where ctxdb_errmsg keeps it.
 class CallWorker : public Napi::AsyncWorker {
 public:
-  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild };
+  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild, kCompile };
 
   CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind, std::string sid,
              bool has_sid, std::string data)
@@ -330,6 +348,9 @@ protected:
     case Kind::kRebuild: // data_: the options JSON; empty is NULL/0 (no options)
       rc_ =
           ctxdb_rebuild(db_, data_.empty() ? nullptr : data_.data(), data_.size(), &out.p, &out.n);
+      break;
+    case Kind::kCompile:
+      rc_ = ctxdb_compile(db_, data_.data(), data_.size(), &out.p, &out.n);
       break;
     }
     if (rc_ == CTXDB_OK)
@@ -407,7 +428,12 @@ public:
                         InstanceMethod<&Database::Rebuild>("rebuild"),
                         InstanceMethod<&Database::RebuildAsync>("rebuildAsync"),
                         InstanceMethod<&Database::Import>("import"),
-                        InstanceMethod<&Database::ImportAsync>("importAsync")});
+                        InstanceMethod<&Database::ImportAsync>("importAsync"),
+                        // the context compiler
+                        InstanceMethod<&Database::Compile>("compile"),
+                        InstanceMethod<&Database::CompileAsync>("compileAsync"),
+                        InstanceMethod<&Database::BundleConvert>("bundleConvert"),
+                        InstanceMethod<&Database::SetTokenCounter>("setTokenCounter")});
   }
 
   // new Database(path: string, configJson?: string)
@@ -437,6 +463,10 @@ private:
   }
 
   Napi::Value Close(const Napi::CallbackInfo &info) {
+    if (state_->in_counter)
+      throw StatusError(info.Env(), CTXDB_MISUSE,
+                        "close() from inside a token counter: a counter must not use the "
+                        "database that called it");
     state_->RequestClose();
     return info.Env().Undefined();
   }
@@ -700,6 +730,115 @@ private:
     });
   }
 
+  // ---- the context compiler ----
+
+  // compile(requestJson: string | Uint8Array)
+  Napi::Value Compile(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    Bytes req = GetBytes(info, 0, "request");
+    return Output(env, db,
+                  [&](char **out, size_t *n) { return ctxdb_compile(db, req.p, req.n, out, n); });
+  }
+
+  Napi::Value CompileAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    Bytes req = GetBytes(info, 0, "request");
+    req.Own();
+    return Queue(env, CallWorker::Kind::kCompile, std::string(), false, std::move(req.owned));
+  }
+
+  // bundleConvert(bundleJson: string | Uint8Array, format: string)
+  Napi::Value BundleConvert(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    Bytes bundle = GetBytes(info, 0, "bundle");
+    std::string format = GetString(info, 1, "format");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_bundle_convert(db, bundle.p, bundle.n, format.data(), format.size(), out, n);
+    });
+  }
+
+  // setTokenCounter(name: string | null, fn: Function | null)
+  Napi::Value SetTokenCounter(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    // A worker queued before the counter was set would call it off the
+    // main thread.
+    if (state_->pending > 0)
+      throw StatusError(env, CTXDB_MISUSE,
+                        "setTokenCounter while async calls on this database are running; "
+                        "await them first");
+    if (info[1].IsNull() || info[1].IsUndefined()) {
+      int rc = ctxdb_token_counter_set(db, nullptr, 0, nullptr, nullptr);
+      if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+      state_->counter.Reset();
+      return env.Undefined();
+    }
+    std::string name = GetString(info, 0, "name");
+    if (!info[1].IsFunction()) throw Napi::TypeError::New(env, "fn must be a function or null");
+    int rc = ctxdb_token_counter_set(db, name.data(), name.size(), CountTokens, state_.get());
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db); // the previous counter stays
+    state_->counter = Napi::Persistent(info[1].As<Napi::Function>());
+    return env.Undefined();
+  }
+
+  // The ctxdb_token_count_fn of a JS counter; user_data is the DbState.
+  // Runs inside a synchronous ctxdb call on the main thread. Nothing may
+  // escape into C: a throw or an answer that is not a count is kept for
+  // ThrowStatus and reported as CTXDB_INTERNAL.
+  static int CountTokens(void *user_data, const char *text, size_t len, int64_t *out_tokens) {
+    auto *state = static_cast<DbState *>(user_data);
+    Napi::Env env = state->counter.Env();
+    AddonData *data = env.GetInstanceData<AddonData>();
+    auto failed = [&](std::string why) {
+      if (!data->counter_failed) {
+        data->counter_failed = true;
+        data->counter_failure = std::move(why);
+      }
+      return CTXDB_INTERNAL;
+    };
+    try {
+      Napi::HandleScope scope(env);
+      state->in_counter = true;
+      Napi::Value r = state->counter.Call({Napi::String::New(env, text, len)});
+      state->in_counter = false;
+      if (r.IsNumber()) {
+        double n = r.As<Napi::Number>().DoubleValue();
+        if (n >= 0 && n <= 9007199254740991.0 && n == static_cast<double>(int64_t(n))) {
+          *out_tokens = int64_t(n);
+          return CTXDB_OK;
+        }
+      }
+      return failed("the token counter must return a non-negative integer, got " +
+                    std::string(r.IsNumber() ? r.ToString().Utf8Value() : TypeName(r)));
+    } catch (const Napi::Error &e) {
+      state->in_counter = false;
+      if (!data->counter_failed) {
+        Napi::HandleScope scope(env);
+        Napi::Value thrown = e.Value();
+        if (thrown.IsObject()) data->counter_error = Napi::Persistent(thrown.As<Napi::Object>());
+      }
+      return failed(e.Message().empty() ? std::string("the token counter threw")
+                                        : "the token counter threw: " + e.Message());
+    } catch (...) {
+      state->in_counter = false;
+      return failed("the token counter failed");
+    }
+  }
+
+  static std::string TypeName(Napi::Value v) {
+    switch (v.Type()) {
+    case napi_undefined: return "undefined";
+    case napi_null: return "null";
+    case napi_boolean: return "a boolean";
+    case napi_string: return "a string";
+    case napi_object: return "an object";
+    default: return "a value of another type";
+    }
+  }
+
   // A wrapped Iterator over what open(&iter) opens (it returns the status).
   template <class Open> Napi::Value OpenIter(Napi::Env env, const ctxdb_db *db, Open &&open) {
     AddonData *data = env.GetInstanceData<AddonData>();
@@ -772,6 +911,14 @@ private:
 
   Napi::Value Queue(Napi::Env env, CallWorker::Kind kind, std::string sid, bool has_sid,
                     std::string data) {
+    // A worker thread must never call JS: with a JS token counter set, a
+    // call that may count tokens (appends, imports, rebuilds, compiles)
+    // runs only synchronously.
+    if (!state_->counter.IsEmpty() && kind != CallWorker::Kind::kVerify)
+      throw StatusError(env, CTXDB_MISUSE,
+                        "an async call that may count tokens cannot run while a JS token "
+                        "counter is set (it would have to call JS off the main thread); use "
+                        "the synchronous call, or setTokenCounter(null) first");
     auto *w = new CallWorker(env, state_, kind, std::move(sid), has_sid, std::move(data));
     Napi::Promise p = w->Promise();
     w->Queue(); // deletes itself after OnOK/OnError
@@ -780,6 +927,17 @@ private:
 
   std::shared_ptr<DbState> state_;
 };
+
+std::string TakeCounterFailure(Napi::Env env, Napi::Value *cause) {
+  AddonData *data = env.GetInstanceData<AddonData>();
+  if (!data || !data->counter_failed) return std::string();
+  std::string why = ": " + data->counter_failure;
+  if (!data->counter_error.IsEmpty()) *cause = data->counter_error.Value();
+  data->counter_failed = false;
+  data->counter_failure.clear();
+  data->counter_error.Reset();
+  return why;
+}
 
 // Module functions ------------------------------------------------------------------
 

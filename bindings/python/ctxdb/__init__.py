@@ -24,6 +24,8 @@ from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
                     FileWriteRef, ImportResult, Message, MessageBlock,
                     RebuildReport, Session, SessionInput, State, Stats,
                     TableChecksum, ToolCall, ToolCallResult, VerifyReport)
+from .types import (Bundle, BundleBudget, BundleExclusion, BundleRedaction, BundleSegment,
+                    BundleSource, CompileRequest, Instruction, ToolSpec)
 
 __version__ = "0.1.0"
 
@@ -40,4 +42,6 @@ __all__ = [
     "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",
     "FileChange", "State", "Stats", "Artifact", "ArtifactRef",
     "ArtifactPreview", "ArtifactLine", "ArtifactMatch", "ArtifactSearch",
+    "CompileRequest", "Instruction", "ToolSpec", "Bundle", "BundleBudget",
+    "BundleSegment", "BundleSource", "BundleExclusion", "BundleRedaction",
 ]

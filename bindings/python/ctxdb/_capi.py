@@ -16,7 +16,7 @@ Conventions kept from the header:
 from __future__ import annotations
 
 import threading
-from ctypes import CDLL, POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p
+from ctypes import CDLL, CFUNCTYPE, POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _loader
@@ -264,6 +264,31 @@ _proto("ctxdb_artifact_preview", c_int,
 _proto("ctxdb_artifact_search", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
+
+
+# ---- the context compiler ----------------------------------------------------------
+
+# int ctxdb_compile(ctxdb_db *db, const char *request_json, size_t len,
+#                   char **out, size_t *out_len);
+_proto("ctxdb_compile", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_bundle_convert(ctxdb_db *db, const char *bundle_json, size_t len,
+#                          const char *format, size_t format_len, char **out,
+#                          size_t *out_len);
+_proto("ctxdb_bundle_convert", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# typedef int (*ctxdb_token_count_fn)(void *user_data, const char *text,
+#                                     size_t len, int64_t *out_tokens);
+# (text is c_void_p: it is not NUL-terminated; read it with string_at.)
+ctxdb_token_count_fn = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, POINTER(c_int64))
+
+# int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t name_len,
+#                             ctxdb_token_count_fn fn, void *user_data);
+_proto("ctxdb_token_counter_set", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, ctxdb_token_count_fn, c_void_p)
 
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 

@@ -16,10 +16,10 @@ from ctypes import byref, c_size_t, c_void_p, string_at
 from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 
 from . import _capi
-from .errors import InternalError, Misuse, last_error
-from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Children, Event, FileInfo,
-                    ImportResult, Message, RebuildReport, Session, State,
-                    Stats, ToolCall, VerifyReport)
+from .errors import InternalError, Misuse, error_for, last_error
+from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Bundle,
+                    Children, CompileRequest, Event, FileInfo, ImportResult, Message,
+                    RebuildReport, Session, State, Stats, ToolCall, VerifyReport)
 
 __all__ = ["Database", "EventIterator", "open", "version", "version_number",
            "abi_version"]
@@ -210,6 +210,73 @@ def _closed() -> Misuse:
     return Misuse(_capi.MISUSE, "the database is closed")
 
 
+# ---- host token counters ----------------------------------------------------------
+
+class _TokenCounter:
+    """A Python callable as a ctxdb_token_count_fn: the ctypes callback and
+    what went wrong in it, so that the failed call can say so."""
+    __slots__ = ("name", "fn", "c_fn", "error")
+
+    def __init__(self, name: str, fn: Callable[[str], int]) -> None:
+        self.name = name
+        self.fn = fn
+        self.error: Optional[BaseException] = None
+        self.c_fn = _capi.ctxdb_token_count_fn(self._count)
+
+    def _count(self, _user_data: Any, text: Any, length: int, out_tokens: Any) -> int:
+        # Nothing may escape into C: every failure is kept and reported as
+        # CTXDB_INTERNAL, which fails the ctxdb call that needed the count.
+        try:
+            data = string_at(text, length) if length else b""
+            n = self.fn(data.decode("utf-8", "replace"))
+            if isinstance(n, bool) or not isinstance(n, int):
+                raise TypeError(f"the token counter must return an int, "
+                                f"not {type(n).__name__}")
+            if not 0 <= n <= _INT64_MAX:
+                raise ValueError(f"the token counter returned {n}, not a count "
+                                 f"(0 .. 2**63-1)")
+            out_tokens[0] = n
+            return _capi.OK
+        except BaseException as e:  # KeyboardInterrupt too: re-raised after the call
+            if self.error is None:
+                self.error = e
+            return _capi.INTERNAL
+
+
+def _call_error(conn: _Conn, rc: int, ptr: int) -> BaseException:
+    """The exception for a failed call on conn: the library's, joined by
+    what the host token counter raised when that is why it failed."""
+    err = last_error(rc, ptr)
+    counter = conn.counter
+    cause = counter.error if counter is not None else None
+    if cause is None:
+        return err
+    counter.error = None
+    if not isinstance(cause, Exception):  # KeyboardInterrupt, SystemExit
+        return cause
+    wrapped = error_for(rc, f"{err.message}: {type(cause).__name__}: {cause}")
+    wrapped.__cause__ = cause
+    return wrapped
+
+
+def _json_input(value: Any, fields: Mapping, what: str) -> bytes:
+    """A JSON document: a dict (plus keyword fields), or JSON text as
+    str/bytes (passed as it is)."""
+    if isinstance(value, Mapping):
+        doc = dict(value)
+        doc.update(fields)
+        return _json(doc, what)
+    if value is None and fields:
+        return _json(dict(fields), what)
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        if fields:
+            raise TypeError(f"{what}: keyword fields cannot be combined with JSON "
+                            f"text; pass a dict")
+        return _text(value, what)
+    raise TypeError(f"{what} takes a dict or JSON text (str or bytes), "
+                    f"not {type(value).__name__}")
+
+
 # ---- the handle and its iterators ----------------------------------------------
 
 class _IterState:
@@ -228,11 +295,14 @@ class _Conn:
     The pointer is None once closed and is never passed to C after that:
     a freed handle's address may be reused by another handle.
     """
-    __slots__ = ("ptr", "iters", "lock")
+    __slots__ = ("ptr", "iters", "lock", "counter")
 
     def __init__(self, ptr: int) -> None:
         self.ptr: Optional[int] = ptr
         self.iters: Set[_IterState] = set()
+        # The host token counter set on the handle (set_token_counter): kept
+        # here, with the handle, so that the C callback outlives its use.
+        self.counter: Optional[_TokenCounter] = None
         # Reentrant: a finalizer may run (garbage collection) on a thread
         # that already holds it.
         self.lock = threading.RLock()
@@ -403,7 +473,7 @@ class Database:
             rc = fn(ptr, *args, byref(out), byref(out_len))
             try:
                 if rc != _capi.OK:
-                    raise last_error(rc, ptr)
+                    raise _call_error(conn, rc, ptr)
                 if not out.value:
                     raise InternalError(_capi.INTERNAL, "a ctxdb call gave no output")
                 return string_at(out.value, out_len.value)
@@ -692,6 +762,69 @@ class Database:
                          "ignore_case": ignore_case}, "artifact_search() options")
         return json.loads(self._out(_capi.ctxdb_artifact_search, aid, len(aid), pat, len(pat),
                                     options, len(options)))
+
+
+    # ---- the context compiler ----
+
+    def compile(self, request: Union[None, CompileRequest, Mapping, str, bytes] = None, *,
+                raw: bool = False, **fields: Any) -> Any:
+        """Compiles the context for a model's next call (ctxdb_compile).
+
+        ``request`` is a dict (compile_request.schema.json: session_id,
+        max_tokens, reserved_output_tokens, branch_id or leaf_event_id,
+        request, instructions, tools, policy, format, record) or its JSON
+        text; keyword fields build or extend the dict, e.g.
+        ``db.compile(session_id=s, max_tokens=8000, format="openai.chat")``.
+        Returns the bundle (a Bundle dict for format "canonical", else the
+        provider's request JSON) parsed, or its JSON text with raw=True.
+        BudgetExceeded when what is never dropped exceeds the budget;
+        NotFound for an unknown session, branch or leaf event.
+        """
+        data = _json_input(request, fields, "compile() request")
+        out = self._out(_capi.ctxdb_compile, data, len(data))
+        return out.decode("utf-8") if raw else json.loads(out)
+
+    def bundle_convert(self, bundle: Union[Bundle, Mapping, str, bytes], format: str, *,
+                       raw: bool = False) -> Any:
+        """A canonical bundle (a dict, or its JSON text) in a provider's
+        format: "openai.chat", "openai.responses", "anthropic.messages"
+        (or "canonical"). Returns the parsed JSON, or its text with raw=True."""
+        data = _json_input(bundle, {}, "bundle_convert() bundle")
+        fmt = _text(format, "format")
+        out = self._out(_capi.ctxdb_bundle_convert, data, len(data), fmt, len(fmt))
+        return out.decode("utf-8") if raw else json.loads(out)
+
+    def set_token_counter(self, name: Optional[str],
+                          fn: Optional[Callable[[str], int]]) -> None:
+        """Makes ``fn(text) -> int`` this handle's token counter, in place of
+        the built-in estimator: for the counts cached at append (messages
+        record ``name`` as their token_counter) and for compiles. None
+        restores the built-in estimator. fn runs on the calling thread,
+        inside the ctxdb call that needs the count, and must not use this
+        Database; an exception in it (or a result that is not a
+        non-negative int) fails that call with InternalError, nothing
+        written, the exception chained as __cause__."""
+        conn = self._require_conn()
+        if fn is None:
+            counter, bname = None, None
+        else:
+            if not callable(fn):
+                raise TypeError(f"set_token_counter(): fn must be callable or None, "
+                                f"not {type(fn).__name__}")
+            if not isinstance(name, str):
+                raise TypeError(f"set_token_counter(): name must be a str, "
+                                f"not {type(name).__name__}")
+            counter, bname = _TokenCounter(name, fn), _encode(name, "name")
+        with conn.lock:
+            ptr = conn.ptr
+            if ptr is None:
+                raise _closed()
+            rc = _capi.ctxdb_token_counter_set(
+                ptr, bname, len(bname) if bname else 0,
+                counter.c_fn if counter else _capi.ctxdb_token_count_fn(), None)  # NULL fn
+            if rc != _capi.OK:
+                raise last_error(rc, ptr)
+            conn.counter = counter  # the previous callback is no longer used
 
     # ---- checks and replays ----
 

@@ -417,3 +417,96 @@ class ArtifactSearch(TypedDict):
     id: str
     matches: List[ArtifactMatch]
     truncated: bool
+
+
+# ---- the context compiler ------------------------------------------------------
+
+class Instruction(TypedDict, total=False):
+    kind: str  # "system" | "developer" | "project"; required
+    text: str  # required
+    id: str
+
+
+class ToolSpec(TypedDict, total=False):
+    name: str  # required
+    description: str
+    parameters: JSONObject  # a JSON Schema of the arguments
+
+
+class CompileRequest(TypedDict, total=False):
+    """A compile request (compile_request.schema.json); session_id and
+    max_tokens are required."""
+    session_id: str
+    max_tokens: int
+    reserved_output_tokens: int
+    branch_id: str  # an id or a name unique in the session; not with leaf_event_id
+    leaf_event_id: str
+    request: Optional[str]
+    instructions: List[Instruction]
+    tools: List[ToolSpec]
+    policy: JSONObject  # redact, builtin_redaction, allow_sensitive, shares, prune
+    format: str  # "canonical" | "openai.chat" | "openai.responses" | "anthropic.messages"
+    record: bool
+
+
+class BundleBudget(TypedDict):
+    max_tokens: int
+    reserved_output_tokens: int
+    available: int
+    used: int
+    free: int
+
+
+class BundleSource(TypedDict):
+    type: str  # "event" | "artifact" | "compaction" | "request" | "state"
+    id: str
+
+
+class _BundleSegmentOptional(TypedDict, total=False):
+    turn: int  # message segments: 0 is the newest turn
+
+
+class BundleSegment(_BundleSegmentOptional):
+    id: str
+    kind: str
+    priority: int  # 0..3 (DESIGN §5)
+    role: str
+    content: List[JSONObject]
+    tokens: int
+    reason: str
+    sources: List[BundleSource]
+    hash: str
+
+
+class _BundleExclusionOptional(TypedDict, total=False):
+    tokens: int
+
+
+class BundleExclusion(_BundleExclusionOptional):
+    id: str
+    kind: str
+    priority: int
+    reason: str
+    sources: List[BundleSource]
+
+
+class BundleRedaction(TypedDict):
+    segment_id: str
+    rule: str
+    count: int
+
+
+class Bundle(TypedDict):
+    """compile() in format "canonical" (bundle.schema.json)."""
+    format: str
+    session_id: str
+    branch_id: str
+    leaf_event_id: Optional[str]
+    token_counter: str
+    budget: BundleBudget
+    tokens_by_kind: Dict[str, int]
+    stable_prefix_tokens: int
+    segments: List[BundleSegment]
+    excluded: List[BundleExclusion]
+    redactions: List[BundleRedaction]
+    hash: str
