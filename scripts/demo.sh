@@ -332,6 +332,16 @@ ctxdb tool-calls "$session"
 heading stats "$session"
 ctxdb stats "$session"
 
+# The 262-line pytest logs were spilled at append: each message keeps the
+# tail (where pytest puts its verdict) and the whole log is an artifact.
+heading artifact ls "$session"
+ctxdb artifact ls "$session"
+# What the model would see next, within a 3000-token window: the request,
+# goal and state first, the recent turns whole, older tool output pruned.
+heading context "$session" --budget 3000 --reserve 500
+ctxdb context "$session" --budget 3000 --reserve 500 \
+  --system "You are a careful coding agent. Keep changes small."
+
 # A what-if: fork the session right after the user's prompt. Nothing is
 # copied; the new branch shares the prompt with main.
 prompt_id=$(ctxdb log "$session" --json |

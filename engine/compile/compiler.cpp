@@ -535,16 +535,20 @@ void Compilation::fit_conversation() {
 }
 
 void Compilation::exclude_rest() {
-  for (size_t i = 0; i < turns_.size(); ++i)
-    for (size_t k = 0; k < turns_[i].messages.size(); ++k)
-      if (!taken_[i][k]) {
-        bool orphan = std::any_of(turns_[i].units.begin(), turns_[i].units.end(),
-                                  [&](const Unit &u) { return u.orphan && u.first == k; });
-        if (!orphan)
-          leave_message(turns_[i].messages[k], i, i < size_t(req_.keep_recent_turns) ? 1 : 3,
-                        "budget: its turn did not fit");
-      }
-  if (history_->unread_below() > 0 && !turns_.empty()) {
+  for (size_t i = 0; i < turns_.size(); ++i) {
+    const std::vector<bool> &taken = taken_[i];
+    bool split = std::find(taken.begin(), taken.end(), true) != taken.end();
+    for (size_t k = 0; k < turns_[i].messages.size(); ++k) {
+      if (taken[k]) continue;
+      bool orphan = std::any_of(turns_[i].units.begin(), turns_[i].units.end(),
+                                [&](const Unit &u) { return u.orphan && u.first == k; });
+      if (!orphan)
+        leave_message(turns_[i].messages[k], i, i < size_t(req_.keep_recent_turns) ? 1 : 3,
+                      split ? "budget: its turn entered split, without this older part"
+                            : "budget: its turn did not fit");
+    }
+  }
+  if (!turns_.empty() && history_->has_more()) {
     const Message &oldest = turns_.back().messages.front();
     excluded_.push_back({"history:before:" + oldest.event_id,
                          "message",

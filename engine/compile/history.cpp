@@ -130,14 +130,11 @@ History::History(store::Store &store, const token::Counter &counter,
   if (segment_ > 0) upper_ = segs[segment_ - 1].last_seq;
 }
 
-int64_t History::unread_below() const {
-  if (!page_.empty()) return page_.front().seq + 1;
-  if (segment_ == 0) return 0;
-  int64_t first = std::max(path_.segments[segment_ - 1].first_seq, options_.from_seq);
-  return upper_ >= first ? upper_ + 1 : 0;
-}
+bool History::has_more() { return fill_page(); }
 
-bool History::next_row(Row &row) {
+// Reads the next page of rows, newest first, unless one is waiting; false
+// when the candidates are exhausted.
+bool History::fill_page() {
   while (page_.empty()) {
     if (segment_ == 0) return false;
     const log::Segment &s = path_.segments[segment_ - 1];
@@ -165,6 +162,11 @@ bool History::next_row(Row &row) {
     }
     upper_ = page_.empty() ? first - 1 : last - 1;
   }
+  return true;
+}
+
+bool History::next_row(Row &row) {
+  if (!fill_page()) return false;
   row = std::move(page_.front());
   page_.pop_front();
   return true;

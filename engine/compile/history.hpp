@@ -71,8 +71,8 @@ public:
 
   // The next older turn, or nullopt when the candidates are exhausted.
   std::optional<Turn> next_turn();
-  // The seq below which nothing has been read yet (0: all read).
-  int64_t unread_below() const;
+  // True when older candidates remain unread.
+  bool has_more();
 
 private:
   struct Row {
@@ -80,6 +80,7 @@ private:
     std::string role, counter, event_id, type, payload, visibility;
     int64_t tokens;
   };
+  bool fill_page();
   bool next_row(Row &row);
   Message render(const Row &row);
   void add_pruned(Message &m, simdjson::dom::element payload);

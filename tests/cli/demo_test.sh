@@ -36,6 +36,9 @@ expect_contains "the state names the modified file" "src/parser.py (2 times" "$O
 expect_contains "tool calls are paired" "call_4  run_command  success" "$OUT"
 expect_contains "stats count the calls" "4 calls, 4 results, 0 errors" "$OUT"
 expect_contains "the tree shows the what-if" 'what_if "ask-first"' "$OUT"
+expect_contains "the pytest logs were spilled" "262 lines  command_log  run_command" "$OUT"
+expect_contains "the context view shows the budget" "budget 2500 of 3000 tokens" "$OUT"
+expect_contains "the context view explains the request" "the current request: the last user prompt" "$OUT"
 expect_contains "rebuild reproduces the projections" "state                   2 rows  unchanged" "$OUT"
 expect_eq "export line count is the last line" 20 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
 
@@ -46,8 +49,12 @@ types=$(python3 -c '
 import json, sys
 events = [json.loads(line) for line in sys.stdin]
 print(" ".join(sorted({e["type"] for e in events})))
-big = max(len(e["payload"].get("output", "").splitlines()) for e in events)
+# The pytest logs were spilled: the event keeps a preview, the line count
+# and the artifact that holds the whole.
+big = max(e["payload"].get("output_lines", 0) for e in events)
 assert big >= 200, f"longest tool output has only {big} lines"
+assert all(e["payload"].get("artifact_id", "").startswith("art_")
+           for e in events if e["payload"].get("output_lines")), "a spilled output has no artifact"
 ' <<<"$EXPORT") || fail "export check failed"
 expect_eq "event types" "AssistantMessageCreated BranchCreated DiffApplied FileRead FileWritten SessionStarted ToolCallFinished ToolCallStarted UserPromptSubmitted" "$types"
 echo "demo test passed"
