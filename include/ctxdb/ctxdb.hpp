@@ -336,6 +336,17 @@ public:
     return detail::take(out, n);
   }
 
+  // ---- Search ----
+  // Session search; options e.g. {"session_id":"s","role":"tool","limit":5}.
+  std::string search(std::string_view query, std::string_view options = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(
+        ctxdb_search(db_, query.data(), query.size(), options.data(), options.size(), &out, &n),
+        db_);
+    return detail::take(out, n);
+  }
+
 private:
   using BranchViewFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
                                size_t *);
