@@ -24,6 +24,7 @@ from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
                     FileWriteRef, ImportResult, Message, MessageBlock,
                     RebuildReport, Session, SessionInput, State, Stats,
                     TableChecksum, ToolCall, ToolCallResult, VerifyReport)
+from .types import SearchHit, SearchResult
 
 __version__ = "0.1.0"
 
@@ -40,4 +41,5 @@ __all__ = [
     "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",
     "FileChange", "State", "Stats", "Artifact", "ArtifactRef",
     "ArtifactPreview", "ArtifactLine", "ArtifactMatch", "ArtifactSearch",
+    "SearchHit", "SearchResult",
 ]

@@ -265,6 +265,15 @@ _proto("ctxdb_artifact_search", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
 
+# ---- Search ----
+
+# int ctxdb_search(ctxdb_db *db, const char *query, size_t len,
+#                  const char *options_json, size_t opt_len,
+#                  char **out, size_t *out_len);
+_proto("ctxdb_search", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------
