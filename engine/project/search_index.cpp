@@ -20,11 +20,7 @@ constexpr char kIndexGrams[] = "INSERT INTO search_grams(rowid,text) "
                                "SELECT pos,text FROM search_text WHERE pos BETWEEN ?1 AND ?2";
 constexpr char kProbeWords[] = "SELECT rowid FROM search_words WHERE search_words MATCH ?1 LIMIT 1";
 constexpr char kProbeGrams[] = "SELECT rowid FROM search_grams WHERE search_grams MATCH ?1 LIMIT 1";
-// snippet() needs the MATCH that found the row; the rowid makes it one row.
-constexpr char kSnippetWords[] = "SELECT snippet(search_words,0,'«','»','…',16) FROM search_words "
-                                 "WHERE search_words MATCH ?1 AND rowid=?2";
-constexpr char kSnippetGrams[] = "SELECT snippet(search_grams,0,'«','»','…',48) FROM search_grams "
-                                 "WHERE search_grams MATCH ?1 AND rowid=?2";
+constexpr char kEvent[] = "SELECT session_no,seq,ts,type,id FROM events WHERE pos=?1";
 constexpr char kSessionId[] = "SELECT session_id FROM chains WHERE session_no=?1";
 
 constexpr const char *kMessageTypes[] = {"UserPromptSubmitted", "AssistantMessageCreated",
@@ -137,12 +133,19 @@ void SearchIndex::run_fts(const char *table, const std::string &match,
                           const std::vector<std::string> &needles, const SearchFilters &f,
                           const char *kind, std::vector<Hit> &hits) {
   std::string t = table;
-  // CROSS JOIN: the index drives; events is read by primary key per match.
-  std::string sql = "SELECT e.pos,e.session_no,e.seq,e.ts,e.type,e.id," + t + ".rank FROM " + t +
-                    " CROSS JOIN events e ON e.pos=" + t + ".rowid WHERE " + t + " MATCH ?" +
-                    filter_sql(f);
+  bool words = t == "search_words";
+  // The FTS table alone in FROM, so FTS5 ranks the matches itself (bm25
+  // reads no text) and hands them over best first: the filters (a lookup
+  // of the event by pos) run on the rows read until LIMIT is reached, and
+  // snippet() on the rows returned. A join with events would filter and
+  // snippet every match before sorting.
+  std::string sql = "SELECT rowid,rank,snippet(" + t + ",0,'«','»','…'," +
+                    (words ? "16" : "48") + ") FROM " + t + " WHERE " + t + " MATCH ?";
+  std::string filters = filter_sql(f);
+  if (!filters.empty())
+    sql += " AND EXISTS(SELECT 1 FROM events e WHERE e.pos=" + t + ".rowid" + filters + ")";
   for (size_t i = 0; i < needles.size(); ++i) sql += " AND instr(lower(" + t + ".text),?)>0";
-  sql += " ORDER BY " + t + ".rank LIMIT ?";
+  sql += " ORDER BY rank LIMIT ?";
   SQLite::Statement q(store_.db(), sql);
   int i = 1;
   q.bind(i++, match);
@@ -152,19 +155,19 @@ void SearchIndex::run_fts(const char *table, const std::string &match,
   q.bind(i, f.limit + int64_t(hits.size()));
   std::set<int64_t> seen;
   for (const Hit &h : hits) seen.insert(h.pos);
-  size_t first_new = hits.size();
   while (q.executeStep() && int64_t(hits.size()) < f.limit) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
-    hits.push_back({pos, q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
-                    q.getColumn(3).getInt64(), q.getColumn(4).getString(),
-                    q.getColumn(5).getString(), q.getColumn(6).getDouble(), kind, ""});
-  }
-  for (size_t k = first_new; k < hits.size(); ++k) {
-    auto s = store_.statement(t == "search_words" ? kSnippetWords : kSnippetGrams);
-    s->bind(1, match);
-    s->bind(2, hits[k].pos);
-    if (s->executeStep()) hits[k].snippet = s->getColumn(0).getString();
+    Hit h{pos, 0, 0, 0, "", "", q.getColumn(1).getDouble(), kind, q.getColumn(2).getString()};
+    auto e = store_.statement(kEvent);
+    e->bind(1, pos);
+    if (!e->executeStep()) continue; // cannot happen: every indexed pos is an event
+    h.session_no = e->getColumn(0).getInt64();
+    h.seq = e->getColumn(1).getInt64();
+    h.ts = e->getColumn(2).getInt64();
+    h.type = e->getColumn(3).getString();
+    h.event_id = e->getColumn(4).getString();
+    hits.push_back(std::move(h));
   }
 }
 
@@ -174,7 +177,9 @@ void SearchIndex::run_scan(const std::vector<std::string> &needles, const Search
                     "FROM search_text s JOIN events e ON e.pos=s.pos WHERE 1" +
                     filter_sql(f);
   for (size_t i = 0; i < needles.size(); ++i) sql += " AND instr(lower(s.text),?)>0";
-  sql += " ORDER BY e.pos DESC LIMIT ?";
+  // Newest first; within one session by seq, the order of its index, so
+  // the scan stops at the limit instead of reading the whole session.
+  sql += f.session_no ? " ORDER BY e.seq DESC LIMIT ?" : " ORDER BY e.pos DESC LIMIT ?";
   SQLite::Statement q(store_.db(), sql);
   int i = bind_filters(q, 1, f);
   for (const std::string &n : needles) q.bind(i++, ascii_lower(n));

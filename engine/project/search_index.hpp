@@ -70,7 +70,6 @@ private:
                const SearchFilters &f, const char *kind, std::vector<Hit> &hits);
   void run_scan(const std::vector<std::string> &needles, const SearchFilters &f,
                 std::vector<Hit> &hits);
-  std::string snippet(const Hit &h, const std::string &match);
   std::string session_id(int64_t session_no);
 
   store::Store &store_;
