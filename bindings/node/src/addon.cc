@@ -407,7 +407,9 @@ public:
                         InstanceMethod<&Database::Rebuild>("rebuild"),
                         InstanceMethod<&Database::RebuildAsync>("rebuildAsync"),
                         InstanceMethod<&Database::Import>("import"),
-                        InstanceMethod<&Database::ImportAsync>("importAsync")});
+                        InstanceMethod<&Database::ImportAsync>("importAsync"),
+                        // Search
+                        InstanceMethod<&Database::Search>("search")});
   }
 
   // new Database(path: string, configJson?: string)
@@ -697,6 +699,18 @@ private:
     return Output(env, db, [&](char **out, size_t *n) {
       return ctxdb_artifact_search(db, id.data(), id.size(), pattern.data(), pattern.size(),
                                    options.data(), options.size(), out, n);
+    });
+  }
+
+  // ---- Search ----
+  // search(query: string, optionsJson: string)
+  Napi::Value Search(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string query = GetString(info, 0, "query");
+    std::string options = GetString(info, 1, "options");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_search(db, query.data(), query.size(), options.data(), options.size(), out, n);
     });
   }
 
