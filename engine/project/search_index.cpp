@@ -139,8 +139,8 @@ void SearchIndex::run_fts(const char *table, const std::string &match,
   // of the event by pos) run on the rows read until LIMIT is reached, and
   // snippet() on the rows returned. A join with events would filter and
   // snippet every match before sorting.
-  std::string sql = "SELECT rowid,rank,snippet(" + t + ",0,'«','»','…'," +
-                    (words ? "16" : "48") + ") FROM " + t + " WHERE " + t + " MATCH ?";
+  std::string sql = "SELECT rowid,rank,snippet(" + t + ",0,'«','»','…'," + (words ? "16" : "48") +
+                    ") FROM " + t + " WHERE " + t + " MATCH ?";
   std::string filters = filter_sql(f);
   if (!filters.empty())
     sql += " AND EXISTS(SELECT 1 FROM events e WHERE e.pos=" + t + ".rowid" + filters + ")";
