@@ -129,6 +129,18 @@ bool SearchIndex::parses(const char *table, const std::string &match) {
   }
 }
 
+// Binds the needles (lower-cased, for instr) from parameter i, then the
+// LIMIT; returns the hits found so far, which the query may find again.
+std::set<int64_t> SearchIndex::bind_needles(SQLite::Statement &q, int i,
+                                            const std::vector<std::string> &needles, int64_t limit,
+                                            const std::vector<Hit> &hits) {
+  for (const std::string &n : needles) q.bind(i++, ascii_lower(n));
+  q.bind(i, limit + int64_t(hits.size())); // as many more as may come again
+  std::set<int64_t> seen;
+  for (const Hit &h : hits) seen.insert(h.pos);
+  return seen;
+}
+
 void SearchIndex::run_fts(const char *table, const std::string &match,
                           const std::vector<std::string> &needles, const SearchFilters &f,
                           const char *kind, std::vector<Hit> &hits) {
@@ -150,11 +162,7 @@ void SearchIndex::run_fts(const char *table, const std::string &match,
   int i = 1;
   q.bind(i++, match);
   i = bind_filters(q, i, f);
-  for (const std::string &n : needles) q.bind(i++, ascii_lower(n));
-  // Rows the words step found may come again: ask for as many more.
-  q.bind(i, f.limit + int64_t(hits.size()));
-  std::set<int64_t> seen;
-  for (const Hit &h : hits) seen.insert(h.pos);
+  std::set<int64_t> seen = bind_needles(q, i, needles, f.limit, hits);
   while (q.executeStep() && int64_t(hits.size()) < f.limit) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
@@ -182,10 +190,7 @@ void SearchIndex::run_scan(const std::vector<std::string> &needles, const Search
   sql += f.session_no ? " ORDER BY e.seq DESC LIMIT ?" : " ORDER BY e.pos DESC LIMIT ?";
   SQLite::Statement q(store_.db(), sql);
   int i = bind_filters(q, 1, f);
-  for (const std::string &n : needles) q.bind(i++, ascii_lower(n));
-  q.bind(i, f.limit + int64_t(hits.size()));
-  std::set<int64_t> seen;
-  for (const Hit &h : hits) seen.insert(h.pos);
+  std::set<int64_t> seen = bind_needles(q, i, needles, f.limit, hits);
   while (q.executeStep() && int64_t(hits.size()) < f.limit) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;

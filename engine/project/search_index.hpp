@@ -31,6 +31,7 @@
 #include "store/store.hpp"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,9 @@ private:
   bool parses(const char *table, const std::string &match);
   void run_fts(const char *table, const std::string &match, const std::vector<std::string> &needles,
                const SearchFilters &f, const char *kind, std::vector<Hit> &hits);
+  static std::set<int64_t> bind_needles(SQLite::Statement &q, int i,
+                                        const std::vector<std::string> &needles, int64_t limit,
+                                        const std::vector<Hit> &hits);
   void run_scan(const std::vector<std::string> &needles, const SearchFilters &f,
                 std::vector<Hit> &hits);
   std::string session_id(int64_t session_no);
