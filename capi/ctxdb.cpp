@@ -659,3 +659,13 @@ CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t nam
 }
 
 } // extern "C"
+// ---- Search ------------------------------------------------------------------
+
+CTXDB_API int ctxdb_search(ctxdb_db *db, const char *query, size_t len, const char *options_json,
+                           size_t opt_len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view q = arg(query, len, "query");
+    ctxdb::json::require_utf8(q, "query");
+    return e.search(q, arg(options_json, opt_len, "options_json"));
+  });
+}

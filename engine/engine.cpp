@@ -14,13 +14,13 @@ Engine::Engine(const std::string &path, std::string_view config_json)
       state_(store_, log_, payloads_), stats_(store_, payloads_),
       messages_(store_, payloads_, *counter_), tool_calls_(store_, log_.tree(), payloads_),
       files_(store_, payloads_), compactions_(store_, log_.tree(), payloads_),
-      context_builds_(store_, payloads_), artifacts_(store_),
+      context_builds_(store_, payloads_), search_(store_, log_.tree()), artifacts_(store_),
       spiller_(artifacts_, log::SpillConfig::parse(config_json),
                [this](std::string_view call_id, const log::SpillPlace &at) {
                  return tool_calls_.call_name(at.session_no, call_id, at.branch_no, at.parent_seq);
                }),
-      projections_{&sessions_,   &state_, &stats_,       &messages_,
-                   &tool_calls_, &files_, &compactions_, &context_builds_} {
+      projections_{&sessions_, &state_,       &stats_,          &messages_, &tool_calls_,
+                   &files_,    &compactions_, &context_builds_, &search_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
   log_.set_spiller(&spiller_);
 }
@@ -489,6 +489,44 @@ void Engine::set_token_counter(std::unique_ptr<const token::Counter> counter) {
   messages_.set_counter(active);
   counter_ = &active;
   host_counter_ = std::move(counter); // the previous one is no longer referenced
+}
+
+} // namespace ctxdb
+
+// ---- Search ------------------------------------------------------------------
+
+namespace ctxdb {
+
+std::string Engine::search(std::string_view query, std::string_view options_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc =
+      options_doc(parser, options_json, "search options", "json/search_options.schema.json");
+  store::Store::ReadTransaction snapshot(store_); // the branch's path and the hits agree
+  project::SearchFilters f;
+  f.limit = get_int(doc, "limit", f.limit);
+  if (int64_t v; !doc["since"].get(v)) f.since = v;
+  if (int64_t v; !doc["until"].get(v)) f.until = v;
+  std::optional<std::string_view> session = get_string(doc, "session_id");
+  std::optional<std::string_view> branch = get_string(doc, "branch_id");
+  if (session) f.session_no = session_no(*session);
+  if (branch) {
+    if (!f.session_no) { // a branch is named by the id of the event that opened it
+      std::optional<log::Event> opened = log_.find(*branch);
+      if (!opened)
+        throw Error(Code::kNotFound, "branch '" + std::string(*branch) +
+                                         "' not found (a branch name needs session_id)");
+      f.session_no = opened->session_no;
+    }
+    log::Branch b = resolve_branch(*f.session_no, branch);
+    f.path = log_.tree().path(b.no);
+  }
+  std::optional<std::string_view> role = get_string(doc, "role"), type = get_string(doc, "type");
+  if (role) f.types = project::SearchIndex::types_of_role(*role);
+  if (type) {
+    bool in_role = !role || std::find(f.types.begin(), f.types.end(), *type) != f.types.end();
+    f.types = {in_role ? std::string(*type) : std::string()}; // "": no event has it
+  }
+  return search_.search(query, f);
 }
 
 } // namespace ctxdb

@@ -14,6 +14,7 @@
 #include "project/files.hpp"
 #include "project/messages.hpp"
 #include "project/payload_cache.hpp"
+#include "project/search_index.hpp"
 #include "project/sessions.hpp"
 #include "project/state.hpp"
 #include "project/stats.hpp"
@@ -119,6 +120,11 @@ public:
   // changes nothing.
   void set_token_counter(std::unique_ptr<const token::Counter> counter);
   const token::Counter &token_counter() const { return *counter_; }
+  // Search of sessions (project/search_index.hpp): the hits for `query`
+  // (search_result.schema.json) under the filters of options
+  // (search_options.schema.json; empty text is {}). An empty query is
+  // kInvalidArg, an unknown session or branch kNotFound.
+  std::string search(std::string_view query, std::string_view options_json);
 
 private:
   template <class View>
@@ -142,6 +148,7 @@ private:
   project::Files files_;
   project::Compactions compactions_;
   project::ContextBuilds context_builds_;
+  project::SearchIndex search_;
   artifact::ArtifactStore artifacts_;
   log::Spiller spiller_; // config "spill"; the log calls it at append
   // Every projection, in the order the log feeds them.

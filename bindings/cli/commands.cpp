@@ -429,6 +429,27 @@ const CommandSpec kCommands[] = {
     {"artifact export", "ID FILE", "write an artifact's bytes to FILE (- for stdout)",
      "Writes the whole content of the artifact to FILE, replacing it.\n",
      {}, {}, 2, 2, cmd_artifact_export},
+    {"search", "QUERY [--session S] [--branch B] [--role R] [--type T] [--since MS] "
+               "[--until MS] [--limit N] [--json]",
+     "search the messages of every session",
+     "Searches prompts, assistant text and tool calls, tool outputs (a spilled\n"
+     "output by its preview) and summaries for the words of QUERY, each\n"
+     "required: whole words first (best first), then substrings, so pieces of\n"
+     "paths and identifiers, Chinese and Japanese are found. Quotes, OR, NOT\n"
+     "and prefix* are FTS5 syntax when the query parses as such; anything\n"
+     "else is plain words. Prints 'SESSION #SEQ ROLE  snippet', the match\n"
+     "between « and ».\n"
+     "\n"
+     "  --session S  only session S\n"
+     "  --branch B   only the path of branch B (an id, or a name with --session)\n"
+     "  --role R     user, assistant, tool or summary\n"
+     "  --type T     only events of type T\n"
+     "  --since MS   only events at or after MS (ms since the Unix epoch)\n"
+     "  --until MS   only events at or before MS\n"
+     "  --limit N    at most N hits (default 20, at most 1000)\n"
+     "  --json       print the search result as JSON instead\n",
+     {"--session", "--branch", "--role", "--type", "--since", "--until", "--limit"}, {"--json"},
+     1, 1, cmd_search},
     {"verify", "[SESSION]", "check the hash chain",
      "Recomputes the hash chain of one session, or of every session. Prints\n"
      "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"

@@ -31,6 +31,7 @@ int cmd_artifact_grep(const Args &args);
 int cmd_artifact_put(const Args &args);
 int cmd_artifact_export(const Args &args);
 int cmd_context(const Args &args); // context_command.cpp
+int cmd_search(const Args &args);  // search_commands.cpp
 
 } // namespace cli
 

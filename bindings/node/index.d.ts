@@ -487,6 +487,48 @@ export interface ArtifactSearch {
   truncated: boolean;
 }
 
+// ---- Search ----
+
+export interface SearchOptions {
+  /** Only this session's messages. */
+  sessionId?: string;
+  /** Only the messages on this branch's path (a name needs sessionId). */
+  branchId?: string;
+  role?: 'user' | 'assistant' | 'tool' | 'summary';
+  /** Only events of this type. */
+  type?: string;
+  /** ts >= since (ms since the Unix epoch). */
+  since?: number;
+  /** ts <= until (ms since the Unix epoch). */
+  until?: number;
+  /** 1..1000; default 20. */
+  limit?: number;
+}
+
+export interface SearchHit {
+  session_id: string;
+  /** The branch the event is on. */
+  branch_id: string;
+  event_id: string;
+  seq: number;
+  ts: number;
+  type: string;
+  role: 'user' | 'assistant' | 'tool' | 'summary';
+  /** Which step found it: whole words, substrings (trigrams), or a scan. */
+  match: 'words' | 'substring' | 'scan';
+  /** bm25 of the index that matched: lower is better; 0 for a scan. */
+  rank: number;
+  /** The text around the match, the match between « and ». */
+  snippet: string;
+}
+
+export interface SearchResult {
+  query: string;
+  /** 'fts': taken as FTS5 syntax; 'plain': words, each required. */
+  syntax: 'fts' | 'plain';
+  hits: SearchHit[];
+}
+
 /** One session's stats, or (session_id null) every session's totals. */
 export interface Stats {
   session_id: string | null;
@@ -707,6 +749,12 @@ export declare class Database {
   artifactPreview(id: string, options?: ArtifactPreviewOptions): ArtifactPreview;
   /** grep in an artifact: matching lines (PCRE2) with context. */
   artifactSearch(id: string, pattern: string, options?: ArtifactSearchOptions): ArtifactSearch;
+  /**
+   * Searches every session's messages: whole words first, then substrings
+   * (paths, identifiers, Chinese, Japanese). FTS5 syntax when the query
+   * has some and it parses; anything else is plain words.
+   */
+  search(query: string, options?: SearchOptions): SearchResult;
   /** Checks the hash chain of one session, or of all. */
   verify(sessionId?: string | null): VerifyResult;
   /** verify off the main thread. */

@@ -59,14 +59,14 @@ std::string key_order(store::Store &store, const std::string &table) {
   return key.empty() ? all : key;
 }
 
-std::string table_checksum(store::Store &store, const std::string &table, int64_t &rows) {
-  // Table names come from the projections, never from input.
-  SQLite::Statement q(store.db(),
-                      "SELECT * FROM " + table + " ORDER BY " + key_order(store, table));
-  util::Sha256 h;
+namespace {
+
+// Hashes every row `sql` returns into h; the number of rows.
+int64_t hash_rows(store::Store &store, const std::string &sql, util::Sha256 &h) {
+  SQLite::Statement q(store.db(), sql);
   std::string buf;
   buf.reserve(kHashChunk + 4096);
-  rows = 0;
+  int64_t rows = 0;
   while (q.executeStep()) {
     ++rows;
     for (int i = 0; i < q.getColumnCount(); ++i) append_value(buf, q.getColumn(i));
@@ -76,6 +76,40 @@ std::string table_checksum(store::Store &store, const std::string &table, int64_
     }
   }
   h.update(buf);
+  return rows;
+}
+
+// --- FTS5 tables (search) ---------------------------------------------------
+// An FTS5 table's pages depend on how its writes were grouped into
+// transactions (each one adds a segment, merged later), which a replay in
+// one transaction does not repeat. What it indexes does not: so it is
+// checksummed by every document's token count (its _docsize rows) and
+// every term with its document and occurrence counts (an fts5vocab view),
+// and cleared with 'delete-all' (an external-content table cannot DELETE
+// rows whose content it would have to read back).
+bool is_fts5(store::Store &store, const std::string &table) {
+  SQLite::Statement q(store.db(), "SELECT sql FROM sqlite_schema WHERE name=?");
+  q.bind(1, table);
+  return q.executeStep() && q.getColumn(0).getString().find("USING fts5") != std::string::npos;
+}
+
+std::string fts5_checksum(store::Store &store, const std::string &table, int64_t &rows) {
+  std::string vocab = "temp.\"" + table + "_rebuild_vocab\"";
+  store.db().exec("CREATE VIRTUAL TABLE IF NOT EXISTS " + vocab + " USING fts5vocab(main, \"" +
+                  table + "\", row)");
+  util::Sha256 h;
+  rows = hash_rows(store, "SELECT id,sz FROM \"" + table + "_docsize\" ORDER BY id", h);
+  hash_rows(store, "SELECT term,doc,cnt FROM " + vocab, h);
+  return util::to_hex(h.finish());
+}
+
+} // namespace
+
+std::string table_checksum(store::Store &store, const std::string &table, int64_t &rows) {
+  if (is_fts5(store, table)) return fts5_checksum(store, table, rows);
+  // Table names come from the projections, never from input.
+  util::Sha256 h;
+  rows = hash_rows(store, "SELECT * FROM " + table + " ORDER BY " + key_order(store, table), h);
   return util::to_hex(h.finish());
 }
 
@@ -87,7 +121,10 @@ void clear(store::Store &store, std::span<const char *const> tables, RebuildRepo
     TableChecksum t;
     t.table = table;
     t.before = table_checksum(store, t.table, t.rows);
-    store.db().exec("DELETE FROM " + t.table);
+    if (is_fts5(store, t.table))
+      store.db().exec("INSERT INTO " + t.table + "(" + t.table + ") VALUES('delete-all')");
+    else
+      store.db().exec("DELETE FROM " + t.table);
     r.tables.push_back(std::move(t));
   }
 }

@@ -473,6 +473,26 @@ typedef int (*ctxdb_token_count_fn)(void *user_data, const char *text, size_t le
  * CTXDB_INVALID_UTF8. */
 CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t name_len,
                                       ctxdb_token_count_fn fn, void *user_data);
+/* ---- Search ------------------------------------------------------------ */
+
+/* Searches the text of every session's messages: prompts, assistant text
+ * and tool calls (name, args), tool outputs and errors (a spilled output
+ * as stored: its preview), compaction summaries. query (UTF-8) is words,
+ * each required, found whole first and then as substrings (so pieces of
+ * identifiers and paths, and Chinese or Japanese inside a sentence, are
+ * found); FTS5 syntax (quotes, OR, NOT, prefix*) is used when the query
+ * has some and it parses, and anything else is plain words, never a
+ * syntax error. options_json (search_options.schema.json; NULL/0 is {}):
+ * {"session_id"?, "branch_id"? (only that branch's path; a name needs
+ * session_id), "role"?, "type"?, "since"?, "until"? (ts, ms), "limit"?
+ * (1..1000, default 20)}. The result (search_result.schema.json):
+ * {"query", "syntax": "plain" | "fts", "hits": [{"session_id",
+ * "branch_id", "event_id", "seq", "ts", "type", "role", "match": "words" |
+ * "substring" | "scan", "rank", "snippet" (the match between « and »)}]}.
+ * An empty query is CTXDB_INVALID_ARG, one that is not UTF-8
+ * CTXDB_INVALID_UTF8; an unknown session or branch CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_search(ctxdb_db *db, const char *query, size_t len, const char *options_json,
+                           size_t opt_len, char **out, size_t *out_len);
 
 #ifdef __cplusplus
 }

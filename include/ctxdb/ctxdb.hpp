@@ -366,6 +366,17 @@ public:
     detail::check(ctxdb_token_counter_set(db_, name.data(), name.size(), fn, user_data), db_);
   }
 
+  // ---- Search ----
+  // Session search; options e.g. {"session_id":"s","role":"tool","limit":5}.
+  std::string search(std::string_view query, std::string_view options = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(
+        ctxdb_search(db_, query.data(), query.size(), options.data(), options.size(), &out, &n),
+        db_);
+    return detail::take(out, n);
+  }
+
 private:
   using BranchViewFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
                                size_t *);

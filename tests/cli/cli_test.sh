@@ -904,6 +904,54 @@ test_context() {
   expect_contains "context --help" "usage: ctxdb context SESSION --budget N" "$OUT"
 }
 
+# ---- search (ctxdb_search) ------------------------------------------------
+
+test_search() {
+  local S="$WORK/search.ctxdb"
+  ts() { "$CLI" --db "$S" "$@"; }
+  run ts init
+  run ts session new --id s1 --agent a
+  run ts session new --id s2 --agent a
+  run_in "$EVENTS" ts append s1
+  expect_rc 0
+  run_in '{"type":"UserPromptSubmitted","actor":"user","payload":{"text":"数据库连接错误 in the parser"}}' ts append s2
+  expect_rc 0
+  run ts search parser
+  expect_rc 0
+  expect_contains "search: a tool call's args" "s1 #3 assistant" "$OUT"
+  expect_contains "search: marks the match" "«parser»" "$OUT"
+  expect_contains "search: every session" "s2 #2 user" "$OUT"
+  run ts search parser --session s2
+  expect_eq "search --session" "s2 #2 user  数据库连接错误 in the «parser»" "$OUT"
+  run ts search 连接错误
+  expect_eq "search: Chinese in a sentence" "s2 #2 user  数据库«连接错误» in the parser" "$OUT"
+  run ts search "src/pars" --role assistant --limit 1
+  expect_contains "search --role --limit: a piece of a path" "s1 #3 assistant" "$OUT"
+  run ts search failing --json
+  expect_match "search --json" '^\{"query":"failing","syntax":"plain","hits":\[\{"session_id":"s1",' "$OUT"
+  run ts search '"unbalanced ('
+  expect_rc 0
+  expect_eq "search: not FTS5 syntax is plain words" "no hits" "$OUT"
+  run ts search parser --session nope
+  expect_rc 1
+  expect_contains "search of an unknown session" "CTXDB_NOT_FOUND" "$ERR"
+  run ts search parser --branch nope --session s1
+  expect_rc 1
+  expect_contains "search of an unknown branch" "CTXDB_NOT_FOUND" "$ERR"
+  run ts search parser --role robot
+  expect_rc 1
+  expect_contains "search --role robot" "CTXDB_INVALID_ARG" "$ERR"
+  run ts search ""
+  expect_rc 1
+  expect_contains "search of nothing" "CTXDB_INVALID_ARG" "$ERR"
+  run ts search parser --limit ten
+  expect_rc 2
+  run ts search
+  expect_rc 2
+  run ts search --help
+  expect_contains "search --help" "usage: ctxdb search QUERY" "$OUT"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
   test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_artifact test_context test_help; do
@@ -911,4 +959,8 @@ for t in test_init test_session_new test_sessions_table test_append test_log \
   "$t"
   echo "ok - $t"
 done
+# Search
+CURRENT=test_search
+test_search
+echo "ok - test_search"
 echo "all CLI tests passed"

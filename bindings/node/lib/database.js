@@ -499,6 +499,33 @@ class Database {
     return parse(call(() => this.#db.artifactSearch(id, pattern, check.stringify(o, 'options'))));
   }
 
+  // ---- Search ----
+
+  /**
+   * Searches every session's messages: {query, syntax, hits: [{session_id,
+   * branch_id, event_id, seq, ts, type, role, match, rank, snippet}]}.
+   * Whole words first, then substrings (paths, Chinese, Japanese); FTS5
+   * syntax when the query has some and it parses, else plain words.
+   * options: {sessionId?, branchId?, role?, type?, since?, until?, limit?}.
+   */
+  search(query, options) {
+    check.string(query, 'query');
+    const opts = check.optObject(options, 'options');
+    const o = {};
+    const sessionId = check.optString(opts.sessionId, 'options.sessionId');
+    if (sessionId !== undefined) o.session_id = sessionId;
+    const branchId = check.optString(opts.branchId, 'options.branchId');
+    if (branchId !== undefined) o.branch_id = branchId;
+    const role = check.optString(opts.role, 'options.role');
+    if (role !== undefined) o.role = role;
+    const type = check.optString(opts.type, 'options.type');
+    if (type !== undefined) o.type = type;
+    for (const key of ['since', 'until', 'limit']) {
+      if (opts[key] !== undefined) o[key] = check.integer(opts[key], `options.${key}`);
+    }
+    return parse(call(() => this.#db.search(query, check.stringify(o, 'options'))));
+  }
+
   /**
    * Checks the hash chain of one session (or of all). Resolves what the
    * check found: {ok: true, sessions, events} or {ok: false, ...,

@@ -433,7 +433,9 @@ public:
                         InstanceMethod<&Database::Compile>("compile"),
                         InstanceMethod<&Database::CompileAsync>("compileAsync"),
                         InstanceMethod<&Database::BundleConvert>("bundleConvert"),
-                        InstanceMethod<&Database::SetTokenCounter>("setTokenCounter")});
+                        InstanceMethod<&Database::SetTokenCounter>("setTokenCounter"),
+                        // Search
+                        InstanceMethod<&Database::Search>("search")});
   }
 
   // new Database(path: string, configJson?: string)
@@ -837,6 +839,18 @@ private:
     case napi_object: return "an object";
     default: return "a value of another type";
     }
+  }
+
+  // ---- Search ----
+  // search(query: string, optionsJson: string)
+  Napi::Value Search(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string query = GetString(info, 0, "query");
+    std::string options = GetString(info, 1, "options");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_search(db, query.data(), query.size(), options.data(), options.size(), out, n);
+    });
   }
 
   // A wrapped Iterator over what open(&iter) opens (it returns the status).

@@ -26,6 +26,7 @@ from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
                     TableChecksum, ToolCall, ToolCallResult, VerifyReport)
 from .types import (Bundle, BundleBudget, BundleExclusion, BundleRedaction, BundleSegment,
                     BundleSource, CompileRequest, Instruction, ToolSpec)
+from .types import SearchHit, SearchResult
 
 __version__ = "0.1.0"
 
@@ -44,4 +45,5 @@ __all__ = [
     "ArtifactPreview", "ArtifactLine", "ArtifactMatch", "ArtifactSearch",
     "CompileRequest", "Instruction", "ToolSpec", "Bundle", "BundleBudget",
     "BundleSegment", "BundleSource", "BundleExclusion", "BundleRedaction",
+    "SearchHit", "SearchResult",
 ]

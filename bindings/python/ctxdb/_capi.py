@@ -290,6 +290,15 @@ ctxdb_token_count_fn = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, POINTER(c_
 _proto("ctxdb_token_counter_set", c_int,
        ctxdb_db_p, c_char_p, c_size_t, ctxdb_token_count_fn, c_void_p)
 
+# ---- Search ----
+
+# int ctxdb_search(ctxdb_db *db, const char *query, size_t len,
+#                  const char *options_json, size_t opt_len,
+#                  char **out, size_t *out_len);
+_proto("ctxdb_search", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

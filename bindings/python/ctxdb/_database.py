@@ -20,6 +20,11 @@ from .errors import InternalError, Misuse, error_for, last_error
 from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Bundle,
                     Children, CompileRequest, Event, FileInfo, ImportResult, Message,
                     RebuildReport, Session, State, Stats, ToolCall, VerifyReport)
+from .errors import InternalError, Misuse, last_error
+from .types import SearchResult
+from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Children, Event, FileInfo,
+                    ImportResult, Message, RebuildReport, Session, State,
+                    Stats, ToolCall, VerifyReport)
 
 __all__ = ["Database", "EventIterator", "open", "version", "version_number",
            "abi_version"]
@@ -825,6 +830,37 @@ class Database:
             if rc != _capi.OK:
                 raise last_error(rc, ptr)
             conn.counter = counter  # the previous callback is no longer used
+    # ---- search ----
+
+    def search(self, query: Union[str, bytes], *,
+               session_id: Union[None, str, bytes] = None,
+               branch_id: Union[None, str, bytes] = None,
+               role: Optional[str] = None, type: Optional[str] = None,
+               since: Optional[int] = None, until: Optional[int] = None,
+               limit: Optional[int] = None) -> "SearchResult":
+        """Searches every session's messages (prompts, assistant text and
+        tool calls, tool outputs, summaries) for the words of ``query``,
+        whole words first, then substrings (pieces of paths, Chinese and
+        Japanese). FTS5 syntax is used when the query has some and it
+        parses; anything else is plain words. Filters: session_id,
+        branch_id (that branch's path), role, type, since/until (ts, ms),
+        limit (default 20)."""
+        q = _text(query, "query")
+        options: dict = {}
+        for key, value in (("session_id", session_id), ("branch_id", branch_id)):
+            if value is not None:
+                options[key] = _text(value, key).decode("utf-8")
+        for key, value in (("role", role), ("type", type)):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise TypeError(f"search(): {key} must be a str, not "
+                                    f"{value.__class__.__name__}")
+                options[key] = value
+        for key, value in (("since", since), ("until", until), ("limit", limit)):
+            if value is not None:
+                options[key] = _int64(value, key)
+        data = _json(options, "search() options")
+        return json.loads(self._out(_capi.ctxdb_search, q, len(q), data, len(data)))
 
     # ---- checks and replays ----
 

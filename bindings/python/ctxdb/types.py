@@ -510,3 +510,24 @@ class Bundle(TypedDict):
     excluded: List[BundleExclusion]
     redactions: List[BundleRedaction]
     hash: str
+# ---- Search ----
+
+class SearchHit(TypedDict):
+    """One message found by search()."""
+    session_id: str
+    branch_id: str  # the branch the event is on
+    event_id: str
+    seq: int
+    ts: int
+    type: str
+    role: str  # user | assistant | tool | summary
+    match: str  # words | substring | scan
+    rank: float  # bm25 of the index that matched: lower is better; 0 for a scan
+    snippet: str  # the match between « and », … where cut
+
+
+class SearchResult(TypedDict):
+    """search(): whole-word hits first, then substring hits, then scanned."""
+    query: str
+    syntax: str  # "plain" (words, each required) or "fts" (FTS5 syntax)
+    hits: List[SearchHit]

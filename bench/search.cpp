@@ -1,0 +1,379 @@
+// bench_search: session search (issue 8) over a database of N messages
+// (default 1M: agent sessions of bench/agent_session.hpp, 4 messages per 8
+// events, whose prompts carry varied words, identifiers, paths, Chinese
+// and Japanese so that queries have rare and common terms).
+//
+// Measured in one run:
+//   query latency   ctxdb_search (median of R calls) per kind of query, side
+//                   by side with the raw FTS5 MATCH of the same table on a
+//                   second connection (ORDER BY rank LIMIT, snippet() of the
+//                   hits): the floor of any search over these tables.
+//   append cost     append throughput (single events, and NDJSON batches) of
+//                   ctxdb as built, against the same library on a file whose
+//                   search tables are replaced by empty stand-ins (the view
+//                   selects nothing, the FTS tables are plain tables): the
+//                   whole cost the index adds to an append.
+//   size            bytes of the events table and of each FTS table's shadow
+//                   tables (dbstat): what storing the text again would add.
+//
+// usage: bench_search [--messages N] [--rounds R] [--append-events N]
+#include "agent_session.hpp"
+#include "bench_util.hpp"
+
+#include <ctxdb/ctxdb.h>
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using bench::Clock;
+using bench::median;
+using bench::seconds_since;
+
+namespace {
+
+constexpr size_t kSessionEvents = 20000; // 10k messages per session
+constexpr size_t kBatch = 4000;
+
+// A deterministic generator (bench figures must not depend on a seed).
+struct Rng {
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  }
+  size_t below(size_t n) { return size_t(next() % n); }
+};
+
+const char *const kZh[] = {"数据库连接错误，请检查配置文件", "这个函数的返回值不正确",
+                           "请把日志级别调成调试", "测试在持续集成上失败了",
+                           "内存泄漏出现在缓存模块里"};
+const char *const kJa[] = {"設定ファイルを読み込みます", "このテストは時々失敗します",
+                           "キャッシュの有効期限を確認してください",
+                           "データベースの接続がタイムアウトしました"};
+
+// A word of the synthetic vocabulary: rank r of a Zipf-like draw.
+std::string word(size_t r) {
+  std::string w;
+  const char *cons = "bcdfghklmnprstvz", *vow = "aeiou";
+  for (size_t k = r + 7; w.size() < 8 && k; k /= 80) {
+    w += cons[k % 16];
+    w += vow[(k / 16) % 5];
+  }
+  return w;
+}
+
+size_t zipf(Rng &rng, size_t n) { // heavy head, long tail
+  double u = double(rng.below(1u << 30)) / double(1u << 30);
+  return size_t(double(n) * u * u * u);
+}
+
+// A prompt's text: words, an identifier, a path; some in Chinese or Japanese.
+std::string prompt_text(Rng &rng, size_t turn) {
+  std::string t;
+  size_t kind = rng.below(10);
+  if (kind == 0) t = std::string(kZh[rng.below(5)]) + " ";
+  if (kind == 1) t = std::string(kJa[rng.below(4)]) + " ";
+  for (int k = 0; k < 6; ++k) t += word(zipf(rng, 20000)) + " ";
+  t += "in handle_request_" + std::to_string(rng.below(500)) + " of src/pkg_" +
+       std::to_string(rng.below(100)) + "/mod_" + std::to_string(rng.below(50)) + ".py (turn " +
+       std::to_string(turn) + ")";
+  return t;
+}
+
+// Event i of a session: agent_event's, with a varied prompt.
+std::string event(Rng &rng, size_t i) {
+  if (i % bench::kTurnEvents != 0) return bench::agent_event(i);
+  return R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":")" +
+         prompt_text(rng, i / bench::kTurnEvents) + "\"}}";
+}
+
+ctxdb_db *open_db(const fs::path &p) {
+  ctxdb_db *db = nullptr;
+  bench::check(ctxdb_open(p.c_str(), nullptr, 0, &db), nullptr, "open");
+  return db;
+}
+
+void create_session(ctxdb_db *db, const std::string &id) {
+  std::string j = R"({"id":")" + id + R"(","payload":{"agent_id":"bench"}})";
+  char *out = nullptr;
+  size_t n = 0;
+  bench::call(ctxdb_session_create(db, j.data(), j.size(), &out, &n), db, &out, "session_create");
+}
+
+void append_batch(ctxdb_db *db, const std::string &sid, const std::string &nd) {
+  char *out = nullptr;
+  size_t n = 0;
+  int rc = ctxdb_append_batch(db, sid.data(), sid.size(), nd.data(), nd.size(), &out, &n);
+  bench::call(rc, db, &out, "append_batch");
+}
+
+// Builds the database: `messages` messages in sessions of kSessionEvents.
+double build(const fs::path &file, size_t messages) {
+  ctxdb_db *db = open_db(file);
+  Rng rng;
+  size_t events = messages * 2; // 4 messages per 8 events
+  auto t0 = Clock::now();
+  for (size_t done = 0, s = 0; done < events; ++s) {
+    std::string sid = "s" + std::to_string(s);
+    create_session(db, sid);
+    size_t in_session = std::min(kSessionEvents, events - done);
+    for (size_t i = 0; i < in_session; i += kBatch) {
+      std::string nd;
+      for (size_t k = i; k < std::min(in_session, i + kBatch); ++k) nd += event(rng, k) + "\n";
+      append_batch(db, sid, nd);
+    }
+    done += in_session;
+    std::fprintf(stderr, "\r  built %zu / %zu events", done, events);
+  }
+  double secs = seconds_since(t0);
+  std::fprintf(stderr, "\n");
+  ctxdb_close(db);
+  return double(events) / secs;
+}
+
+struct Query {
+  std::string kind, query, options;
+  // The baseline: the same FTS5 queries, raw: (table, MATCH) in order, or
+  // a table of nullptr for the scan (instr over the view).
+  std::vector<std::pair<const char *, std::string>> raw;
+};
+
+double time_search(ctxdb_db *db, const Query &q, int rounds, size_t &hits) {
+  std::vector<double> t;
+  for (int r = 0; r < rounds + 1; ++r) {
+    char *out = nullptr;
+    size_t n = 0;
+    auto t0 = Clock::now();
+    int rc = ctxdb_search(db, q.query.data(), q.query.size(), q.options.data(), q.options.size(),
+                          &out, &n);
+    double s = seconds_since(t0);
+    std::string res = bench::call(rc, db, &out, "search");
+    if (r > 0) t.push_back(s);
+    hits = 0;
+    for (size_t p = 0; (p = res.find("\"event_id\"", p)) != std::string::npos; ++p) ++hits;
+  }
+  return median(t);
+}
+
+double time_raw(sqlite3 *raw, const Query &q, int rounds) {
+  std::vector<sqlite3_stmt *> st;
+  for (const auto &[table, match] : q.raw) {
+    std::string t = table ? table : "";
+    std::string sql =
+        table
+            ? "SELECT rowid,snippet(" + t + ",0,'«','»','…',16) FROM " + t + " WHERE " + t +
+                  " MATCH ?1 ORDER BY rank LIMIT 20"
+            : "SELECT pos,text FROM search_text WHERE instr(text,?1)>0 ORDER BY pos DESC LIMIT 20";
+    sqlite3_stmt *s = nullptr;
+    if (sqlite3_prepare_v2(raw, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+      throw std::runtime_error(sqlite3_errmsg(raw));
+    sqlite3_bind_text(s, 1, match.c_str(), -1, SQLITE_STATIC);
+    st.push_back(s);
+  }
+  std::vector<double> t;
+  for (int r = 0; r < rounds + 1; ++r) {
+    auto t0 = Clock::now();
+    for (sqlite3_stmt *s : st) {
+      while (sqlite3_step(s) == SQLITE_ROW) {
+      }
+      sqlite3_reset(s);
+    }
+    if (r > 0) t.push_back(seconds_since(t0));
+  }
+  for (sqlite3_stmt *s : st) sqlite3_finalize(s);
+  return median(t);
+}
+
+void exec(sqlite3 *raw, const char *sql) {
+  char *err = nullptr;
+  if (sqlite3_exec(raw, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "?";
+    sqlite3_free(err);
+    throw std::runtime_error(std::string(sql) + ": " + m);
+  }
+}
+
+// The bytes of each table (its shadow tables summed for FTS5), by dbstat.
+std::map<std::string, int64_t> sizes(sqlite3 *raw) {
+  std::map<std::string, int64_t> out;
+  sqlite3_stmt *st = nullptr;
+  if (sqlite3_prepare_v2(raw, "SELECT name,sum(pgsize) FROM dbstat GROUP BY name", -1, &st,
+                         nullptr) != SQLITE_OK)
+    return out; // no dbstat in this SQLite
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    std::string name = reinterpret_cast<const char *>(sqlite3_column_text(st, 0));
+    for (const char *fts : {"search_words", "search_grams"})
+      if (name.starts_with(fts)) name = fts;
+    out[name] += sqlite3_column_int64(st, 1);
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+// A file whose search tables are empty stand-ins: the library as built,
+// minus the index.
+void strip_search(const fs::path &file) {
+  ctxdb_close(open_db(file)); // migrations
+  sqlite3 *raw = nullptr;
+  sqlite3_open(file.c_str(), &raw);
+  exec(raw, "DROP TABLE search_words; DROP TABLE search_grams; DROP VIEW search_text;"
+            "CREATE VIEW search_text(pos,text) AS SELECT pos,NULL FROM events WHERE 0;"
+            "CREATE TABLE search_words(rowid INTEGER PRIMARY KEY, text);"
+            "CREATE TABLE search_grams(rowid INTEGER PRIMARY KEY, text);");
+  sqlite3_close(raw);
+}
+
+// Events per second: single appends, then batches of 1000.
+std::pair<double, double> append_rate(const fs::path &file, size_t events) {
+  ctxdb_db *db = open_db(file);
+  create_session(db, "a");
+  Rng rng;
+  auto t0 = Clock::now();
+  size_t singles = events / 10;
+  for (size_t i = 0; i < singles; ++i) {
+    std::string e = event(rng, i);
+    char *out = nullptr;
+    size_t n = 0;
+    bench::call(ctxdb_append(db, "a", 1, e.data(), e.size(), &out, &n), db, &out, "append");
+  }
+  double single = double(singles) / seconds_since(t0);
+  create_session(db, "b");
+  std::vector<std::string> batches;
+  for (size_t i = 0; i < events; i += 1000) {
+    std::string nd;
+    for (size_t k = i; k < i + 1000; ++k) nd += event(rng, k) + "\n";
+    batches.push_back(std::move(nd));
+  }
+  t0 = Clock::now();
+  for (const std::string &nd : batches) append_batch(db, "b", nd);
+  ctxdb_close(db);
+  return {single, double(events) / seconds_since(t0)};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  size_t messages = 1000000, append_events = 100000;
+  int rounds = 15;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--messages")) messages = std::strtoull(argv[i + 1], nullptr, 10);
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--append-events"))
+      append_events = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  fs::path dir = fs::temp_directory_path() / ("bench_search." + std::to_string(getpid()));
+  fs::create_directories(dir);
+  try {
+    std::printf("bench_search: %zu messages, SQLite %s, %s build\n", messages, sqlite3_libversion(),
+                CTXDB_BENCH_BUILD_TYPE);
+
+    // --- append cost ----------------------------------------------------
+    fs::path with = dir / "with.ctxdb", without = dir / "without.ctxdb";
+    strip_search(without);
+    std::vector<double> ws, wb, os, ob;
+    for (int r = 0; r < 3; ++r) {
+      fs::remove(with), fs::remove(without);
+      fs::remove(fs::path(with) += "-wal"), fs::remove(fs::path(without) += "-wal");
+      strip_search(without);
+      auto [s1, b1] = append_rate(with, append_events);
+      auto [s2, b2] = append_rate(without, append_events);
+      ws.push_back(s1), wb.push_back(b1), os.push_back(s2), ob.push_back(b2);
+    }
+    std::printf("\nappend (events/s, median of 3)   with index   without   ratio\n");
+    std::printf("  single appends               %10.0f %10.0f   %.2f\n", median(ws), median(os),
+                median(ws) / median(os));
+    std::printf("  batches of 1000              %10.0f %10.0f   %.2f\n", median(wb), median(ob),
+                median(wb) / median(ob));
+    std::printf("{\"bench\":\"search_append\",\"single_with\":%.0f,\"single_without\":%.0f,"
+                "\"batch_with\":%.0f,\"batch_without\":%.0f}\n",
+                median(ws), median(os), median(wb), median(ob));
+
+    // --- the big database -----------------------------------------------
+    fs::path file = dir / "search.ctxdb";
+    double rate = build(file, messages);
+    std::printf("\nbuilt %zu messages (%zu events) at %.0f events/s (batches of %zu)\n", messages,
+                messages * 2, rate, kBatch);
+    ctxdb_db *db = open_db(file);
+    sqlite3 *raw = nullptr;
+    sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+
+    // Words of the prompts' vocabulary: rank 0 is in ~20% of prompts,
+    // rank 15000 in ~0.01%.
+    std::string rare = word(15000), common = word(0), two = word(1) + " " + word(2);
+    auto quoted = [](const std::string &s) { return "\"" + s + "\""; };
+    const char *W = "search_words", *G = "search_grams";
+    const std::string one = R"({"session_id":"s1"})";
+    const Query queries[] = {
+        {"rare word", rare, "{}", {{W, quoted(rare)}, {G, quoted(rare)}}},
+        {"frequent word", common, "{}", {{W, quoted(common)}}},
+        {"tool output word", "passed", "{}", {{W, quoted("passed")}}},
+        {"two words", two, "{}", {{W, quoted(word(1)) + " AND " + quoted(word(2))}}},
+        {"identifier",
+         "handle_request_417",
+         "{}",
+         {{W, quoted("handle_request_417")}}}, // words fill the limit
+        {"piece of ident.",
+         "ndle_request_41",
+         "{}",
+         {{W, quoted("ndle_request_41")}, {G, quoted("ndle_request_41")}}},
+        {"path piece",
+         "pkg_42/mod_7.",
+         "{}",
+         {{W, quoted("pkg_42/mod_7.")}, {G, quoted("pkg_42/mod_7.")}}},
+        {"Chinese (4 ch.)", "连接错误", "{}", {{W, quoted("连接错误")}, {G, quoted("连接错误")}}},
+        {"Japanese", "読み込み", "{}", {{W, quoted("読み込み")}, {G, quoted("読み込み")}}},
+        {"Chinese (2 ch.)", "错误", "{}", {{W, quoted("错误")}, {nullptr, "错误"}}},
+        {"rare, 1 session", rare, one, {{W, quoted(rare)}, {G, quoted(rare)}}},
+        {"frequent, 1 sess.", common, one, {{W, quoted(common)}}},
+        {"2 ch., 1 session", "错误", one, {{W, quoted("错误")}, {nullptr, "错误"}}},
+        {"FTS syntax", common + " OR " + rare, "{}", {{W, common + " OR " + rare}}},
+        {"not FTS syntax", "\"fix (" + common, "{}", {{W, "\"\"\"fix\" AND \"" + common + "\""}}},
+    };
+    std::printf("\n%-18s %6s %12s %12s %8s\n", "query", "hits", "ctxdb_search", "raw MATCH",
+                "ratio");
+    for (const Query &q : queries) {
+      size_t hits = 0;
+      double ours = time_search(db, q, rounds, hits);
+      double base = time_raw(raw, q, rounds);
+      std::printf("%-18s %6zu %10.3f ms %10.3f ms %8.2f\n", q.kind.c_str(), hits, ours * 1e3,
+                  base * 1e3, ours / base);
+      std::printf("{\"bench\":\"search_query\",\"kind\":\"%s\",\"messages\":%zu,\"hits\":%zu,"
+                  "\"ms\":%.4f,\"raw_ms\":%.4f}\n",
+                  q.kind.c_str(), messages, hits, ours * 1e3, base * 1e3);
+    }
+
+    std::map<std::string, int64_t> sz = sizes(raw);
+    std::printf("\nsizes (MiB): file %.1f", double(fs::file_size(file)) / 1048576.0);
+    for (auto &[name, bytes] : sz)
+      if (name == "events" || name.starts_with("search_") || name == "messages")
+        std::printf(", %s %.1f", name.c_str(), double(bytes) / 1048576.0);
+    std::printf("\n");
+    sqlite3_stmt *st = nullptr;
+    sqlite3_prepare_v2(raw, "SELECT sum(length(CAST(text AS BLOB))) FROM search_text", -1, &st,
+                       nullptr);
+    if (sqlite3_step(st) == SQLITE_ROW)
+      std::printf("indexed text: %.1f MiB (what a stored copy of it would add)\n",
+                  double(sqlite3_column_int64(st, 0)) / 1048576.0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    ctxdb_close(db);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "bench_search: %s\n", e.what());
+    fs::remove_all(dir);
+    return 1;
+  }
+  fs::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,47 @@
+// search_query.hpp — what a user typed into session search, turned into
+// FTS5 expressions that cannot fail to parse.
+//
+// A query is taken as FTS5 syntax only when it uses some (quotes, *, ^,
+// parentheses, a column filter, AND/OR/NOT/NEAR) and the words table
+// accepts it; anything else is plain words: split on white space, each
+// term quoted as an FTS5 string, all of them required. So `src/ctxdb`,
+// `C++`, `NOT` or `a:b` are searched for, never reported as syntax errors.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ctxdb::project {
+
+// The terms of a plain query: split on ASCII white space and U+3000
+// (the ideographic space); empty when the query is only white space.
+std::vector<std::string> split_terms(std::string_view query);
+
+// `term` as an FTS5 string: in double quotes, a quote doubled.
+std::string fts_quote(std::string_view term);
+
+// Every term, quoted, as one expression requiring them all.
+std::string plain_match(const std::vector<std::string> &terms);
+
+// The terms that have a word character (a letter or digit, or any
+// non-ASCII character): a term of punctuation alone has no word token, and
+// FTS5 matches nothing when one of the phrases it requires has none.
+std::vector<std::string> word_terms(const std::vector<std::string> &terms);
+
+// Whether the query uses FTS5 syntax at all (it may still not parse).
+bool looks_like_fts(std::string_view query);
+
+// The number of code points of valid UTF-8 text.
+size_t utf8_length(std::string_view text);
+
+// Whether the text has a Chinese, Japanese or Korean character (which the
+// words table cannot find inside a sentence: no spaces separate them).
+bool has_cjk(std::string_view text);
+
+// A window of `text` around its first match of `needle` (ASCII case
+// folded), the match marked «…», cut on character boundaries and marked
+// with … where cut; the start of the text when there is no match.
+std::string mark_snippet(std::string_view text, std::string_view needle, size_t context_bytes);
+
+} // namespace ctxdb::project

@@ -1,0 +1,241 @@
+// Search of sessions (issue 8): words, substrings, Chinese and Japanese,
+// filters, branches, appends after a search, rebuild, and queries that are
+// not FTS5 syntax.
+#include "agent_events.hpp"
+#include "engine.hpp"
+#include "test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace ctxdb;
+using namespace ctxdb::test;
+
+namespace {
+
+struct Fixture : SessionFixture {
+  std::string search(const std::string &q, const std::string &options = "") {
+    return db.search(q, options);
+  }
+  std::vector<std::string> hits(const std::string &q, const std::string &options = "") {
+    return items(field(search(q, options), "hits"));
+  }
+  // The event ids of the hits, in order.
+  std::vector<std::string> found(const std::string &q, const std::string &options = "") {
+    return column(field(search(q, options), "hits"), "event_id");
+  }
+};
+
+std::string tool_output(const std::string &id, const std::string &output) {
+  return event("ToolCallFinished", "tool",
+               R"({"tool_call_id":")" + id + R"(","output":")" + output + "\"}");
+}
+
+} // namespace
+
+TEST_CASE("search: the words of every kind of message, marked in a snippet") {
+  Fixture f;
+  std::string p = f.add(prompt("please fix the flaky websocket reconnect"));
+  std::string a = f.add(event("AssistantMessageCreated", "assistant",
+                              R"({"content":[{"type":"text","text":"Looking at the handler."},)"
+                              R"({"type":"tool_call","id":"c1","name":"grep",)"
+                              R"("args":{"pattern":"reconnectDelay"}}]})"));
+  std::string t = f.add(tool_output("c1", "src/net/socket.ts:42: const reconnectDelay = 500;"));
+  std::string s = f.add(
+      event("CompactionCompleted", "host",
+            R"({"summary":"user wants the websocket fixed","first_kept_event_id":")" + p + "\"}"));
+  CHECK(f.found("websocket") == std::vector<std::string>{s, p}); // shorter text ranks first
+  CHECK(f.found("handler") == std::vector<std::string>{a});
+  CHECK(f.found("grep") == std::vector<std::string>{a}); // a tool call's name
+  std::vector<std::string> h = f.hits("flaky");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "session_id") == "s");
+  CHECK(field(h[0], "event_id") == p);
+  CHECK(field(h[0], "seq") == "2");
+  CHECK(field(h[0], "role") == "user");
+  CHECK(field(h[0], "type") == "UserPromptSubmitted");
+  CHECK(field(h[0], "match") == "words");
+  CHECK(field(h[0], "snippet") == "please fix the «flaky» websocket reconnect");
+  CHECK(std::stod(field(h[0], "rank")) < 0); // bm25: lower is better
+  // Case and diacritics fold; every term is required.
+  CHECK(f.found("WEBSOCKET Fixed") == std::vector<std::string>{s});
+  CHECK(f.found("nothing-like-this").empty());
+}
+
+TEST_CASE("search: pieces of identifiers and paths are found as substrings") {
+  Fixture f;
+  f.add(call("c1"));
+  std::string out =
+      f.add(tool_output("c1", "error in src/ctxdb/engine_main.cpp: undefined ctxdb_open_v2"));
+  std::string p = f.add(prompt("what does reconnectDelay do?"));
+  // Whole words come from the words table...
+  std::vector<std::string> h = f.hits("engine_main");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "match") == "words");
+  // ...pieces of them from the trigram table.
+  h = f.hits("ngine_ma");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == out);
+  CHECK(field(h[0], "match") == "substring");
+  CHECK(field(h[0], "snippet").find("«ngine_ma»") != std::string::npos);
+  CHECK(f.found("ctxdb/engine") == std::vector<std::string>{out});
+  CHECK(f.found("open_v") == std::vector<std::string>{out});
+  CHECK(f.found("ConnectDel") == std::vector<std::string>{p}); // case folded
+  CHECK(f.found(".cpp:") == std::vector<std::string>{out});
+}
+
+TEST_CASE("search: Chinese and Japanese, inside sentences, of any length") {
+  Fixture f;
+  std::string zh = f.add(prompt("数据库连接错误，请检查配置文件"));
+  std::string ja = f.add(prompt("設定ファイルを読み込みます"));
+  std::string en = f.add(prompt("the database connection failed"));
+  std::vector<std::string> h = f.hits("连接错误");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == zh);
+  CHECK(field(h[0], "match") == "substring");
+  CHECK(field(h[0], "snippet") == "数据库«连接错误»，请检查配置文件");
+  CHECK(f.found("読み込み") == std::vector<std::string>{ja});
+  CHECK(f.found("ファイル") == std::vector<std::string>{ja});
+  // Two characters have no trigram: the messages are scanned.
+  h = f.hits("错误");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == zh);
+  CHECK(field(h[0], "match") == "scan");
+  CHECK(field(h[0], "snippet") == "数据库连接«错误»，请检查配置文件");
+  CHECK(f.found("設") == std::vector<std::string>{ja});
+  // A short term beside a longer one filters what the longer one finds.
+  CHECK(f.found("配置文件 错误") == std::vector<std::string>{zh});
+  CHECK(f.found("配置文件 設定").empty());
+  CHECK(f.found("database") == std::vector<std::string>{en});
+}
+
+TEST_CASE("search: filters by session, role, type, time and limit") {
+  Fixture f;
+  f.db.session_create(R"({"id":"t","payload":{"agent_id":"a"}})");
+  std::string p1 =
+      f.add(event("UserPromptSubmitted", "user", R"({"text":"deploy the api"})", R"("ts":1000)"));
+  f.add(event("AssistantMessageCreated", "assistant",
+              R"({"content":[{"type":"tool_call","id":"c1","name":"deploy","args":"api"}]})",
+              R"("ts":2000)"));
+  std::string failed =
+      f.add(event("ToolCallFailed", "tool",
+                  R"({"tool_call_id":"c1","error":"deploy of api refused"})", R"("ts":3000)"));
+  std::string other = id_of(f.db.append("t", prompt("deploy elsewhere", R"("ts":4000)")));
+
+  CHECK(f.found("deploy", R"({"limit":10})").size() == 4);
+  CHECK(f.found("deploy", R"({"session_id":"t"})") == std::vector<std::string>{other});
+  CHECK(f.found("deploy", R"({"role":"user","session_id":"s"})") == std::vector<std::string>{p1});
+  CHECK(f.found("deploy", R"({"role":"tool"})") == std::vector<std::string>{failed});
+  CHECK(f.found("deploy", R"({"type":"ToolCallFailed"})") == std::vector<std::string>{failed});
+  CHECK(f.found("deploy", R"({"type":"ToolCallFailed","role":"user"})").empty());
+  CHECK(f.found("deploy", R"({"since":2000,"until":3000})").size() == 2);
+  CHECK(f.found("deploy", R"({"since":3500})") == std::vector<std::string>{other});
+  CHECK(f.found("deploy", R"({"limit":1})").size() == 1);
+  CHECK(f.found("deploy", R"({"type":"FileRead"})").empty());
+}
+
+TEST_CASE("search: a branch's path holds its ancestors' messages, not its siblings'") {
+  Fixture f;
+  std::string root = f.add(prompt("start the migration"));
+  std::string main_only = f.add(prompt("use postgres on main"));
+  std::string fork_first = f.add(prompt("try sqlite on the fork", after(root)));
+  std::string fork_id = fork_first; // a branch is named by the event that opened it
+  f.add(prompt("sqlite works on the fork too", on(fork_id)));
+
+  CHECK(f.found("sqlite").size() == 2); // every branch
+  CHECK(f.found("sqlite", R"({"session_id":"s","branch_id":"main"})").empty());
+  CHECK(f.found("postgres", R"({"session_id":"s","branch_id":"main"})") ==
+        std::vector<std::string>{main_only});
+  CHECK(f.found("postgres", R"({"branch_id":")" + fork_id + "\"}").empty());
+  CHECK(f.found("migration", R"({"branch_id":")" + fork_id + "\"}") ==
+        std::vector<std::string>{root});
+  std::vector<std::string> h = f.hits("fork", R"({"branch_id":")" + fork_id + "\"}");
+  CHECK(h.size() == 2);
+  CHECK(field(h[0], "branch_id") == fork_id);
+  CHECK(field(f.hits("migration")[0], "branch_id") != fork_id); // it is on main
+}
+
+TEST_CASE("search: appends after a search are found by the next one") {
+  Fixture f;
+  f.add(prompt("first kubernetes question"));
+  CHECK(f.found("kubernetes").size() == 1);
+  std::string second = f.add(prompt("second kubernetes question"));
+  CHECK(f.found("kubernetes").size() == 2);
+  f.db.append_batch("s", prompt("third kubernetes question") + "\n" + call("c9") + "\n" +
+                             tool_output("c9", "kubernetes pods restarted") + "\n");
+  CHECK(f.found("kubernetes").size() == 4);
+  CHECK(f.found("restarted").size() == 1);
+  CHECK(f.found("ubernete").size() == 4); // the trigram table too
+}
+
+TEST_CASE("search: rebuild --check replays the indexes to the same content") {
+  Fixture f;
+  std::string p = f.add(prompt("alpha beta 数据库"));
+  f.add(call("c1"));
+  f.add(tool_output("c1", "gamma delta"));
+  f.add(prompt("fork text", after(p)));
+  std::string before = f.search("gamma");
+  std::string report = f.db.rebuild(R"({"check":true})");
+  CHECK(field(report, "identical") == "true");
+  CHECK(report.find(R"("table":"search_words","rows":4)") != std::string::npos);
+  CHECK(report.find(R"("table":"search_grams","rows":4)") != std::string::npos);
+  CHECK(f.search("gamma") == before);
+  // Appends after a rebuild go on the rebuilt indexes, and a second
+  // rebuild still gives the same content.
+  f.add(prompt("epsilon"));
+  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+  CHECK(f.found("据库").size() == 1);
+}
+
+TEST_CASE("search: a rejected append leaves the indexes as they were") {
+  Fixture f;
+  f.add(prompt("kept"));
+  std::string before = snapshot(f.db);
+  // A result whose call is not on the branch is rejected after the prompt
+  // of the same batch was placed.
+  CHECK(code_of([&] {
+          f.db.append_batch("s", prompt("rolled back words") + "\n" + finished("nope") + "\n");
+        }) == Code::kNotFound); // no call "nope" on the branch
+  CHECK(snapshot(f.db) == before);
+  CHECK(f.found("rolled").empty());
+}
+
+TEST_CASE("search: text that is not FTS5 syntax is searched as plain words") {
+  Fixture f;
+  std::string p = f.add(prompt(R"(run \"make test\" in build/ (C++ NOT rust) key:value)"));
+  for (const char *q : {"\"make test", "build/", "(C++", "NOT", "key:value", "C++ NOT", "*", "-x",
+                        "AND OR", "NEAR(", "^"}) {
+    INFO(q);
+    std::string r;
+    CHECK(code_of([&] { r = f.search(q); }) == Code::kOk);
+    CHECK(field(r, "syntax") == "plain");
+  }
+  CHECK(f.found("build/") == std::vector<std::string>{p});
+  CHECK(f.found("key:value") == std::vector<std::string>{p});
+  CHECK(f.found("(C++") == std::vector<std::string>{p});
+  // Syntax that parses is used as such.
+  std::string r = f.search("rust OR zebra");
+  CHECK(field(r, "syntax") == "fts");
+  CHECK(column(field(r, "hits"), "event_id") == std::vector<std::string>{p});
+  CHECK(f.found("\"make test\"") == std::vector<std::string>{p});
+  CHECK(f.found("mak*") == std::vector<std::string>{p});
+  CHECK(f.found("rust NOT make").empty());
+  CHECK(f.found("\"\"").empty()); // an empty phrase parses, and finds nothing
+}
+
+TEST_CASE("search: bad input is an error code, never a crash") {
+  Fixture f;
+  f.add(prompt("something"));
+  CHECK(code_of([&] { f.search(""); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.search(" \t\n　"); }) == Code::kInvalidArg); // U+3000 too
+  CHECK(code_of([&] { f.search("x", R"({"session_id":"nope"})"); }) == Code::kNotFound);
+  CHECK(code_of([&] { f.search("x", R"({"session_id":"s","branch_id":"nope"})"); }) ==
+        Code::kNotFound);
+  CHECK(code_of([&] { f.search("x", R"({"branch_id":"evt_nope"})"); }) == Code::kNotFound);
+  CHECK(code_of([&] { f.search("x", R"({"limit":0})"); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.search("x", R"({"role":"robot"})"); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.search("x", R"({"colour":1})"); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.search("x", "{"); }) == Code::kInvalidJson);
+}

@@ -1,0 +1,71 @@
+"""Session search (ctxdb_search) through the Pythonic layer."""
+import pytest
+
+import ctxdb
+import ctxdb._capi
+from conftest import prompt
+
+
+@pytest.fixture
+def sessions(db):
+    db.create_session({"id": "s", "payload": {"agent_id": "a"}})
+    db.create_session({"id": "t", "payload": {"agent_id": "a"}})
+    first = db.append("s", prompt("fix the reconnect in src/net/socket.ts"))
+    db.append("s", prompt("数据库连接错误，请检查配置"))
+    db.append("t", prompt("reconnect later", ts=5000))
+    return first
+
+
+def test_words_substrings_and_cjk(db, sessions):
+    r = db.search("reconnect")
+    assert r["syntax"] == "plain"
+    assert {h["session_id"] for h in r["hits"]} == {"s", "t"}
+    assert all("«reconnect»" in h["snippet"] for h in r["hits"])
+    assert all(h["match"] == "words" and h["role"] == "user" for h in r["hits"])
+    hit = db.search("net/sock")["hits"][0]
+    assert (hit["event_id"], hit["match"]) == (sessions["id"], "substring")
+    assert db.search("连接错误")["hits"][0]["snippet"] == "数据库«连接错误»，请检查配置"
+    assert db.search("错误")["hits"][0]["match"] == "scan"
+    assert db.search(b"reconnect")["hits"]  # bytes are UTF-8
+
+
+def test_filters(db, sessions):
+    assert [h["session_id"] for h in db.search("reconnect", session_id="t")["hits"]] == ["t"]
+    assert db.search("reconnect", role="tool")["hits"] == []
+    assert len(db.search("reconnect", type="UserPromptSubmitted")["hits"]) == 2
+    assert [h["ts"] for h in db.search("reconnect", since=4000, until=6000)["hits"]] == [5000]
+    assert len(db.search("reconnect", limit=1)["hits"]) == 1
+    assert db.search("reconnect", session_id="s", branch_id="main")["hits"][0]["event_id"] == \
+        sessions["id"]
+
+
+def test_plain_words_when_not_fts_syntax(db, sessions):
+    assert db.search('"unbalanced (')["syntax"] == "plain"
+    assert db.search("reconnect OR nothing")["syntax"] == "fts"
+
+
+def test_errors(db, sessions):
+    with pytest.raises(ctxdb.InvalidInput) as e:
+        db.search("")
+    assert e.value.code == ctxdb._capi.INVALID_ARG
+    with pytest.raises(ctxdb.InvalidInput):
+        db.search("x", limit=0)
+    with pytest.raises(ctxdb.InvalidInput):
+        db.search("x", role="robot")
+    with pytest.raises(ctxdb.NotFound):
+        db.search("x", session_id="nope")
+    with pytest.raises(ctxdb.NotFound):
+        db.search("x", session_id="s", branch_id="nope")
+    with pytest.raises(ctxdb.InvalidInput) as e:
+        db.search(b"\xff\xfe")
+    assert e.value.code == ctxdb._capi.INVALID_UTF8
+    with pytest.raises(TypeError):
+        db.search(42)
+    with pytest.raises(TypeError):
+        db.search("x", role=1)
+
+
+def test_rebuild_check_keeps_search(db, sessions):
+    before = db.search("reconnect")
+    assert db.rebuild(check=True)["identical"]
+    assert db.search("reconnect") == before
