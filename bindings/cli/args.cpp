@@ -70,8 +70,10 @@ Args parse_args(const CommandSpec &spec, std::span<const std::string> argv) {
     }
     if (flag == "--db")
       args.db = *inline_value;
-    else
+    else {
       args.values[flag] = *inline_value;
+      args.all_values[flag].push_back(*inline_value);
+    }
   }
   check_arg_count(spec, args);
   return args;

@@ -36,8 +36,10 @@ private:
 // (accepted before or after the command name) kept apart.
 struct Args {
   std::vector<std::string> positional;
-  std::map<std::string, std::string, std::less<>> values; // --flag VALUE
-  std::set<std::string, std::less<>> switches;            // --flag
+  std::map<std::string, std::string, std::less<>> values; // --flag VALUE (the last one)
+  // Every value of each flag, in order, for flags that may repeat.
+  std::map<std::string, std::vector<std::string>, std::less<>> all_values;
+  std::set<std::string, std::less<>> switches; // --flag
   std::optional<std::string> db;
 
   bool has(std::string_view flag) const { return switches.contains(flag); }
