@@ -21,7 +21,8 @@ from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error
 from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
                     ArtifactRef, ArtifactSearch, BatchResult, Branch, BrokenLink, Children, Event,
                     EventInput, FileChange, FileInfo, FileReadRef,
-                    FileWriteRef, ImportResult, Message, MessageBlock,
+                    FileWriteRef, ImportResult, Memory, MemoryForgetResult,
+                    MemoryRetrieval, Message, MessageBlock,
                     RebuildReport, Session, SessionInput, State, Stats,
                     TableChecksum, ToolCall, ToolCallResult, VerifyReport)
 
@@ -40,4 +41,5 @@ __all__ = [
     "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",
     "FileChange", "State", "Stats", "Artifact", "ArtifactRef",
     "ArtifactPreview", "ArtifactLine", "ArtifactMatch", "ArtifactSearch",
+    "Memory", "MemoryRetrieval", "MemoryForgetResult",
 ]
