@@ -515,6 +515,64 @@ CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
   });
 }
 
+// --- Memory ------------------------------------------------------------------
+
+CTXDB_API int ctxdb_memory_write(ctxdb_db *db, const char *session_id, size_t id_len,
+                                 const char *memory_json, size_t len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.memory_write(id_arg(session_id, id_len, "session_id"),
+                          arg(memory_json, len, "memory_json"));
+  });
+}
+
+CTXDB_API int ctxdb_memory_update(ctxdb_db *db, const char *memory_id, size_t id_len,
+                                  const char *update_json, size_t len, char **out,
+                                  size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.memory_update(id_arg(memory_id, id_len, "memory_id"),
+                           arg(update_json, len, "update_json"));
+  });
+}
+
+CTXDB_API int ctxdb_memory_forget(ctxdb_db *db, const char *memory_id, size_t id_len,
+                                  const char *options_json, size_t len, char **out,
+                                  size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.memory_forget(id_arg(memory_id, id_len, "memory_id"),
+                           arg(options_json, len, "options_json"));
+  });
+}
+
+CTXDB_API int ctxdb_memory_get(ctxdb_db *db, const char *memory_id, size_t id_len, char **out,
+                               size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.memory_get(id_arg(memory_id, id_len, "memory_id"));
+  });
+}
+
+CTXDB_API int ctxdb_memory_list(ctxdb_db *db, const char *query_json, size_t len, char **out,
+                                size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.memory_list(arg(query_json, len, "query_json"));
+  });
+}
+
+CTXDB_API int ctxdb_memory_retrieve(ctxdb_db *db, const char *query_json, size_t len, char **out,
+                                    size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.memory_retrieve(arg(query_json, len, "query_json"));
+  });
+}
+
+CTXDB_API int ctxdb_memory_promote(ctxdb_db *db, const char *session_id, size_t id_len,
+                                   const char *candidates_json, size_t len, char **out,
+                                   size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.memory_promote(id_arg(session_id, id_len, "session_id"),
+                            arg(candidates_json, len, "candidates_json"));
+  });
+}
+
 CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
                                 int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter) {
   return open_iter(db, out_iter, false, [&](ctxdb::Engine &e, ctxdb_iter &it) -> ctxdb_iter::Pager {

@@ -3,7 +3,9 @@
 #include "artifact/preview.hpp"
 #include "artifact/search.hpp"
 #include "compile/adapters.hpp"
+#include "memory/retrieve.hpp"
 #include "project/rebuild.hpp"
+#include "util/ids.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
 
@@ -14,14 +16,16 @@ Engine::Engine(const std::string &path, std::string_view config_json)
       state_(store_, log_, payloads_), stats_(store_, payloads_),
       messages_(store_, payloads_, *counter_), tool_calls_(store_, log_.tree(), payloads_),
       files_(store_, payloads_), compactions_(store_, log_.tree(), payloads_),
-      context_builds_(store_, payloads_), search_(store_, log_.tree()), artifacts_(store_),
+      context_builds_(store_, payloads_), search_(store_, log_.tree()),
+      memories_(store_, payloads_), purger_(store_, payloads_), artifacts_(store_),
       spiller_(artifacts_, log::SpillConfig::parse(config_json),
                [this](std::string_view call_id, const log::SpillPlace &at) {
                  return tool_calls_.call_name(at.session_no, call_id, at.branch_no, at.parent_seq);
                }),
       projections_{&sessions_, &state_,       &stats_,          &messages_, &tool_calls_,
-                   &files_,    &compactions_, &context_builds_, &search_} {
+                   &files_,    &compactions_, &context_builds_, &search_,   &memories_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
+  log_.add_observer(&purger_);
   log_.set_spiller(&spiller_);
 }
 
@@ -82,6 +86,17 @@ std::string Engine::verify(std::optional<std::string_view> session_id) {
         .field("event_id", r.event_id)
         .field("problem", r.problem)
         .end_object();
+  }
+  if (!r.purged.empty()) {
+    w.key("purged").begin_array();
+    for (const log::PurgedPayload &p : r.purged)
+      w.begin_object()
+          .field("session_id", p.session_id)
+          .field("seq", p.seq)
+          .field("event_id", p.event_id)
+          .field("purged_by", p.purged_by)
+          .end_object();
+    w.end_array();
   }
   w.end_object();
   return w.take();
@@ -527,6 +542,181 @@ std::string Engine::search(std::string_view query, std::string_view options_json
     f.types = {in_role ? std::string(*type) : std::string()}; // "": no event has it
   }
   return search_.search(query, f);
+}
+
+} // namespace ctxdb
+
+// --- Memory ------------------------------------------------------------------
+
+namespace ctxdb {
+
+namespace {
+
+constexpr char kRefExists[] = "SELECT 1 FROM events WHERE id=?1 UNION ALL "
+                              "SELECT 1 FROM artifacts WHERE id=?1 LIMIT 1";
+constexpr char kSessionOf[] = "SELECT session_id FROM chains WHERE session_no=?";
+
+// Memory calls append at the leaf of a session's main branch.
+std::string envelope(std::string_view type, simdjson::dom::element spec, std::string payload) {
+  json::JsonWriter w;
+  w.begin_object().field("type", type).field("actor", get_string(spec, "actor").value_or("host"));
+  if (int64_t ts; !spec["ts"].get(ts)) w.field("ts", ts);
+  w.raw_field("payload", payload).end_object();
+  return w.take();
+}
+
+} // namespace
+
+void Engine::check_source_refs(simdjson::dom::element spec) {
+  simdjson::dom::array refs;
+  if (spec["source_refs"].get(refs)) return;
+  for (simdjson::dom::element ref : refs) {
+    auto q = store_.statement(kRefExists);
+    store::bind_text(*q, 1, ref.get_string().value());
+    if (!q->executeStep())
+      throw Error(Code::kNotFound, "source_refs: '" + std::string(ref.get_string().value()) +
+                                       "' names no event, message or artifact");
+  }
+}
+
+std::string Engine::memory_session(simdjson::dom::element spec, const memory::Trail &trail) {
+  if (auto session = get_string(spec, "session_id")) return std::string(*session);
+  auto q = store_.statement(kSessionOf);
+  q->bind(1, trail.last_session_no);
+  return q->executeStep() ? q->getColumn(0).getString() : std::string();
+}
+
+std::string Engine::memory_written_event(simdjson::dom::element spec, std::string &memory_id) {
+  memory_id = std::string(get_string(spec, "memory_id").value_or(""));
+  if (memory_id.empty()) memory_id = util::new_id("mem_");
+  check_source_refs(spec);
+  json::JsonWriter p;
+  p.begin_object().field("memory_id", memory_id);
+  for (auto [key, value] : spec.get_object())
+    if (key != "memory_id" && key != "actor" && key != "ts") p.key(key).element(value);
+  p.end_object();
+  return envelope("MemoryWritten", spec, p.take());
+}
+
+std::string Engine::memory_write(std::string_view session_id, std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element spec = json::parse(parser, json, "memory");
+  store::embedded_schema("json/memory_write.schema.json").validate(spec, "");
+  std::string memory_id;
+  std::string event = memory_written_event(spec, memory_id);
+  log_.append(session_id, event);
+  return memory_get(memory_id);
+}
+
+std::string Engine::memory_promote(std::string_view session_id, std::string_view candidates_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = json::parse(parser, candidates_json, "memory candidates");
+  simdjson::dom::array candidates;
+  if (doc.get(candidates))
+    throw Error(Code::kInvalidArg, "memory candidates: expected a JSON array of memories");
+  const json::Schema &schema = store::embedded_schema("json/memory_write.schema.json");
+  std::string ndjson;
+  std::vector<std::string> ids;
+  size_t i = 0;
+  for (simdjson::dom::element c : candidates) {
+    std::string at = "[" + std::to_string(i++) + "]";
+    schema.validate(c, at);
+    try {
+      ndjson += memory_written_event(c, ids.emplace_back()) + "\n";
+    } catch (const Error &e) {
+      throw Error(e.code(), at + ": " + e.what());
+    }
+  }
+  if (!ids.empty()) log_.append_batch(session_id, ndjson);
+  json::JsonWriter w;
+  w.begin_array();
+  for (const std::string &id : ids) w.raw(memory_get(id));
+  w.end_array();
+  return w.take();
+}
+
+std::string Engine::memory_update(std::string_view memory_id, std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element spec = json::parse(parser, json, "memory update");
+  store::embedded_schema("json/memory_update.schema.json").validate(spec, "");
+  std::optional<memory::Trail> trail = memories_.trail(memory_id);
+  if (!trail) throw Error(Code::kNotFound, "memory '" + std::string(memory_id) + "' not found");
+  std::string session = memory_session(spec, *trail);
+  check_source_refs(spec);
+  json::JsonWriter p;
+  p.begin_object().field("memory_id", memory_id);
+  for (auto [key, value] : spec.get_object())
+    if (key != "session_id" && key != "actor" && key != "ts") p.key(key).element(value);
+  p.end_object();
+  log_.append(session, envelope("MemoryUpdated", spec, p.take()));
+  return memory_get(memory_id);
+}
+
+std::string Engine::memory_forget(std::string_view memory_id, std::string_view options_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element spec =
+      options_doc(parser, options_json, "forget options", "json/memory_forget.schema.json");
+  std::string mode(get_string(spec, "mode").value_or("tombstone"));
+  std::optional<memory::Trail> trail = memories_.trail(memory_id);
+  if (!trail) throw Error(Code::kNotFound, "memory '" + std::string(memory_id) + "' not found");
+  if (trail->forgotten_mode == "purge" || trail->forgotten_mode == mode)
+    throw Error(Code::kConflict, "memory '" + std::string(memory_id) + "' was forgotten (" +
+                                     trail->forgotten_mode + ") already");
+  std::string session = memory_session(spec, *trail);
+  json::JsonWriter p;
+  p.begin_object().field("memory_id", memory_id).field("mode", mode);
+  if (mode == "purge") {
+    p.key("purged_event_ids").begin_array();
+    for (const std::string &id : trail->event_ids) p.value(id);
+    p.end_array();
+  }
+  if (auto reason = get_string(spec, "reason")) p.field("reason", *reason);
+  p.end_object();
+  log::Event e = log_.append(session, envelope("MemoryDeleted", spec, p.take()));
+  json::JsonWriter w;
+  w.begin_object()
+      .field("memory_id", memory_id)
+      .field("mode", mode)
+      .field("event_id", e.id)
+      .key("purged_event_ids")
+      .begin_array();
+  if (mode == "purge")
+    for (const std::string &id : trail->event_ids) w.value(id);
+  w.end_array().end_object();
+  return w.take();
+}
+
+std::string Engine::memory_get(std::string_view memory_id) { return memories_.get_json(memory_id); }
+
+std::string Engine::memory_list(std::string_view query_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc =
+      options_doc(parser, query_json, "memory list query", "json/memory_list_query.schema.json");
+  memory::ListQuery q;
+  auto opt = [&](const char *key) -> std::optional<std::string> {
+    if (auto v = get_string(doc, key)) return std::string(*v);
+    return std::nullopt;
+  };
+  q.scope = opt("scope");
+  q.scope_id = opt("scope_id");
+  q.kind = opt("kind");
+  bool all = false;
+  if (!doc["all_versions"].get(all)) q.all_versions = all;
+  if (int64_t t; !doc["as_of"].get(t)) q.as_of = t;
+  q.limit = get_int(doc, "limit", q.limit);
+  return memories_.list_json(q);
+}
+
+std::string Engine::memory_retrieve(std::string_view query_json) {
+  memory::Query q = memory::parse_query(query_json);
+  const token::Counter &counter = token::default_counter();
+  memory::Retrieval r;
+  {
+    store::Store::ReadTransaction snapshot(store_);
+    r = memory::retrieve(store_, q, counter);
+  }
+  if (q.record_usage && !store_.config().read_only) memory::record_usage(store_, r, q.now);
+  return memory::to_json(r, q, counter.name());
 }
 
 } // namespace ctxdb

@@ -9,6 +9,8 @@
 #include "compile/compiler.hpp"
 #include "log/event_log.hpp"
 #include "log/spill.hpp"
+#include "memory/memories.hpp"
+#include "memory/purger.hpp"
 #include "project/compactions.hpp"
 #include "project/context_builds.hpp"
 #include "project/files.hpp"
@@ -125,8 +127,36 @@ public:
   // (search_options.schema.json; empty text is {}). An empty query is
   // kInvalidArg, an unknown session or branch kNotFound.
   std::string search(std::string_view query, std::string_view options_json);
+  // --- Memory (DESIGN §7; engine/memory/) ---------------------------------
+  // Writes, updates and deletions are Memory* events; each returns the
+  // memory (memory.schema.json) as it is after the call.
+  // write: memory_write.schema.json, appended to the session's main branch.
+  // Each source ref must name an event or an artifact of this database.
+  std::string memory_write(std::string_view session_id, std::string_view json);
+  // update: memory_update.schema.json -> the new version.
+  std::string memory_update(std::string_view memory_id, std::string_view json);
+  // forget: memory_forget.schema.json (mode tombstone or purge) ->
+  // memory_forget_result.schema.json.
+  std::string memory_forget(std::string_view memory_id, std::string_view options_json);
+  std::string memory_get(std::string_view memory_id);
+  // memory_list_query.schema.json -> a JSON array of memories.
+  std::string memory_list(std::string_view query_json);
+  // memory_query.schema.json -> memory_retrieval.schema.json; records the
+  // included memories' usage unless the query says not to or the handle is
+  // read-only. (The compiler calls memory::retrieve() itself.)
+  std::string memory_retrieve(std::string_view query_json);
+  // A JSON array of memory_write objects (a compaction plan's memory
+  // candidates, accepted) written in one transaction -> the memories.
+  std::string memory_promote(std::string_view session_id, std::string_view candidates_json);
 
 private:
+  // The MemoryWritten event of a memory_write object, its memory id set.
+  std::string memory_written_event(simdjson::dom::element spec, std::string &memory_id);
+  // kNotFound unless every source ref names an event or an artifact.
+  void check_source_refs(simdjson::dom::element spec);
+  // The session a memory call appends to: the spec's, else the one of the
+  // memory's last event.
+  std::string memory_session(simdjson::dom::element spec, const memory::Trail &trail);
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,
                           std::optional<std::string_view> branch);
@@ -149,6 +179,8 @@ private:
   project::Compactions compactions_;
   project::ContextBuilds context_builds_;
   project::SearchIndex search_;
+  memory::Memories memories_;
+  memory::Purger purger_; // an observer of the log, not a projection
   artifact::ArtifactStore artifacts_;
   log::Spiller spiller_; // config "spill"; the log calls it at append
   // Every projection, in the order the log feeds them.

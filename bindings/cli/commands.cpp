@@ -162,6 +162,14 @@ int cmd_verify(const Args &args) {
   if (get_bool(r, "ok")) {
     std::printf("ok: %lld sessions, %lld events\n", static_cast<long long>(get_int(r, "sessions")),
                 static_cast<long long>(get_int(r, "events")));
+    simdjson::dom::array purged;
+    if (r["purged"].get(purged) == simdjson::SUCCESS)
+      for (element p : purged)
+        std::printf("purged: session %s seq %lld event %s: payload removed by %s\n",
+                    std::string(get_string(p, "session_id")).c_str(),
+                    static_cast<long long>(get_int(p, "seq")),
+                    std::string(get_string(p, "event_id")).c_str(),
+                    std::string(get_string(p, "purged_by")).c_str());
     return 0;
   }
   element broken;
@@ -450,6 +458,79 @@ const CommandSpec kCommands[] = {
      "  --json       print the search result as JSON instead\n",
      {"--session", "--branch", "--role", "--type", "--since", "--until", "--limit"}, {"--json"},
      1, 1, cmd_search},
+    // --- memory (memory_commands.cpp) ---
+    {"memory put", "--scope S [--scope-id ID] --kind K --source REF... [--ttl D | --expires T | "
+     "--update-policy P] [--sensitive] TEXT", "write a memory",
+     "Writes TEXT as a memory (a MemoryWritten event) and prints its id.\n"
+     "\n"
+     "  --scope S          global, user, org, workspace, project or session\n"
+     "  --scope-id ID      the user, org, ... it belongs to (all but global)\n"
+     "  --kind K           preference, fact (default), instruction, skill,\n"
+     "                     artifact_summary or decision\n"
+     "  --source REF       an event, message or artifact id it comes from\n"
+     "                     (required; repeat or separate with commas)\n"
+     "  --ttl D            expires D after now: 90s, 30m, 12h, 7d (or ms)\n"
+     "  --expires T        expires at T: ms since the epoch or YYYY-MM-DD[THH:MM[:SS]]Z\n"
+     "  --update-policy P  kept current by P instead of expiring\n"
+     "                     (one of the three is required for every scope but session)\n"
+     "  --sensitive        retrieved only when the caller allows sensitive memories\n"
+     "  --confidence X     0..1 (default 1)\n"
+     "  --priority N       0..100 (default 50)\n"
+     "  --keyword K        a keyword (repeatable)\n"
+     "  --reader A         an agent allowed to read it (repeatable; default all)\n"
+     "  --session S        the session to append to (default: the first source's)\n"
+     "  --id ID            the memory id (default: a new mem_ id)\n"
+     "  --json             print the memory as JSON instead\n",
+     {"--scope", "--scope-id", "--kind", "--source", "--ttl", "--expires", "--update-policy",
+      "--confidence", "--priority", "--keyword", "--reader", "--session", "--id"},
+     {"--sensitive", "--json"}, 1, 1, cmd_memory_put},
+    {"memory update", "ID --source REF... [TEXT] [flags of put]", "supersede a memory",
+     "Writes a new version of memory ID (a MemoryUpdated event); the old one\n"
+     "stays, no longer valid. Flags as for 'memory put' (not --scope).\n",
+     {"--kind", "--source", "--ttl", "--expires", "--update-policy", "--confidence", "--priority",
+      "--keyword", "--reader", "--session"},
+     {"--sensitive", "--json"}, 1, 2, cmd_memory_update},
+    {"memory ls", "[--scope S] [--scope-id ID] [--all-versions] [--as-of T] [--json]",
+     "list memories",
+     "Lists the current memories: id, version, scope, kind, content.\n"
+     "\n"
+     "  --all-versions  every version, superseded and forgotten ones included\n"
+     "  --as-of T       the versions valid at T (ms or an ISO date): what was\n"
+     "                  believed then\n"
+     "  --json          print the memories as a JSON array instead\n",
+     {"--scope", "--scope-id", "--kind", "--as-of"}, {"--all-versions", "--json"}, 0, 0,
+     cmd_memory_ls},
+    {"memory show", "ID", "print a memory as JSON",
+     "Prints the memory's current version (or its last, once forgotten)\n"
+     "with its use count.\n",
+     {}, {}, 1, 1, cmd_memory_show},
+    {"memory search", "QUERY [--scope S[:ID]]... [--agent A] [--budget N] [--json]",
+     "search memories as retrieval would",
+     "Runs retrieval: FTS5 over content and keywords, filtered and ranked\n"
+     "(score = 0.55 text + 0.15 priority + 0.15 confidence + 0.15 recency).\n"
+     "QUERY is plain words (any of them). Does not count as a use.\n"
+     "\n"
+     "  --scope S[:ID]  a scope to read, e.g. project:p1 (repeatable; default:\n"
+     "                  every scope that has memories)\n"
+     "  --agent A       the reading agent (default: none; memories with\n"
+     "                  readers are then left out)\n"
+     "  --budget N      fit the results to N tokens\n"
+     "  --limit N       at most N memories (default 20)\n"
+     "  --now T         judge expiry at T (ms or an ISO date; default now)\n"
+     "  --sensitive     include sensitive memories\n"
+     "  --fts           QUERY is FTS5 syntax (plain words when it is not valid)\n"
+     "  --json          print the retrieval as JSON instead\n",
+     {"--scope", "--agent", "--budget", "--limit", "--now"}, {"--sensitive", "--fts", "--json"},
+     1, 1, cmd_memory_search},
+    {"memory forget", "ID [--purge] [--reason R]", "forget a memory",
+     "Ends the memory and removes its content from the projection and the\n"
+     "search index (the events stay). With --purge, the content is removed\n"
+     "from the log as well; verify stays green and lists the removed payloads.\n",
+     {"--reason"}, {"--purge"}, 1, 1, cmd_memory_forget},
+    {"memory promote", "SESSION FILE", "write memory candidates (FILE, or - for stdin)",
+     "Writes a JSON array of memory candidates (e.g. a compaction plan's) in\n"
+     "one transaction, all or none, and prints their ids.\n",
+     {}, {"--json"}, 2, 2, cmd_memory_promote},
     {"verify", "[SESSION]", "check the hash chain",
      "Recomputes the hash chain of one session, or of every session. Prints\n"
      "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"

@@ -30,8 +30,15 @@ int cmd_artifact_tail(const Args &args);
 int cmd_artifact_grep(const Args &args);
 int cmd_artifact_put(const Args &args);
 int cmd_artifact_export(const Args &args);
-int cmd_context(const Args &args); // context_command.cpp
-int cmd_search(const Args &args);  // search_commands.cpp
+int cmd_context(const Args &args);    // context_command.cpp
+int cmd_search(const Args &args);     // search_commands.cpp
+int cmd_memory_put(const Args &args); // memory_commands.cpp
+int cmd_memory_update(const Args &args);
+int cmd_memory_ls(const Args &args);
+int cmd_memory_show(const Args &args);
+int cmd_memory_search(const Args &args);
+int cmd_memory_forget(const Args &args);
+int cmd_memory_promote(const Args &args);
 
 } // namespace cli
 

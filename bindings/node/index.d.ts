@@ -451,6 +451,118 @@ export interface PutArtifactOptions {
   role?: string;
 }
 
+export type MemoryScope = 'global' | 'user' | 'org' | 'workspace' | 'project' | 'session';
+export type MemoryKind =
+  | 'preference'
+  | 'fact'
+  | 'instruction'
+  | 'skill'
+  | 'artifact_summary'
+  | 'decision';
+
+export interface MemoryInput {
+  scope: MemoryScope;
+  content: string;
+  source_refs: string[];
+  scope_id?: string;
+  kind?: MemoryKind;
+  memory_id?: string;
+  confidence?: number;
+  priority?: number;
+  keywords?: string[];
+  readers?: string[];
+  sensitive?: boolean;
+  expires_at?: number;
+  ttl_ms?: number;
+  update_policy?: string;
+  actor?: string;
+  ts?: number;
+}
+
+export interface Memory {
+  memory_id: string;
+  version: number;
+  scope: MemoryScope;
+  scope_id: string;
+  kind: MemoryKind;
+  content: string | null;
+  source_refs: string[];
+  keywords: string[];
+  readers: string[] | null;
+  confidence: number;
+  priority: number;
+  sensitive: boolean;
+  expires_at: number | null;
+  update_policy: string | null;
+  valid_from: number;
+  valid_to: number | null;
+  ended_by: string | null;
+  event_id: string;
+  session_id: string;
+  status: 'current' | 'superseded' | 'forgotten';
+  use_count: number;
+  last_used: number | null;
+}
+
+export interface MemoryListQuery {
+  scope?: MemoryScope;
+  scope_id?: string;
+  kind?: MemoryKind;
+  all_versions?: boolean;
+  as_of?: number;
+  limit?: number;
+}
+
+export interface MemoryQuery {
+  query?: string;
+  scopes: { scope: MemoryScope; id?: string }[];
+  agent?: string;
+  now?: number;
+  budget?: number;
+  limit?: number;
+  allow_sensitive?: boolean;
+  match?: 'any' | 'all' | 'fts';
+  record_usage?: boolean;
+}
+
+export interface RetrievedMemory {
+  memory_id: string;
+  version: number;
+  scope: MemoryScope;
+  scope_id: string;
+  kind: MemoryKind;
+  content: string;
+  source_refs: string[];
+  event_id: string;
+  tokens: number;
+  score: number;
+  text: number;
+  priority: number;
+  confidence: number;
+  recency: number;
+  valid_from: number;
+  expires_at: number | null;
+  sensitive: boolean;
+}
+
+export interface MemoryRetrieval {
+  now: number;
+  budget: number | null;
+  used_tokens: number;
+  counter: string;
+  fts_query: string;
+  fell_back: boolean;
+  memories: RetrievedMemory[];
+  excluded: { memory_id: string; tokens: number; score: number; reason: 'budget' }[];
+}
+
+export interface MemoryForgetResult {
+  memory_id: string;
+  mode: 'tombstone' | 'purge';
+  event_id: string;
+  purged_event_ids: string[];
+}
+
 export interface ArtifactPreviewOptions {
   mode?: 'head' | 'tail' | 'head_tail';
   lines?: number;
@@ -755,6 +867,23 @@ export declare class Database {
    * has some and it parses; anything else is plain words.
    */
   search(query: string, options?: SearchOptions): SearchResult;
+  /** Writes a memory (a MemoryWritten event in the session); returns it. */
+  writeMemory(sessionId: string, memory: MemoryInput): Memory;
+  /** Supersedes a memory with a new version (the fields that change, with source_refs). */
+  updateMemory(memoryId: string, update: Partial<MemoryInput> & { source_refs: string[] }): Memory;
+  /** Forgets a memory: a tombstone, or with purge its content removed from the log too. */
+  forgetMemory(
+    memoryId: string,
+    options?: { purge?: boolean; reason?: string; sessionId?: string },
+  ): MemoryForgetResult;
+  /** A memory: its current version, or its last one once forgotten. */
+  memory(memoryId: string): Memory;
+  /** The current memories, every version, or those valid at as_of. */
+  memories(query?: MemoryListQuery): Memory[];
+  /** Retrieval: FTS5 over content and keywords, filtered, ranked, fitted to a budget. */
+  retrieveMemories(query: MemoryQuery): MemoryRetrieval;
+  /** Writes memory candidates in one transaction: all of them, or none. */
+  promoteMemories(sessionId: string, candidates: MemoryInput[]): Memory[];
   /** Checks the hash chain of one session, or of all. */
   verify(sessionId?: string | null): VerifyResult;
   /** verify off the main thread. */

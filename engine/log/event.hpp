@@ -6,8 +6,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ctxdb::log {
+
+// The payload text of an event whose payload a purge removed: the column
+// is NULL, read (and exported) as JSON null. Appended payloads are always
+// objects, so it names nothing else.
+inline constexpr std::string_view kRemovedPayload = "null";
 
 struct Event {
   int64_t pos = 0; // global append order (0 until stored)

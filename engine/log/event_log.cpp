@@ -19,15 +19,21 @@ constexpr char kSelectById[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.id=?";
 constexpr char kSelectSession[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? AND e.seq>=? "
                                   "AND e.seq<=? ORDER BY e.seq LIMIT ?";
 constexpr char kSelectAll[] = "SELECT " CTXDB_EVENT_COLUMNS "WHERE e.pos>? ORDER BY e.pos LIMIT ?";
+// What verify needs to tell a purged payload (schema/sql/007) from a
+// removed one: whether the payload is NULL, and the purge that removed it.
+#define CTXDB_PURGE_COLUMNS "e.payload IS NULL,(SELECT purged_by FROM purges WHERE event_id=e.id) "
 // verify must also see events whose chain row is gone: a LEFT JOIN, with a
 // made-up name for the session it cannot name.
 constexpr char kVerifyAll[] =
     "SELECT e.pos,e.id,COALESCE(c.session_id,'<session_no '||e.session_no||'>'),"
     "e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,e.causality,e.visibility,"
-    "e.payload,e.payload_hash,e.prev_hash,e.hash,e.session_no FROM events e "
-    "LEFT JOIN chains c ON c.session_no=e.session_no ORDER BY e.session_no, e.seq";
+    "e.payload,e.payload_hash,e.prev_hash,e.hash,e.session_no," CTXDB_PURGE_COLUMNS
+    "FROM events e LEFT JOIN chains c ON c.session_no=e.session_no ORDER BY e.session_no, e.seq";
 constexpr char kVerifySession[] =
-    "SELECT " CTXDB_EVENT_COLUMNS "WHERE c.session_id=? ORDER BY e.seq";
+    "SELECT e.pos,e.id,c.session_id,e.seq,e.ts,e.type,e.actor,e.parent_id,e.run_id,"
+    "e.causality,e.visibility,e.payload,e.payload_hash,e.prev_hash,e.hash,e.session_"
+    "no," CTXDB_PURGE_COLUMNS
+    "FROM events e JOIN chains c ON c.session_no=e.session_no WHERE c.session_id=? ORDER BY e.seq";
 #define CTXDB_INSERT_COLUMNS                                                                       \
   "INSERT INTO events(pos,id,session_no,seq,ts,type,actor,parent_id,run_id,causality,"             \
   "visibility,payload,payload_hash,prev_hash,hash) VALUES"
@@ -123,7 +129,10 @@ void bind_row(SQLite::Statement &q, int offset, const EventLog::PendingRow &row)
   bind_optional(q, offset + 9, e.run_id);
   bind_optional(q, offset + 10, e.causality);
   bind_optional(q, offset + 11, e.visibility);
-  q.bindNoCopy(offset + 12, e.payload);
+  if (e.payload == kRemovedPayload)
+    q.bind(offset + 12); // an imported event whose payload a purge removed
+  else
+    q.bindNoCopy(offset + 12, e.payload);
   q.bindNoCopy(offset + 13, e.payload_hash.data(), int(e.payload_hash.size()));
   q.bindNoCopy(offset + 14, e.prev_hash.data(), int(e.prev_hash.size()));
   q.bindNoCopy(offset + 15, e.hash.data(), int(e.hash.size()));
@@ -495,7 +504,8 @@ public:
   ChainChecker(VerifyReport &r, std::map<std::string, std::pair<int64_t, util::Digest>> heads)
       : r_(r), heads_(std::move(heads)) {}
 
-  bool check(const Event &e) {
+  // `removed`: the payload is NULL; `purged_by`: the purge that removed it.
+  bool check(const Event &e, bool removed, const std::string &purged_by) {
     if (e.session_id != session_) {
       if (!finish_session()) return false;
       session_ = e.session_id;
@@ -512,11 +522,14 @@ public:
     else if (e.prev_hash != prev_)
       problem = "prev_hash does not link to the event before it (an event "
                 "was deleted, inserted or reordered)";
-    else if (util::sha256(e.payload) != e.payload_hash)
+    else if (removed && purged_by.empty())
+      problem = "payload was removed, and no purge record names the event that removed it";
+    else if (!removed && util::sha256(e.payload) != e.payload_hash)
       problem = "payload was modified (payload_hash mismatch)";
     else if (chain_hash(e) != e.hash)
       problem = "event was modified (hash mismatch)";
     if (problem) return fail(e.session_id, e.seq, e.id, problem);
+    if (removed) r_.purged.push_back({e.session_id, e.seq, e.id, purged_by});
     prev_ = e.hash;
     ++expected_;
     return true;
@@ -584,7 +597,11 @@ VerifyReport EventLog::verify(std::optional<std::string_view> session_id) {
   auto q = store_.statement(session_id ? kVerifySession : kVerifyAll);
   if (session_id) store::bind_text(*q, 1, *session_id);
   bool ok = true;
-  while (ok && q->executeStep()) ok = checker.check(read_event(*q));
+  while (ok && q->executeStep()) {
+    bool removed = q->getColumn(16).getInt() != 0;
+    ok = checker.check(read_event(*q), removed,
+                       q->getColumn(17).isNull() ? std::string() : q->getColumn(17).getString());
+  }
   if (ok) checker.finish();
   if (session_id && r.ok && r.sessions == 0)
     throw Error(Code::kNotFound, "session '" + std::string(*session_id) + "' not found");

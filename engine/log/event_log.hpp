@@ -48,6 +48,14 @@ struct ImportResult {
   int64_t skipped = 0;
 };
 
+// A payload a privacy purge removed from the log (memory/purger.hpp).
+struct PurgedPayload {
+  std::string session_id;
+  int64_t seq = 0;
+  std::string event_id;
+  std::string purged_by; // the MemoryDeleted event that removed it
+};
+
 struct VerifyReport {
   bool ok = true;
   int64_t sessions = 0;
@@ -57,6 +65,9 @@ struct VerifyReport {
   int64_t seq = 0;
   std::string event_id;
   std::string problem;
+  // Payloads removed by a purge: still chain-valid (the chain covers their
+  // hash), reported rather than counted as broken.
+  std::vector<PurgedPayload> purged;
 };
 
 class EventLog {

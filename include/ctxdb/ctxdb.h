@@ -494,6 +494,80 @@ CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t nam
 CTXDB_API int ctxdb_search(ctxdb_db *db, const char *query, size_t len, const char *options_json,
                            size_t opt_len, char **out, size_t *out_len);
 
+/* ---- Memory (DESIGN §7) ------------------------------------------------
+ *
+ * Governed knowledge reused across sessions. A write, an update and a
+ * deletion are MemoryWritten / MemoryUpdated / MemoryDeleted events; a
+ * memory of any scope but "session" is readable from every session within
+ * the retrieval filters. Each call is one transaction: a failed call
+ * leaves the file unchanged. Outputs: memory.schema.json (one version),
+ * memory_retrieval.schema.json, memory_forget_result.schema.json. */
+
+/* Writes a memory (memory_write.schema.json) as a MemoryWritten event at
+ * the leaf of the session's main branch; returns it. Required: "scope"
+ * (global, user, org, workspace, project, session), "content" and
+ * "source_refs" (at least one id of an event, a message or an artifact of
+ * this database); "scope_id" for every scope but global (a session memory
+ * defaults to session_id); one of "expires_at", "ttl_ms" or
+ * "update_policy" for every scope but session. A missing or bad field is
+ * CTXDB_INVALID_ARG and the message names it (confidence out of 0..1, an
+ * expires_at before the event's ts, ...); a source ref that names nothing
+ * CTXDB_NOT_FOUND; an existing memory_id CTXDB_CONFLICT. */
+CTXDB_API int ctxdb_memory_write(ctxdb_db *db, const char *session_id, size_t id_len,
+                                 const char *memory_json, size_t len, char **out, size_t *out_len);
+
+/* Supersedes a memory with a new version (memory_update.schema.json: the
+ * fields that change, with "source_refs"); the old version stays, no
+ * longer valid. Appended to "session_id", or the session of the memory's
+ * last event. Returns the new version. Unknown memory: CTXDB_NOT_FOUND;
+ * a forgotten one: CTXDB_CONFLICT. */
+CTXDB_API int ctxdb_memory_update(ctxdb_db *db, const char *memory_id, size_t id_len,
+                                  const char *update_json, size_t len, char **out, size_t *out_len);
+
+/* Forgets a memory (options: memory_forget.schema.json; NULL/0 is {}).
+ * "mode": "tombstone" (default): its content leaves the projection and
+ * the search index, the events stay. "purge": the payloads of the
+ * memory's events are removed from the log as well; the hash chain stays
+ * valid and ctxdb_verify lists each removed payload with the MemoryDeleted
+ * event that removed it. Forgetting again (a purge after a tombstone
+ * excepted): CTXDB_CONFLICT. */
+CTXDB_API int ctxdb_memory_forget(ctxdb_db *db, const char *memory_id, size_t id_len,
+                                  const char *options_json, size_t len, char **out,
+                                  size_t *out_len);
+
+/* A memory: its current version, or its last one once forgotten (content
+ * null, status "forgotten"), with its use count. Unknown or purged:
+ * CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_memory_get(ctxdb_db *db, const char *memory_id, size_t id_len, char **out,
+                               size_t *out_len);
+
+/* A JSON array of memories (query: memory_list_query.schema.json; NULL/0
+ * is {}): {"scope"?, "scope_id"?, "kind"?, "all_versions"?, "as_of"?
+ * (ms: the versions valid then), "limit"?}. Default: the current version
+ * of every memory not forgotten. */
+CTXDB_API int ctxdb_memory_list(ctxdb_db *db, const char *query_json, size_t len, char **out,
+                                size_t *out_len);
+
+/* Retrieval (memory_query.schema.json): {"query", "scopes": [{"scope",
+ * "id"?}], "agent"?, "now"?, "budget"?, "limit"?, "allow_sensitive"?,
+ * "match"?: "any" | "all" | "fts", "record_usage"?}. FTS5 (bm25) over
+ * content and keywords, filtered by scope, readers, sensitivity, validity
+ * and expiry at "now", ranked by the blend of memory_retrieval.schema.json
+ * and fitted to "budget" tokens. A query that is not valid FTS syntax is
+ * plain words, never an error. Counts each included memory as used unless
+ * "record_usage" is false (or the handle is read-only). */
+CTXDB_API int ctxdb_memory_retrieve(ctxdb_db *db, const char *query_json, size_t len, char **out,
+                                    size_t *out_len);
+
+/* Accepts memory candidates (a JSON array of memory_write objects, e.g.
+ * those a compaction plan proposes) in one transaction: all are written
+ * with their source refs, or none. Returns the JSON array of memories. A
+ * bad candidate's message names it ("[i]" for a field, "line i+1" for a
+ * rule). */
+CTXDB_API int ctxdb_memory_promote(ctxdb_db *db, const char *session_id, size_t id_len,
+                                   const char *candidates_json, size_t len, char **out,
+                                   size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

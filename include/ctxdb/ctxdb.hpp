@@ -377,7 +377,48 @@ public:
     return detail::take(out, n);
   }
 
+  // --- Memory (ctxdb.h: ctxdb_memory_*) ---------------------------------
+  std::string memory_write(std::string_view session_id, std::string_view memory_json) {
+    return call_json(ctxdb_memory_write, session_id, memory_json);
+  }
+  std::string memory_update(std::string_view memory_id, std::string_view update_json) {
+    return call_json(ctxdb_memory_update, memory_id, update_json);
+  }
+  // options e.g. {"mode":"purge"}.
+  std::string memory_forget(std::string_view memory_id, std::string_view options = {}) {
+    return call_json(ctxdb_memory_forget, memory_id, options);
+  }
+  std::string memory_get(std::string_view memory_id) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_memory_get(db_, memory_id.data(), memory_id.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+  std::string memory_list(std::string_view query = {}) {
+    return call_json(ctxdb_memory_list, query);
+  }
+  std::string memory_retrieve(std::string_view query) {
+    return call_json(ctxdb_memory_retrieve, query);
+  }
+  std::string memory_promote(std::string_view session_id, std::string_view candidates_json) {
+    return call_json(ctxdb_memory_promote, session_id, candidates_json);
+  }
+
 private:
+  // Calls taking one or two (text, len) pairs and returning JSON.
+  template <class Fn> std::string call_json(Fn fn, std::string_view a) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(fn(db_, a.data(), a.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+  template <class Fn> std::string call_json(Fn fn, std::string_view a, std::string_view b) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(fn(db_, a.data(), a.size(), b.data(), b.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   using BranchViewFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
                                size_t *);
 

@@ -526,6 +526,80 @@ class Database {
     return parse(call(() => this.#db.search(query, check.stringify(o, 'options'))));
   }
 
+  // --- Memory (DESIGN §7) -------------------------------------------------------
+
+  /**
+   * Writes a memory as a MemoryWritten event in the session: {scope,
+   * content, source_refs, scope_id?, kind?, confidence?, priority?,
+   * keywords?, readers?, sensitive?, expires_at? | ttl_ms? |
+   * update_policy?, memory_id?, actor?, ts?}. Returns the memory.
+   */
+  writeMemory(sessionId, memory) {
+    check.string(sessionId, 'sessionId');
+    check.object(memory, 'memory');
+    return parse(call(() => this.#db.memoryWrite(sessionId, check.stringify(memory, 'memory'))));
+  }
+
+  /** Supersedes a memory: the fields that change, with source_refs. */
+  updateMemory(memoryId, update) {
+    check.string(memoryId, 'memoryId');
+    check.object(update, 'update');
+    return parse(call(() => this.#db.memoryUpdate(memoryId, check.stringify(update, 'update'))));
+  }
+
+  /**
+   * Forgets a memory: a tombstone, or with {purge: true} its content
+   * removed from the log too (verify stays green). options: {purge?,
+   * reason?, session_id?}.
+   */
+  forgetMemory(memoryId, options) {
+    check.string(memoryId, 'memoryId');
+    const opts = check.optObject(options, 'options');
+    const o = {};
+    if (opts.purge !== undefined && check.boolean(opts.purge, 'options.purge')) o.mode = 'purge';
+    const reason = check.optString(opts.reason, 'options.reason');
+    if (reason !== undefined) o.reason = reason;
+    const sid = check.optString(opts.sessionId, 'options.sessionId');
+    if (sid !== undefined) o.session_id = sid;
+    return parse(call(() => this.#db.memoryForget(memoryId, check.stringify(o, 'options'))));
+  }
+
+  /** A memory: its current version, or its last one once forgotten. */
+  memory(memoryId) {
+    check.string(memoryId, 'memoryId');
+    return parse(call(() => this.#db.memoryGet(memoryId)));
+  }
+
+  /**
+   * The current memories. query: {scope?, scope_id?, kind?, all_versions?,
+   * as_of? (ms: the versions valid then), limit?}.
+   */
+  memories(query) {
+    const q = check.optObject(query, 'query');
+    return parse(call(() => this.#db.memoryList(check.stringify(q, 'query'))));
+  }
+
+  /**
+   * Retrieval: {query, scopes: [{scope, id?}], agent?, now?, budget?,
+   * limit?, allow_sensitive?, match?, record_usage?} -> {memories (best
+   * first, each with tokens, score and source_refs), excluded, ...}.
+   */
+  retrieveMemories(query) {
+    check.object(query, 'query');
+    return parse(call(() => this.#db.memoryRetrieve(check.stringify(query, 'query'))));
+  }
+
+  /** Writes memory candidates in one transaction: all of them, or none. */
+  promoteMemories(sessionId, candidates) {
+    check.string(sessionId, 'sessionId');
+    if (!Array.isArray(candidates)) {
+      throw new TypeError(`candidates must be an array, not ${typeof candidates}`);
+    }
+    return parse(
+      call(() => this.#db.memoryPromote(sessionId, check.stringify(candidates, 'candidates'))),
+    );
+  }
+
   /**
    * Checks the hash chain of one session (or of all). Resolves what the
    * check found: {ok: true, sessions, events} or {ok: false, ...,

@@ -423,6 +423,13 @@ public:
                         InstanceMethod<&Database::ArtifactLines>("artifactLines"),
                         InstanceMethod<&Database::ArtifactPreview>("artifactPreview"),
                         InstanceMethod<&Database::ArtifactSearch>("artifactSearch"),
+                        InstanceMethod<&Database::MemoryWrite>("memoryWrite"),
+                        InstanceMethod<&Database::MemoryUpdate>("memoryUpdate"),
+                        InstanceMethod<&Database::MemoryForget>("memoryForget"),
+                        InstanceMethod<&Database::MemoryGet>("memoryGet"),
+                        InstanceMethod<&Database::MemoryList>("memoryList"),
+                        InstanceMethod<&Database::MemoryRetrieve>("memoryRetrieve"),
+                        InstanceMethod<&Database::MemoryPromote>("memoryPromote"),
                         InstanceMethod<&Database::Verify>("verify"),
                         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
                         InstanceMethod<&Database::Rebuild>("rebuild"),
@@ -717,6 +724,58 @@ private:
     return Output(env, db, [&](char **out, size_t *n) {
       return ctxdb_artifact_preview(db, id.data(), id.size(), spec.data(), spec.size(), out, n);
     });
+  }
+
+  // --- Memory: (id, json) and (json) calls returning JSON ---------------------
+  using IdJsonFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
+                           size_t *);
+  using JsonFn = int (*)(ctxdb_db *, const char *, size_t, char **, size_t *);
+
+  Napi::Value IdJson(const Napi::CallbackInfo &info, IdJsonFn fn, const char *id_name) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string id = GetString(info, 0, id_name);
+    std::string json = GetString(info, 1, "json");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return fn(db, id.data(), id.size(), json.data(), json.size(), out, n);
+    });
+  }
+
+  Napi::Value Json(const Napi::CallbackInfo &info, JsonFn fn, const char *name) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string text = GetString(info, 0, name);
+    return Output(env, db,
+                  [&](char **out, size_t *n) { return fn(db, text.data(), text.size(), out, n); });
+  }
+
+  // memoryWrite(sessionId: string, memoryJson: string)
+  Napi::Value MemoryWrite(const Napi::CallbackInfo &info) {
+    return IdJson(info, ctxdb_memory_write, "sessionId");
+  }
+  // memoryUpdate(memoryId: string, updateJson: string)
+  Napi::Value MemoryUpdate(const Napi::CallbackInfo &info) {
+    return IdJson(info, ctxdb_memory_update, "memoryId");
+  }
+  // memoryForget(memoryId: string, optionsJson: string)
+  Napi::Value MemoryForget(const Napi::CallbackInfo &info) {
+    return IdJson(info, ctxdb_memory_forget, "memoryId");
+  }
+  // memoryPromote(sessionId: string, candidatesJson: string)
+  Napi::Value MemoryPromote(const Napi::CallbackInfo &info) {
+    return IdJson(info, ctxdb_memory_promote, "sessionId");
+  }
+  // memoryGet(memoryId: string)
+  Napi::Value MemoryGet(const Napi::CallbackInfo &info) {
+    return Json(info, ctxdb_memory_get, "memoryId");
+  }
+  // memoryList(queryJson: string)
+  Napi::Value MemoryList(const Napi::CallbackInfo &info) {
+    return Json(info, ctxdb_memory_list, "query");
+  }
+  // memoryRetrieve(queryJson: string)
+  Napi::Value MemoryRetrieve(const Napi::CallbackInfo &info) {
+    return Json(info, ctxdb_memory_retrieve, "query");
   }
 
   // artifactSearch(id: string, pattern: string, optionsJson: string)

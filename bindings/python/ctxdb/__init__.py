@@ -21,7 +21,8 @@ from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error
 from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
                     ArtifactRef, ArtifactSearch, BatchResult, Branch, BrokenLink, Children, Event,
                     EventInput, FileChange, FileInfo, FileReadRef,
-                    FileWriteRef, ImportResult, Message, MessageBlock,
+                    FileWriteRef, ImportResult, Memory, MemoryForgetResult,
+                    MemoryRetrieval, Message, MessageBlock,
                     RebuildReport, Session, SessionInput, State, Stats,
                     TableChecksum, ToolCall, ToolCallResult, VerifyReport)
 from .types import (Bundle, BundleBudget, BundleExclusion, BundleRedaction, BundleSegment,
@@ -46,4 +47,5 @@ __all__ = [
     "CompileRequest", "Instruction", "ToolSpec", "Bundle", "BundleBudget",
     "BundleSegment", "BundleSource", "BundleExclusion", "BundleRedaction",
     "SearchHit", "SearchResult",
+    "Memory", "MemoryRetrieval", "MemoryForgetResult",
 ]

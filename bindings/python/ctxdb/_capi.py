@@ -299,6 +299,47 @@ _proto("ctxdb_search", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
 
+# ---- Memory --------------------------------------------------------------------
+
+# int ctxdb_memory_write(ctxdb_db *db, const char *session_id, size_t id_len,
+#     const char *memory_json, size_t len, char **out, size_t *out_len);
+_proto("ctxdb_memory_write", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_memory_update(ctxdb_db *db, const char *memory_id, size_t id_len,
+#     const char *update_json, size_t len, char **out, size_t *out_len);
+_proto("ctxdb_memory_update", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_memory_forget(ctxdb_db *db, const char *memory_id, size_t id_len,
+#     const char *options_json, size_t len, char **out, size_t *out_len);
+_proto("ctxdb_memory_forget", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_memory_get(ctxdb_db *db, const char *memory_id, size_t id_len,
+#     char **out, size_t *out_len);
+_proto("ctxdb_memory_get", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_memory_list(ctxdb_db *db, const char *query_json, size_t len, char
+#     **out, size_t *out_len);
+_proto("ctxdb_memory_list", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_memory_retrieve(ctxdb_db *db, const char *query_json, size_t len,
+#     char **out, size_t *out_len);
+_proto("ctxdb_memory_retrieve", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_memory_promote(ctxdb_db *db, const char *session_id, size_t
+#     id_len, const char *candidates_json, size_t len, char **out, size_t
+#     *out_len);
+_proto("ctxdb_memory_promote", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

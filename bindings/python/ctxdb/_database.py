@@ -23,8 +23,8 @@ from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Bran
 from .errors import InternalError, Misuse, last_error
 from .types import SearchResult
 from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Children, Event, FileInfo,
-                    ImportResult, Message, RebuildReport, Session, State,
-                    Stats, ToolCall, VerifyReport)
+                    ImportResult, Memory, MemoryForgetResult, MemoryRetrieval, Message,
+                    RebuildReport, Session, State, Stats, ToolCall, VerifyReport)
 
 __all__ = ["Database", "EventIterator", "open", "version", "version_number",
            "abi_version"]
@@ -888,6 +888,82 @@ class Database:
         from export(), or JSON lines)."""
         text = _ndjson(data, "import_ndjson()")
         return json.loads(self._out(_capi.ctxdb_import, text, len(text)))
+
+    # ---- Memory (DESIGN §7) ----------------------------------------------------
+
+    def write_memory(self, session_id: Union[str, bytes], memory: Optional[dict] = None,
+                     **fields: Any) -> Memory:
+        """Writes a memory (memory_write.schema.json) as a MemoryWritten event
+        in the session: scope, content and source_refs are required, and
+        every scope but "session" needs expires_at, ttl_ms or update_policy.
+        Fields come as a dict or as keywords. Returns the memory."""
+        sid = _text(session_id, "session_id")
+        data = _json({**(memory or {}), **fields}, "write_memory() memory")
+        return json.loads(self._out(_capi.ctxdb_memory_write, sid, len(sid), data, len(data)))
+
+    def update_memory(self, memory_id: Union[str, bytes], update: Optional[dict] = None,
+                      **fields: Any) -> Memory:
+        """Supersedes a memory with a new version: the fields that change,
+        with its source_refs. The old version stays, no longer valid."""
+        mid = _text(memory_id, "memory_id")
+        data = _json({**(update or {}), **fields}, "update_memory() update")
+        return json.loads(self._out(_capi.ctxdb_memory_update, mid, len(mid), data, len(data)))
+
+    def forget_memory(self, memory_id: Union[str, bytes], purge: bool = False,
+                      reason: Optional[str] = None, **options: Any) -> MemoryForgetResult:
+        """Forgets a memory: a tombstone (content gone from the projection
+        and the index, the events stay), or with purge=True, its content
+        removed from the log as well (verify stays green)."""
+        if not isinstance(purge, bool):
+            raise TypeError(f"purge must be a bool, not {type(purge).__name__}")
+        mid = _text(memory_id, "memory_id")
+        opts = {"mode": "purge" if purge else "tombstone", **options}
+        if reason is not None:
+            opts["reason"] = reason
+        data = _json(opts, "forget_memory() options")
+        return json.loads(self._out(_capi.ctxdb_memory_forget, mid, len(mid), data, len(data)))
+
+    def memory(self, memory_id: Union[str, bytes]) -> Memory:
+        """A memory's current version (its last one once forgotten)."""
+        mid = _text(memory_id, "memory_id")
+        return json.loads(self._out(_capi.ctxdb_memory_get, mid, len(mid)))
+
+    def memories(self, scope: Optional[str] = None, scope_id: Optional[str] = None,
+                 kind: Optional[str] = None, all_versions: bool = False,
+                 as_of: Optional[int] = None, limit: Optional[int] = None) -> List[Memory]:
+        """The current memories, or every version (all_versions), or the
+        versions valid at as_of (ms): what was believed then."""
+        query = {k: v for k, v in (("scope", scope), ("scope_id", scope_id), ("kind", kind),
+                                   ("as_of", as_of), ("limit", limit)) if v is not None}
+        if all_versions:
+            query["all_versions"] = True
+        data = _json(query, "memories() query")
+        return json.loads(self._out(_capi.ctxdb_memory_list, data, len(data)))
+
+    def retrieve_memories(self, query: Union[str, dict], scopes: Any = None,
+                          **options: Any) -> MemoryRetrieval:
+        """Retrieval (memory_query.schema.json): query text, the scopes to
+        read as [{"scope", "id"}] or [("project", "p1"), ("global", None)],
+        and options agent, now, budget, limit, allow_sensitive, match,
+        record_usage. A query dict is passed as it is."""
+        if isinstance(query, dict):
+            doc = dict(query)
+        else:
+            doc = {"query": query, "scopes": [
+                s if isinstance(s, dict) else
+                ({"scope": s[0], "id": s[1]} if s[1] is not None else {"scope": s[0]})
+                for s in (scopes or [])]}
+        doc.update(options)
+        data = _json(doc, "retrieve_memories() query")
+        return json.loads(self._out(_capi.ctxdb_memory_retrieve, data, len(data)))
+
+    def promote_memories(self, session_id: Union[str, bytes],
+                         candidates: List[dict]) -> List[Memory]:
+        """Writes memory candidates (e.g. a compaction plan's) in one
+        transaction: all of them, or none."""
+        sid = _text(session_id, "session_id")
+        data = _json(candidates, "promote_memories() candidates")
+        return json.loads(self._out(_capi.ctxdb_memory_promote, sid, len(sid), data, len(data)))
 
     def version(self) -> str:
         """The library's version string, e.g. "0.1.0"."""

@@ -531,3 +531,73 @@ class SearchResult(TypedDict):
     query: str
     syntax: str  # "plain" (words, each required) or "fts" (FTS5 syntax)
     hits: List[SearchHit]
+# ---- Memory (memory.schema.json, memory_retrieval.schema.json) ----------------
+
+class Memory(TypedDict):
+    memory_id: str
+    version: int
+    scope: str
+    scope_id: str
+    kind: str
+    content: Optional[str]
+    source_refs: List[str]
+    keywords: List[str]
+    readers: Optional[List[str]]
+    confidence: float
+    priority: int
+    sensitive: bool
+    expires_at: Optional[int]
+    update_policy: Optional[str]
+    valid_from: int
+    valid_to: Optional[int]
+    ended_by: Optional[str]
+    event_id: str
+    session_id: str
+    status: str
+    use_count: int
+    last_used: Optional[int]
+
+
+class RetrievedMemory(TypedDict):
+    memory_id: str
+    version: int
+    scope: str
+    scope_id: str
+    kind: str
+    content: str
+    source_refs: List[str]
+    event_id: str
+    tokens: int
+    score: float
+    text: float
+    priority: float
+    confidence: float
+    recency: float
+    valid_from: int
+    expires_at: Optional[int]
+    sensitive: bool
+
+
+class ExcludedMemory(TypedDict):
+    memory_id: str
+    tokens: int
+    score: float
+    reason: str
+
+
+class MemoryRetrieval(TypedDict):
+    now: int
+    budget: Optional[int]
+    used_tokens: int
+    counter: str
+    fts_query: str
+    fell_back: bool
+    memories: List[RetrievedMemory]
+    excluded: List[ExcludedMemory]
+
+
+class MemoryForgetResult(TypedDict):
+    memory_id: str
+    mode: str
+    event_id: str
+    purged_event_ids: List[str]

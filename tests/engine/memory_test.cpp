@@ -1,0 +1,507 @@
+// Memories (DESIGN §7): writes, versions, retrieval, forgetting and the
+// privacy purge; invariants 10 and 11.
+#include "agent_events.hpp"
+#include "engine.hpp"
+#include "memory/retrieve.hpp"
+#include "memory/search_text.hpp"
+#include "test_util.hpp"
+#include "json/parse.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace ctxdb;
+using namespace ctxdb::test;
+
+namespace {
+
+constexpr int64_t kDay = 86400000;
+constexpr int64_t kT0 = 1700000000000; // the tests' clock: every event has a ts
+
+// A database with session "s" and one prompt, evt_src, to cite.
+struct MemoryDb {
+  TempDir dir;
+  std::string path = dir.file("m.ctxdb");
+  Engine db{path, ""};
+  MemoryDb() {
+    db.session_create(R"({"id":"s","ts":)" + std::to_string(kT0) +
+                      R"(,"payload":{"agent_id":"a"}})");
+    db.append("s", R"({"id":"evt_src","type":"UserPromptSubmitted","actor":"user","ts":)" +
+                       std::to_string(kT0) + R"(,"payload":{"text":"remember this"}})");
+  }
+  // A project memory of p1 (or `scope`), written at kT0 + `at`.
+  std::string put(const std::string &id, const std::string &content, const std::string &more = "",
+                  int64_t at = 0) {
+    return db.memory_write("s",
+                           R"({"memory_id":")" + id + R"(","scope":"project","scope_id":"p1",)" +
+                               R"("kind":"fact","content":")" + content +
+                               R"(","source_refs":["evt_src"],"update_policy":"manual","ts":)" +
+                               std::to_string(kT0 + at) + more + "}");
+  }
+  std::string retrieve(const std::string &query, const std::string &more = "",
+                       const std::string &scopes = R"([{"scope":"project","id":"p1"}])") {
+    return db.memory_retrieve(R"({"query":")" + query + R"(","scopes":)" + scopes + R"(,"now":)" +
+                              std::to_string(kT0 + kDay) + more + "}");
+  }
+  std::vector<std::string> found(const std::string &query, const std::string &more = "",
+                                 const std::string &scopes = R"([{"scope":"project","id":"p1"}])") {
+    return column(field(retrieve(query, more, scopes), "memories"), "memory_id");
+  }
+};
+
+// The message of the error fn() throws.
+template <class Fn> std::string message_of(Fn &&fn) {
+  try {
+    fn();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+using Ids = std::vector<std::string>;
+
+// raw_sql's status, for SQL that must fail.
+int raw_rc(const std::string &path, const std::string &sql) {
+  sqlite3 *db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  return rc;
+}
+
+} // namespace
+
+TEST_CASE("DESIGN §11 invariant 10: every memory write has source refs") {
+  MemoryDb m;
+  std::string before = snapshot(m.db);
+  auto write = [&](const std::string &json) {
+    return message_of([&] { m.db.memory_write("s", json); });
+  };
+  CHECK(write(R"({"scope":"session","content":"x"})").find("source_refs") != std::string::npos);
+  CHECK(write(R"({"scope":"session","content":"x","source_refs":[]})").find("source_refs") !=
+        std::string::npos);
+  CHECK(code_of([&] {
+          m.db.memory_write("s", R"({"scope":"session","content":"x","source_refs":["evt_nope"]})");
+        }) == Code::kNotFound);
+  // A raw append is held to the same rule: the projection checks it.
+  CHECK(code_of([&] {
+          m.db.append("s", R"({"type":"MemoryWritten","actor":"host","payload":{"memory_id":"m1",)"
+                           R"("scope":"session","content":"x","source_refs":[]}})");
+        }) == Code::kInvalidArg);
+  // An update is a write too: it brings its own evidence.
+  m.put("m1", "tabs not spaces");
+  std::string with_m1 = snapshot(m.db);
+  CHECK(code_of([&] { m.db.memory_update("m1", R"({"content":"spaces","source_refs":[]})"); }) ==
+        Code::kInvalidArg);
+  CHECK(snapshot(m.db) == with_m1);
+  CHECK(before != with_m1);
+  CHECK(field(m.db.memory_get("m1"), "source_refs") == R"(["evt_src"])");
+}
+
+TEST_CASE("DESIGN §11 invariant 11: every long-term memory has a scope and an expiry or update "
+          "policy") {
+  MemoryDb m;
+  std::string before = snapshot(m.db);
+  auto write = [&](const std::string &fields) {
+    return message_of([&] {
+      m.db.memory_write("s", R"({"content":"x","source_refs":["evt_src"],)" + fields + "}");
+    });
+  };
+  for (const char *scope : {"global", "user", "org", "workspace", "project"}) {
+    std::string id = std::string(scope) == "global" ? "" : R"(,"scope_id":"i")";
+    CAPTURE(scope);
+    CHECK(write(R"("scope":")" + std::string(scope) + "\"" + id).find("invariant 11") !=
+          std::string::npos);
+  }
+  CHECK(write(R"("update_policy":"manual")").find("scope") != std::string::npos);      // no scope
+  CHECK(write(R"("scope":"team","scope_id":"t")").find("scope") != std::string::npos); // unknown
+  CHECK(write(R"("scope":"project","update_policy":"manual")").find("scope_id") !=
+        std::string::npos);
+  CHECK(write(R"("scope":"session","confidence":1.5)").find("confidence") != std::string::npos);
+  CHECK(write(R"("scope":"session","confidence":-0.1)").find("confidence") != std::string::npos);
+  CHECK(
+      write(R"("scope":"project","scope_id":"p","ts":2000,"expires_at":1000)").find("expires_at") !=
+      std::string::npos);
+  CHECK(write(R"("scope":"project","scope_id":"p","expires_at":1,"ttl_ms":5)").find("ttl_ms") !=
+        std::string::npos);
+  CHECK(snapshot(m.db) == before); // every rejected write left the file as it was
+
+  // Session memories end with their session; the others need one of the three.
+  CHECK(field(m.db.memory_write("s",
+                                R"({"scope":"session","content":"a","source_refs":["evt_src"]})"),
+              "scope_id") == "s");
+  std::string ttl = m.db.memory_write(
+      "s",
+      R"({"scope":"user","scope_id":"u","content":"b","source_refs":["evt_src"],"ttl_ms":1000,"ts":5000})");
+  CHECK(field(ttl, "expires_at") == "6000"); // from the event's ts, not the clock
+  for (const std::string &mem : items(m.db.memory_list(R"({"all_versions":true})"))) {
+    std::string scope = field(mem, "scope");
+    CHECK(!scope.empty());
+    if (scope != "session")
+      CHECK((field(mem, "expires_at") != "null" || field(mem, "update_policy") != "null"));
+  }
+}
+
+TEST_CASE("memory: a project's memory is never retrieved for another project") {
+  MemoryDb m;
+  m.put("a1", "deploy with the blue pipeline");
+  m.db.memory_write("s", R"({"memory_id":"b1","scope":"project","scope_id":"p2","content":)"
+                         R"("deploy with the green pipeline","source_refs":["evt_src"],)"
+                         R"("update_policy":"manual","ts":1700000000000})");
+  m.db.memory_write("s",
+                    R"({"memory_id":"g1","scope":"global","content":"deploy on weekdays",)"
+                    R"("source_refs":["evt_src"],"update_policy":"manual","ts":1700000000000})");
+  CHECK(m.found("deploy pipeline") == Ids{"a1"});
+  CHECK(m.found("green") == Ids{});
+  CHECK(m.found("deploy", "", R"([{"scope":"project","id":"p2"}])") == Ids{"b1"});
+  Ids both = m.found("deploy", "", R"([{"scope":"project","id":"p1"},{"scope":"global"}])");
+  std::sort(both.begin(), both.end());
+  CHECK(both == Ids{"a1", "g1"});
+  // No text: every memory of the scopes, by priority; still only those.
+  CHECK(m.found("", "", R"([{"scope":"project","id":"p2"}])") == Ids{"b1"});
+  CHECK(code_of([&] { m.found("x", "", R"([{"scope":"project"}])"); }) == Code::kInvalidArg);
+}
+
+TEST_CASE("memory: an update supersedes, the old version stays and answers 'as of'") {
+  MemoryDb m;
+  m.put("m1", "the API base is v1", "", 0);
+  std::string v2 = m.db.memory_update(
+      "m1", R"({"content":"the API base is v2","source_refs":["evt_src"],"ts":)" +
+                std::to_string(kT0 + 1000) + "}");
+  CHECK(field(v2, "version") == "2");
+  CHECK(field(v2, "status") == "current");
+  std::vector<std::string> all = items(m.db.memory_list(R"({"all_versions":true})"));
+  REQUIRE(all.size() == 2);
+  CHECK(field(all[0], "content") == "the API base is v1");
+  CHECK(field(all[0], "status") == "superseded");
+  CHECK(field(all[0], "valid_to") == std::to_string(kT0 + 1000));
+  CHECK(field(all[0], "ended_by") == field(v2, "event_id"));
+  auto as_of = [&](int64_t at) {
+    return column(m.db.memory_list(R"({"as_of":)" + std::to_string(kT0 + at) + "}"), "content");
+  };
+  CHECK(as_of(500) == Ids{"the API base is v1"});
+  CHECK(as_of(1000) == Ids{"the API base is v2"});
+  CHECK(as_of(-1) == Ids{});
+  CHECK(column(m.db.memory_list(""), "content") == Ids{"the API base is v2"});
+  // Retrieval reads the current version only.
+  CHECK(m.found("v1") == Ids{});
+  CHECK(m.found("v2") == Ids{"m1"});
+  CHECK(code_of([&] {
+          m.db.memory_update("m1", R"({"content":"x","source_refs":["evt_src"],"scope":"user"})");
+        }) == Code::kInvalidArg);
+  CHECK(code_of([&] { m.db.memory_update("nope", R"({"source_refs":["evt_src"]})"); }) ==
+        Code::kNotFound);
+}
+
+TEST_CASE("memory: expired memories are never retrieved") {
+  MemoryDb m;
+  m.put("short", "the staging password rotates", R"(,"ttl_ms":3600000)"); // an hour
+  m.put("long", "the staging host is stg1", R"(,"expires_at":)" + std::to_string(kT0 + 3 * kDay));
+  auto at = [&](int64_t now) {
+    std::string q = R"({"query":"staging","scopes":[{"scope":"project","id":"p1"}],"now":)" +
+                    std::to_string(now) + "}";
+    Ids ids = column(field(m.db.memory_retrieve(q), "memories"), "memory_id");
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  CHECK(at(kT0 + 1000) == Ids{"long", "short"});
+  CHECK(at(kT0 + 3600000) == Ids{"long"}); // expires_at itself is expired
+  CHECK(at(kT0 + 3 * kDay) == Ids{});
+  CHECK(at(kT0 - 1) == Ids{}); // not valid yet
+  // Without text, the same filter.
+  std::string q =
+      R"({"scopes":[{"scope":"project","id":"p1"}],"now":)" + std::to_string(kT0 + 2 * kDay) + "}";
+  CHECK(column(field(m.db.memory_retrieve(q), "memories"), "memory_id") == Ids{"long"});
+}
+
+TEST_CASE("memory: readers and sensitivity filter retrieval") {
+  MemoryDb m;
+  m.put("open", "the build cache lives in s3");
+  m.put("coder", "the build token is in vault", R"(,"readers":["coder"])");
+  m.put("secret", "the build server root key", R"(,"sensitive":true)");
+  auto sorted = [](Ids ids) {
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  CHECK(sorted(m.found("build")) == Ids{"open"});
+  CHECK(sorted(m.found("build", R"(,"agent":"coder")")) == Ids{"coder", "open"});
+  CHECK(sorted(m.found("build", R"(,"agent":"reviewer")")) == Ids{"open"});
+  CHECK(sorted(m.found("build", R"(,"allow_sensitive":true)")) == Ids{"open", "secret"});
+}
+
+TEST_CASE("memory: ranking blends text, priority, confidence and recency; the budget fits") {
+  MemoryDb m;
+  m.put("low", "use pnpm for installs", R"(,"priority":0,"confidence":0.2)");
+  m.put("high", "use pnpm for installs", R"(,"priority":100,"confidence":1)");
+  CHECK(m.found("pnpm installs") == Ids{"high", "low"});
+  std::string r = m.retrieve("pnpm");
+  std::vector<std::string> mems = items(field(r, "memories"));
+  REQUIRE(mems.size() == 2);
+  CHECK(field(mems[0], "source_refs") == R"(["evt_src"])");
+  CHECK(field(mems[0], "kind") == "fact");
+  CHECK(std::stod(field(mems[0], "score")) > std::stod(field(mems[1], "score")));
+  // A budget of one memory's tokens: the second is excluded for it.
+  int64_t tokens = std::stoll(field(mems[0], "tokens"));
+  std::string fitted = m.retrieve("pnpm", R"(,"budget":)" + std::to_string(tokens));
+  CHECK(column(field(fitted, "memories"), "memory_id") == Ids{"high"});
+  CHECK(column(field(fitted, "excluded"), "reason") == Ids{"budget"});
+  CHECK(field(fitted, "used_tokens") == std::to_string(tokens));
+  CHECK(m.found("pnpm", R"(,"limit":1)") == Ids{"high"});
+  // The same inputs give the same output, byte for byte.
+  CHECK(m.retrieve("pnpm", R"(,"record_usage":false)") ==
+        m.retrieve("pnpm", R"(,"record_usage":false)"));
+}
+
+TEST_CASE("memory: a query that is not FTS5 syntax is plain words, never an error") {
+  MemoryDb m;
+  m.put("m1", "retry the flaky test with --repeat");
+  for (const char *q : {"AND flaky", "\\\"unbalanced", "flaky)", "col:flaky", "NEAR(", "*", "-",
+                        "flaky OR", "^", "'"}) {
+    CAPTURE(q);
+    for (const char *mode : {"any", "all", "fts"}) {
+      CAPTURE(mode);
+      CHECK(code_of([&] { m.retrieve(q, R"(,"match":")" + std::string(mode) + "\""); }) ==
+            Code::kOk);
+    }
+  }
+  std::string r = m.retrieve("flaky AND NOT", R"(,"match":"fts")");
+  CHECK(field(r, "fell_back") == "true");
+  CHECK(column(field(r, "memories"), "memory_id") == Ids{"m1"});
+  // Valid syntax is used as such.
+  CHECK(field(m.retrieve("flaky NOT repeat", R"(,"match":"fts")"), "fell_back") == "false");
+  CHECK(m.found("flaky NOT repeat", R"(,"match":"fts")") == Ids{});
+  CHECK(m.found("flak*", R"(,"match":"fts")") == Ids{"m1"});
+  CHECK(m.found("flaky missing", R"(,"match":"all")") == Ids{});
+  CHECK(m.found("flaky missing") == Ids{"m1"});
+}
+
+TEST_CASE("memory: CJK content is found by any word in it") {
+  MemoryDb m;
+  m.put("zh", "数据库迁移必须先备份生产环境");
+  m.put("ja", "テストは必ずローカルで実行してください");
+  m.put("ko", "배포 전에 반드시 리뷰를 받으세요");
+  m.put("mix", "使用pnpm安装依赖");
+  CHECK(m.found("数据库") == Ids{"zh"});
+  CHECK(m.found("备份") == Ids{"zh"}); // two characters
+  CHECK(m.found("产") == Ids{"zh"});   // one
+  CHECK(m.found("生产环境 备份") == Ids{"zh"});
+  CHECK(m.found("库迁移必") == Ids{"zh"}); // across word boundaries: a substring
+  CHECK(m.found("数据备份") == Ids{});     // not a substring
+  CHECK(m.found("ローカル") == Ids{"ja"});
+  CHECK(m.found("리뷰") == Ids{"ko"});
+  CHECK(m.found("pnpm") == Ids{"mix"});
+  CHECK(m.found("安装") == Ids{"mix"});
+  CHECK(m.found("\\\"备份\\\"", R"(,"match":"fts")") == Ids{"zh"});
+  CHECK(m.found("备份 OR 安装", R"(,"match":"fts")").size() == 2);
+  CHECK(memory::index_text("ab数据c") == "ab 数 据 c");
+  CHECK(memory::words_query("the 数据 café", false) == R"("数 据" OR "café")");
+}
+
+TEST_CASE("memory: retrieval counts use, outside the derived tables") {
+  MemoryDb m;
+  m.put("m1", "prefer rebase over merge");
+  CHECK(field(m.db.memory_get("m1"), "use_count") == "0");
+  m.retrieve("rebase");
+  m.retrieve("rebase");
+  m.retrieve("rebase", R"(,"record_usage":false)");
+  std::string got = m.db.memory_get("m1");
+  CHECK(field(got, "use_count") == "2");
+  CHECK(field(got, "last_used") == std::to_string(kT0 + kDay));
+  // Usage is not a function of the log: rebuild neither checks nor clears it.
+  CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
+  CHECK(field(m.db.memory_get("m1"), "use_count") == "2");
+}
+
+TEST_CASE("memory: tombstone removes the content from the projection and the index") {
+  MemoryDb m;
+  m.put("m1", "the wifi password is hunter2");
+  m.db.memory_update("m1",
+                     R"({"content":"the wifi password is hunter3","source_refs":["evt_src"]})");
+  std::string r = m.db.memory_forget("m1", R"({"reason":"asked to forget"})");
+  CHECK(field(r, "mode") == "tombstone");
+  CHECK(m.found("wifi") == Ids{});
+  CHECK(field(m.db.memory_get("m1"), "content") == "null");
+  CHECK(field(m.db.memory_get("m1"), "status") == "forgotten");
+  for (const std::string &v : items(m.db.memory_list(R"({"all_versions":true})")))
+    CHECK(field(v, "content") == "null");
+  CHECK(column(m.db.memory_list(""), "memory_id") == Ids{});
+  CHECK(export_all(m.db).find("hunter2") != std::string::npos); // the events remain
+  CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
+  CHECK(code_of([&] { m.db.memory_forget("m1", ""); }) == Code::kConflict);
+  CHECK(code_of([&] {
+          m.db.memory_update("m1", R"({"content":"x","source_refs":["evt_src"]})");
+        }) == Code::kConflict);
+  CHECK(code_of([&] { m.put("m1", "again"); }) == Code::kConflict);
+  CHECK(code_of([&] { m.db.memory_forget("nope", ""); }) == Code::kNotFound);
+}
+
+TEST_CASE("memory: purge removes the content from the log and verify stays green") {
+  MemoryDb m;
+  m.put("keep", "the office opens at nine");
+  m.put("m1", "my card number is 4111-1111");
+  m.db.memory_update("m1",
+                     R"({"content":"my card number is 4111-2222","source_refs":["evt_src"]})");
+  m.db.memory_forget("m1", ""); // a tombstone first: its event is purged too
+  std::string r = m.db.memory_forget("m1", R"({"mode":"purge"})");
+  std::vector<std::string> purged = items(field(r, "purged_event_ids"));
+  for (std::string &id : purged) id = id.substr(1, id.size() - 2); // JSON strings
+  CHECK(purged.size() == 3);
+  std::string log = export_all(m.db);
+  CHECK(log.find("4111") == std::string::npos);
+  CHECK(log.find("\"payload\":null") != std::string::npos);
+  std::string v = m.db.verify(std::nullopt);
+  CHECK(field(v, "ok") == "true");
+  CHECK(column(field(v, "purged"), "purged_by") == Ids(3, field(r, "event_id")));
+  CHECK(code_of([&] { m.db.memory_get("m1"); }) == Code::kNotFound);
+  CHECK(column(m.db.memory_list(R"({"all_versions":true})"), "memory_id") == Ids{"keep"});
+  CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
+  CHECK(m.found("office") == Ids{"keep"});
+  CHECK(code_of([&] { m.db.memory_forget("m1", R"({"mode":"purge"})"); }) == Code::kConflict);
+
+  // The log stays append-only: only a purge record lets a payload go, and
+  // nothing else of an event may change.
+  CHECK(raw_rc(m.path, "UPDATE events SET payload=NULL WHERE id='evt_src'") != SQLITE_OK);
+  CHECK(raw_rc(m.path, "UPDATE events SET ts=1 WHERE id='" + purged[0] + "'") != SQLITE_OK);
+  CHECK(raw_rc(m.path, "DELETE FROM events WHERE id='" + purged[0] + "'") != SQLITE_OK);
+
+  // An export of the purged log imports whole: same chain, same purge.
+  TempDir other;
+  Engine copy(other.file("copy.ctxdb"), "");
+  CHECK(field(copy.import(log), "imported") ==
+        std::to_string(items("[" +
+                             [&] {
+                               std::string rows = log;
+                               for (size_t i = 0; (i = rows.find('\n', i)) != std::string::npos;)
+                                 rows.replace(i, 1, ",");
+                               return rows.substr(0, rows.size() - 1);
+                             }() +
+                             "]")
+                           .size()));
+  CHECK(export_all(copy) == log);
+  CHECK(field(copy.verify(std::nullopt), "ok") == "true");
+  CHECK(field(copy.verify(std::nullopt), "purged") == field(v, "purged"));
+  CHECK(column(copy.memory_list(""), "memory_id") == Ids{"keep"});
+  CHECK(code_of([&] { copy.memory_get("m1"); }) == Code::kNotFound);
+}
+
+TEST_CASE("memory: a removed payload without a purge record breaks verify") {
+  MemoryDb m;
+  m.put("m1", "x marks the spot");
+  std::string id = field(m.db.memory_get("m1"), "event_id");
+  // Tampering around the trigger: a record, the payload, then no record.
+  raw_sql(m.path, "INSERT INTO purges VALUES('" + id +
+                      "','evt_fake');"
+                      "UPDATE events SET payload=NULL WHERE id='" +
+                      id +
+                      "';"
+                      "DELETE FROM purges;");
+  std::string v = m.db.verify(std::nullopt);
+  CHECK(field(v, "ok") == "false");
+  CHECK(field(field(v, "first_broken"), "event_id") == id);
+}
+
+TEST_CASE("memory: a purge lists exactly the memory's events") {
+  MemoryDb m;
+  m.put("m1", "one");
+  m.put("m2", "two");
+  std::string e1 = field(m.db.memory_get("m1"), "event_id");
+  std::string e2 = field(m.db.memory_get("m2"), "event_id");
+  std::string before = snapshot(m.db);
+  auto purge = [&](const std::string &ids) {
+    return code_of([&] {
+      m.db.append("s", R"({"type":"MemoryDeleted","actor":"host","payload":{"memory_id":"m1",)"
+                       R"("mode":"purge","purged_event_ids":)" +
+                           ids + "}}");
+    });
+  };
+  CHECK(purge("[]") == Code::kInvalidArg);
+  CHECK(purge(R"([")" + e2 + R"("])") == Code::kInvalidArg);
+  CHECK(purge(R"([")" + e1 + R"(",")" + e2 + R"("])") == Code::kInvalidArg);
+  CHECK(purge(R"(["evt_src"])") == Code::kInvalidArg);
+  CHECK(snapshot(m.db) == before);
+  CHECK(purge(R"([")" + e1 + R"("])") == Code::kOk);
+  CHECK(field(m.db.verify(std::nullopt), "ok") == "true");
+}
+
+TEST_CASE("memory: promote writes a plan's candidates in one transaction") {
+  MemoryDb m;
+  std::string before = snapshot(m.db);
+  std::string bad =
+      R"([{"scope":"session","content":"a","source_refs":["evt_src"]},)"
+      R"({"scope":"project","scope_id":"p1","content":"b","source_refs":["evt_src"]}])";
+  std::string msg = message_of([&] { m.db.memory_promote("s", bad); });
+  CHECK(msg.find("invariant 11") != std::string::npos);
+  CHECK(snapshot(m.db) == before); // the first candidate was not written either
+  CHECK(message_of([&] {
+          m.db.memory_promote("s", R"([{"scope":"session","content":"a","source_refs":[]}])");
+        }).find("line 1: MemoryWritten") != std::string::npos);
+  std::string ok = R"([{"scope":"session","content":"a","source_refs":["evt_src"]},)"
+                   R"({"scope":"project","scope_id":"p1","content":"b","source_refs":["evt_src"],)"
+                   R"("update_policy":"manual","kind":"decision"}])";
+  std::vector<std::string> written = items(m.db.memory_promote("s", ok));
+  REQUIRE(written.size() == 2);
+  CHECK(field(written[1], "kind") == "decision");
+  CHECK(field(written[0], "memory_id").starts_with("mem_"));
+  CHECK(m.db.memory_promote("s", "[]") == "[]");
+  CHECK(code_of([&] { m.db.memory_promote("s", "{}"); }) == Code::kInvalidArg);
+}
+
+TEST_CASE("memory: rebuild --check gives back the memory tables and the search index") {
+  MemoryDb m;
+  for (int i = 0; i < 40; ++i)
+    m.put("m" + std::to_string(i), "note " + std::to_string(i) + " about 项目 builds",
+          R"(,"keywords":["k)" + std::to_string(i % 3) + "\"]", i);
+  for (int i = 0; i < 40; i += 3)
+    m.db.memory_update("m" + std::to_string(i),
+                       R"({"content":"revised note about builds","source_refs":["evt_src"]})");
+  for (int i = 1; i < 40; i += 7) m.db.memory_forget("m" + std::to_string(i), "");
+  m.db.memory_forget("m2", R"({"mode":"purge"})");
+  m.retrieve("builds");
+  std::string before = m.retrieve("builds 项目 k1", R"(,"limit":50,"record_usage":false)");
+  std::string report = m.db.rebuild(R"({"check":true})");
+  CHECK(field(report, "identical") == "true");
+  CHECK(m.retrieve("builds 项目 k1", R"(,"limit":50,"record_usage":false)") == before);
+  // The FTS index agrees with its content table.
+  raw_sql(m.path, "INSERT INTO memory_fts(memory_fts, rank) VALUES('integrity-check', 1)");
+}
+
+TEST_CASE("memory: the engine-level retrieve for the compiler") {
+  MemoryDb m;
+  m.put("m1", "run the linter before commit", R"(,"priority":90)");
+  memory::Query q;
+  q.text = "linter commit";
+  q.scopes = {{"project", "p1"}};
+  q.now = kT0 + kDay;
+  q.budget = 100;
+  store::Store store(m.path, {});
+  memory::Retrieval r = memory::retrieve(store, q, token::default_counter());
+  REQUIRE(r.included.size() == 1);
+  CHECK(r.included[0].memory_id == "m1");
+  CHECK(r.included[0].source_refs == Ids{"evt_src"});
+  CHECK(r.included[0].tokens > 0);
+  CHECK(r.used_tokens == r.included[0].tokens);
+}
+
+TEST_CASE("memory: outputs match their schemas") {
+  MemoryDb m;
+  auto matches = [](const std::string &json, const char *schema) {
+    INFO(schema << ": " << json);
+    simdjson::dom::parser p;
+    CHECK_NOTHROW(store::embedded_schema(std::string("json/") + schema)
+                      .validate(json::parse(p, json, "output"), ""));
+  };
+  matches(m.put("m1", "a note", R"(,"readers":["x"],"keywords":["k"])"), "memory.schema.json");
+  matches(m.db.memory_update("m1", R"({"confidence":0.25,"source_refs":["evt_src"]})"),
+          "memory.schema.json");
+  for (const std::string &v : items(m.db.memory_list(R"({"all_versions":true})")))
+    matches(v, "memory.schema.json");
+  matches(m.retrieve("note", R"(,"agent":"x","budget":1)"), "memory_retrieval.schema.json");
+  matches(m.retrieve("note", R"(,"agent":"x")"), "memory_retrieval.schema.json");
+  matches(m.db.memory_forget("m1", ""), "memory_forget_result.schema.json");
+  matches(m.db.memory_get("m1"), "memory.schema.json");
+  matches(m.db.memory_forget("m1", R"({"mode":"purge"})"), "memory_forget_result.schema.json");
+  matches(m.db.verify(std::nullopt), "verify_report.schema.json");
+}
