@@ -4,6 +4,7 @@
 #include "artifact/search.hpp"
 #include "compile/adapters.hpp"
 #include "project/rebuild.hpp"
+#include "token/bpe.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
 
@@ -23,6 +24,7 @@ Engine::Engine(const std::string &path, std::string_view config_json)
                    &tool_calls_, &files_, &compactions_, &context_builds_} {
   for (project::Projection *p : projections_) log_.add_observer(p);
   log_.set_spiller(&spiller_);
+  tokenizer_data_dir_ = token::config_data_dir(config_json);
 }
 
 std::string Engine::session_create(std::string_view json) {

@@ -111,6 +111,11 @@ public:
   // A canonical bundle in another format (compile/adapters.hpp).
   std::string bundle_convert(std::string_view bundle_json, std::string_view format);
 
+  // --- Tokenizer (token/bpe.hpp) ---
+  // The config's "tokenizer_data_dir" ("" when unset): where the exact
+  // encodings' rank files are; CTXDB_TOKENIZER_DATA when unset.
+  const std::string &tokenizer_data_dir() const { return tokenizer_data_dir_; }
+
 private:
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,
@@ -135,6 +140,7 @@ private:
   log::Spiller spiller_; // config "spill"; the log calls it at append
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
+  std::string tokenizer_data_dir_; // config "tokenizer_data_dir"
 };
 
 } // namespace ctxdb

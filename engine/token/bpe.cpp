@@ -16,6 +16,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <sys/mman.h>
+
 namespace ctxdb::token {
 
 namespace {
@@ -23,9 +25,15 @@ namespace {
 constexpr uint32_t kNoRank = std::numeric_limits<uint32_t>::max();
 
 // --- the rank table ----------------------------------------------------------
-// Open addressing (linear probing, load <= 1/2) over the token bytes, which
-// live in one arena; a slot holds 32 more bits of the hash, so a probe
-// compares bytes only when those agree.
+// Byte-pair merging looks ranks up for short byte strings millions of times
+// a second, so: single bytes and byte pairs (the first round of every
+// merge) index flat tables; longer strings go to an open-addressing table
+// (linear probing, load <= 1/2) whose 16-byte slot holds the first 8 bytes
+// of the key, its length and 16 more bits of the hash, so a key of up to 8
+// bytes is compared inside the slot and a longer one reads the arena once.
+// Most strings a merge asks about are not tokens: a 256 KB filter of one
+// bit per hash (in L2) answers most of those without touching the 8 MB
+// table, which sits on huge pages where the kernel allows.
 
 inline uint64_t load64(const char *p) {
   uint64_t v;
@@ -44,80 +52,96 @@ inline uint64_t mix(uint64_t a, uint64_t b) {
 
 constexpr uint64_t kK0 = 0xa0761d6478bd642full, kK1 = 0xe7037ed1a0b428dbull;
 
-// wyhash-like: reads only [p, p+n), whole words where it can.
-inline uint64_t hash_bytes(const char *p, size_t n) {
-  uint64_t a, b;
-  if (n <= 16) {
-    if (n >= 8) {
-      a = load64(p);
-      b = load64(p + n - 8);
-    } else if (n >= 4) {
-      a = load32(p);
-      b = load32(p + n - 4);
-    } else if (n > 0) {
-      a = (uint64_t(uint8_t(p[0])) << 16) | (uint64_t(uint8_t(p[n >> 1])) << 8) | uint8_t(p[n - 1]);
-      b = 0;
-    } else {
-      a = b = 0;
-    }
-  } else {
-    uint64_t s = kK0;
-    size_t i = 0;
-    for (; i + 16 < n; i += 16) s = mix(load64(p + i) ^ kK1, load64(p + i + 8) ^ s);
-    a = load64(p + n - 16) ^ s;
-    b = load64(p + n - 8);
-  }
-  return mix(a ^ kK1, b ^ kK0 ^ n);
+// The first min(n, 8) bytes of p, little-endian, zero-padded; reads only
+// [p, p+n).
+inline uint64_t prefix(const char *p, size_t n) {
+  if (n >= 8) return load64(p);
+  if (n >= 4) return load32(p) | (load32(p + n - 4) << (8 * (n - 4)));
+  uint64_t v = uint8_t(p[0]);
+  if (n > 1) v |= uint64_t(uint8_t(p[1])) << 8;
+  if (n > 2) v |= uint64_t(uint8_t(p[2])) << 16;
+  return v;
+}
+
+// wyhash-like over the key; `head` is prefix(p, n).
+inline uint64_t hash_key(const char *p, size_t n, uint64_t head) {
+  if (n <= 8) return mix(head ^ kK1, n ^ kK0);
+  uint64_t s = kK0;
+  size_t i = 8;
+  for (; i + 16 < n; i += 16) s = mix(load64(p + i) ^ kK1, load64(p + i + 8) ^ s);
+  uint64_t tail = n <= 16 ? load64(p + n - 8) : load64(p + n - 16) ^ load64(p + n - 8);
+  return mix(head ^ kK1 ^ s, tail ^ kK0 ^ n);
 }
 
 class RankMap {
 public:
+  RankMap() {
+    std::fill(std::begin(bytes1_), std::end(bytes1_), kNoRank);
+    pairs_.assign(65536, kNoRank);
+  }
   void reserve(size_t n) {
     size_t cap = 16;
     while (cap < 2 * n) cap <<= 1;
-    slots_.assign(cap, Slot{});
+    size_t bytes = (cap * sizeof(Slot) + kHuge - 1) / kHuge * kHuge;
+    slots_.reset(static_cast<Slot *>(std::aligned_alloc(kHuge, bytes)));
+    if (!slots_) throw std::bad_alloc();
+    madvise(slots_.get(), bytes, MADV_HUGEPAGE); // a hint; fine if refused
+    std::fill(slots_.get(), slots_.get() + cap, Slot{});
     mask_ = cap - 1;
+    filter_.assign(kFilterBits / 64, 0);
+    offsets_.reserve(n);
   }
   // False when the bytes are there already.
   bool insert(const char *p, size_t n, uint32_t rank) {
-    uint64_t h = hash_bytes(p, n);
-    uint32_t tag = uint32_t(h >> 32);
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot &s = slots_[i];
-      if (s.len == 0) {
-        s = Slot{tag, rank, uint32_t(arena_.size()), uint32_t(n)};
-        arena_.append(p, n);
-        return true;
-      }
-      if (s.tag == tag && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0)
-        return false;
-    }
+    if (n == 0 || n > 0xffff) return false;
+    if (find(p, n) != kNoRank) return false;
+    if (n == 1) bytes1_[uint8_t(p[0])] = rank;
+    if (n == 2) pairs_[pair_index(p)] = rank;
+    if (offsets_.size() <= rank) offsets_.resize(size_t(rank) + 1);
+    offsets_[rank] = uint32_t(arena_.size());
+    arena_.append(p, n);
+    uint64_t head = prefix(p, n), h = hash_key(p, n, head);
+    filter_[filter_bit(h) / 64] |= uint64_t(1) << (filter_bit(h) % 64);
+    size_t i = h & mask_;
+    while (slots_[i].len) i = (i + 1) & mask_;
+    slots_[i] = Slot{head, rank, uint16_t(n), uint16_t(h >> 48)};
+    return true;
   }
   uint32_t find(const char *p, size_t n) const {
-    uint64_t h = hash_bytes(p, n);
-    uint32_t tag = uint32_t(h >> 32);
+    if (n == 2) return pairs_[pair_index(p)];
+    if (n == 1) return bytes1_[uint8_t(p[0])];
+    uint64_t head = prefix(p, n), h = hash_key(p, n, head);
+    if (!(filter_[filter_bit(h) / 64] >> (filter_bit(h) % 64) & 1)) return kNoRank;
+    uint16_t tag = uint16_t(h >> 48);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot &s = slots_[i];
       if (s.len == 0) return kNoRank;
-      if (s.tag == tag && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0)
+      if (s.tag == tag && s.len == n && s.head == head &&
+          (n <= 8 || std::memcmp(arena_.data() + offsets_[s.rank] + 8, p + 8, n - 8) == 0))
         return s.rank;
     }
   }
-  // Every (bytes, rank), for decoding.
-  template <class Fn> void each(Fn &&fn) const {
-    for (const Slot &s : slots_)
-      if (s.len) fn(std::string_view(arena_.data() + s.offset, s.len), s.rank);
-  }
 
 private:
-  struct Slot {
-    uint32_t tag = 0;
-    uint32_t rank = 0;
-    uint32_t offset = 0;
-    uint32_t len = 0; // 0: empty (no token is empty)
+  static constexpr size_t kHuge = size_t(2) << 20;
+  static constexpr size_t kFilterBits = size_t(1) << 21;
+  static size_t pair_index(const char *p) { return uint8_t(p[0]) | (size_t(uint8_t(p[1])) << 8); }
+  static size_t filter_bit(uint64_t h) { return (h >> 24) & (kFilterBits - 1); }
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
   };
-  std::vector<Slot> slots_;
+  struct Slot {
+    uint64_t head = 0;
+    uint32_t rank = 0;
+    uint16_t len = 0; // 0: empty (no token is empty)
+    uint16_t tag = 0;
+  };
+  uint32_t bytes1_[256];
+  std::vector<uint32_t> pairs_; // by pair_index
+  std::unique_ptr<Slot[], Free> slots_;
   size_t mask_ = 0;
+  std::vector<uint64_t> filter_;
+  std::vector<uint32_t> offsets_; // by rank: where its bytes are in arena_
   std::string arena_;
 };
 
