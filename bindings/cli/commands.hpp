@@ -30,6 +30,7 @@ int cmd_artifact_tail(const Args &args);
 int cmd_artifact_grep(const Args &args);
 int cmd_artifact_put(const Args &args);
 int cmd_artifact_export(const Args &args);
+int cmd_tokens(const Args &args); // token_commands.cpp
 
 } // namespace cli
 
