@@ -13,6 +13,7 @@ library is found as described in ctxdb._loader (CTXDB_LIB_PATH first).
 """
 from ._database import (Database, EventIterator, abi_version, open, version,
                         version_number)
+from ._database import count_tokens, encode_tokens  # Tokenizer
 from ._loader import (EXPECTED_ABI as ABI_VERSION, AbiMismatch, LibraryError,
                       LibraryNotFound)
 from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error,
@@ -40,4 +41,5 @@ __all__ = [
     "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",
     "FileChange", "State", "Stats", "Artifact", "ArtifactRef",
     "ArtifactPreview", "ArtifactLine", "ArtifactMatch", "ArtifactSearch",
+    "count_tokens", "encode_tokens",
 ]
