@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -98,6 +99,7 @@ public:
     if (n == 1) bytes1_[uint8_t(p[0])] = rank;
     if (n == 2) pairs_[pair_index(p)] = rank;
     if (offsets_.size() <= rank) offsets_.resize(size_t(rank) + 1);
+    max_len_ = std::max(max_len_, n);
     offsets_[rank] = uint32_t(arena_.size());
     arena_.append(p, n);
     uint64_t head = prefix(p, n), h = hash_key(p, n, head);
@@ -110,6 +112,7 @@ public:
   uint32_t find(const char *p, size_t n) const {
     if (n == 2) return pairs_[pair_index(p)];
     if (n == 1) return bytes1_[uint8_t(p[0])];
+    if (n > max_len_) return kNoRank;
     uint64_t head = prefix(p, n), h = hash_key(p, n, head);
     if (!(filter_[filter_bit(h) / 64] >> (filter_bit(h) % 64) & 1)) return kNoRank;
     uint16_t tag = uint16_t(h >> 48);
@@ -140,6 +143,7 @@ private:
   std::vector<uint32_t> pairs_; // by pair_index
   std::unique_ptr<Slot[], Free> slots_;
   size_t mask_ = 0;
+  size_t max_len_ = 0; // of any token
   std::vector<uint64_t> filter_;
   std::vector<uint32_t> offsets_; // by rank: where its bytes are in arena_
   std::string arena_;
@@ -202,6 +206,8 @@ size_t first_invalid_utf8(std::string_view s) {
 }
 
 void require_text(std::string_view text) {
+  if (text.size() >= std::numeric_limits<uint32_t>::max()) // merges index pieces with 32 bits
+    throw Error(Code::kInvalidArg, "text is 4 GiB or longer; count it in parts");
   if (simdjson::validate_utf8(text.data(), text.size())) return;
   throw Error(Code::kInvalidUtf8, "text is not valid UTF-8 (at byte " +
                                       std::to_string(first_invalid_utf8(text)) +
@@ -326,16 +332,60 @@ struct Bpe::Impl {
     return len - 1;
   }
 
+  // The same merges for long pieces (a run of spaces, a minified line, a
+  // long CJK run) in O(n log n): the boundaries form a linked list, and a
+  // heap of (rank, position) yields the lowest rank, leftmost first, as the
+  // scan above does; entries made stale by a merge are skipped when popped.
+  template <class Sink> void merge_long(const char *p, size_t n, Sink &sink) const {
+    struct Long {
+      std::vector<uint32_t> next, prev, rank;          // per boundary; next[n] == n
+      std::vector<std::pair<uint32_t, uint32_t>> heap; // (rank, boundary)
+    };
+    thread_local Long l;
+    l.next.resize(n + 1);
+    l.prev.resize(n + 1);
+    l.rank.assign(n + 1, kNoRank);
+    l.heap.clear();
+    for (uint32_t i = 0; i <= n; ++i) l.next[i] = i < n ? i + 1 : i, l.prev[i] = i ? i - 1 : 0;
+    auto pair_rank = [&](uint32_t i) { // the part at i merged with the next one
+      uint32_t j = l.next[i];
+      if (j >= n) return kNoRank;
+      return rank(p + i, l.next[j] - i);
+    };
+    auto push = [&](uint32_t i) {
+      l.rank[i] = pair_rank(i);
+      if (l.rank[i] != kNoRank) {
+        l.heap.emplace_back(l.rank[i], i);
+        std::push_heap(l.heap.begin(), l.heap.end(), std::greater<>());
+      }
+    };
+    for (uint32_t i = 0; i + 1 < n; ++i) push(i);
+    size_t parts = n;
+    while (!l.heap.empty()) {
+      auto [r, i] = l.heap.front();
+      std::pop_heap(l.heap.begin(), l.heap.end(), std::greater<>());
+      l.heap.pop_back();
+      if (l.rank[i] != r || l.next[i] >= n) continue; // stale
+      uint32_t j = l.next[i];
+      l.next[i] = l.next[j];
+      l.prev[l.next[j]] = i;
+      l.rank[j] = kNoRank;
+      --parts;
+      push(i);
+      if (i > 0) push(l.prev[i]);
+    }
+    if constexpr (Sink::kCountOnly) {
+      sink.tokens(parts);
+    } else {
+      for (uint32_t i = 0; i < n; i = l.next[i]) sink.token(rank(p + i, l.next[i] - i));
+    }
+  }
+
   template <class Sink> void piece(const char *p, size_t n, Sink &sink) const {
     uint32_t r = rank(p, n);
     if (r != kNoRank) return sink.token(r);
-    thread_local std::vector<Part> big;
-    Part stack[kStackParts + 1];
-    Part *parts = stack;
-    if (n > kStackParts) {
-      big.resize(n + 1);
-      parts = big.data();
-    }
+    if (n > kStackParts) return merge_long(p, n, sink);
+    Part parts[kStackParts + 1];
     size_t k = merge(p, n, parts);
     if constexpr (Sink::kCountOnly) {
       sink.tokens(k);
