@@ -267,6 +267,9 @@ struct MatchState {
   MatchState() {
     if (!match || !context || !stack) throw std::bad_alloc();
     pcre2_jit_stack_assign(context, nullptr, stack);
+    // The default limit (10 million) stops \s+(?!\S) on a run of ~10 MB
+    // of spaces; each piece is linear work, so allow what the stack allows.
+    pcre2_set_match_limit(context, std::numeric_limits<uint32_t>::max());
   }
   ~MatchState() {
     pcre2_jit_stack_free(stack);
@@ -406,6 +409,11 @@ struct Bpe::Impl {
     while (at < to) {
       int rc = pcre2_jit_match(code, subject, to, at, 0, ms.match, ms.context);
       if (rc == PCRE2_ERROR_NOMATCH) break;
+      if (rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_MATCHLIMIT)
+        throw Error(Code::kInvalidArg, std::string(spec->name) + ": the text at byte " +
+                                           std::to_string(at) +
+                                           " is one piece too long to pre-split (" +
+                                           pcre2_message(rc) + "); count it in parts");
       if (rc < 0)
         throw Error(Code::kInternal, std::string(spec->name) + ": pre-split failed at byte " +
                                          std::to_string(at) + ": " + pcre2_message(rc));
