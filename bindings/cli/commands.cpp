@@ -554,6 +554,21 @@ const CommandSpec kCommands[] = {
      "already present with identical content are skipped; a hash or seq that\n"
      "does not match is an error naming the line.\n",
      {}, {}, 1, 1, cmd_import},
+    // ---- Tokenizer
+    {"tokens", "[FILE|-] [--encoding E] [--specials MODE] [--ids]",
+     "count the tokens of a file (or stdin) exactly",
+     "Prints the number of tokens of FILE (default: stdin) in an encoding,\n"
+     "identical to tiktoken's. No database is needed: the rank files\n"
+     "(o200k_base.tiktoken, cl100k_base.tiktoken) are read from\n"
+     "$CTXDB_TOKENIZER_DATA, or from the tokenizer_data_dir of the database\n"
+     "given with --db. The text must be UTF-8.\n"
+     "\n"
+     "  --encoding E    o200k_base (default) or cl100k_base\n"
+     "  --specials MODE what the text of a special token (<|endoftext|>) is:\n"
+     "                  disallow (default; an error naming it), allow (its\n"
+     "                  special id) or text (ordinary text)\n"
+     "  --ids           print the token ids as a JSON array instead\n",
+     {"--encoding", "--specials"}, {"--ids"}, 0, 1, cmd_tokens},
 };
 // clang-format on
 

@@ -39,6 +39,7 @@ int cmd_memory_show(const Args &args);
 int cmd_memory_search(const Args &args);
 int cmd_memory_forget(const Args &args);
 int cmd_memory_promote(const Args &args);
+int cmd_tokens(const Args &args); // token_commands.cpp
 
 } // namespace cli
 

@@ -61,6 +61,22 @@ export interface OpenConfig {
   /** Open an existing file without writing. */
   readOnly?: boolean;
   read_only?: boolean;
+  /** Tokenizer: the directory of the rank files (else $CTXDB_TOKENIZER_DATA). */
+  tokenizer_data_dir?: string;
+}
+
+// ---- Tokenizer
+
+/** Options of countTokens / encodeTokens. */
+export interface TokenOptions {
+  /** "o200k_base" (default) or "cl100k_base". */
+  encoding?: 'o200k_base' | 'cl100k_base';
+  /**
+   * What the text of a special token ("<|endoftext|>") is: "disallow"
+   * (default, tiktoken's: a CtxdbError naming it), "allow" (its special id)
+   * or "text" (ordinary text).
+   */
+  specials?: 'disallow' | 'allow' | 'text';
 }
 
 export interface CreateSessionOptions {
@@ -929,6 +945,15 @@ export declare class Database {
   setTokenCounter(name: string, fn: TokenCounter): void;
   setTokenCounter(name: string | null, fn: null): void;
   /** The library's version string. */
+  /**
+   * Tokenizer: the exact number of tokens of text (identical to tiktoken's),
+   * with this database's tokenizer_data_dir. Invalid UTF-8 bytes are a
+   * CtxdbError (CTXDB_INVALID_UTF8); a missing rank file CTXDB_NOT_FOUND, a
+   * different one CTXDB_CORRUPT.
+   */
+  countTokens(text: string | Bytes, options?: TokenOptions): number;
+  /** Tokenizer: the token ids of text. */
+  encodeTokens(text: string | Bytes, options?: TokenOptions): Uint32Array;
   version(): string;
   /** The library's ABI version. */
   abiVersion(): number;
@@ -944,3 +969,8 @@ export declare function version(): string;
 export declare function versionNumber(): number;
 /** The library's ABI version (ctxdb_abi_version()). */
 export declare function abiVersion(): number;
+
+/** Tokenizer: exact token counts without a database ($CTXDB_TOKENIZER_DATA). */
+export declare function countTokens(text: string | Bytes, options?: TokenOptions): number;
+/** Tokenizer: token ids without a database ($CTXDB_TOKENIZER_DATA). */
+export declare function encodeTokens(text: string | Bytes, options?: TokenOptions): Uint32Array;

@@ -5,6 +5,7 @@ const native = require('./lib/native');
 const { Database, EventIterator, open } = require('./lib/database');
 const { CtxdbError, codes, codeName } = require('./lib/errors');
 const { NEEDED_ABI } = require('./lib/loader');
+const { countTokens, encodeTokens } = require('./lib/tokens');
 
 module.exports = {
   open,
@@ -21,4 +22,7 @@ module.exports = {
   versionNumber: () => native.versionNumber(),
   /** The library's ABI version. */
   abiVersion: () => native.abiVersion(),
+  // Tokenizer
+  countTokens,
+  encodeTokens,
 };

@@ -15,4 +15,6 @@ export const {
   version,
   versionNumber,
   abiVersion,
+  countTokens,
+  encodeTokens,
 } = ctxdb;

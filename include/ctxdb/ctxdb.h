@@ -567,6 +567,38 @@ CTXDB_API int ctxdb_memory_retrieve(ctxdb_db *db, const char *query_json, size_t
 CTXDB_API int ctxdb_memory_promote(ctxdb_db *db, const char *session_id, size_t id_len,
                                    const char *candidates_json, size_t len, char **out,
                                    size_t *out_len);
+/* ---- Tokenizer ---------------------------------------------------------- */
+
+/* Exact token counts with tiktoken's byte-pair encodings: identical ids to
+ * tiktoken. encoding is "o200k_base" or "cl100k_base" (NULL/0: o200k_base);
+ * an unknown name is CTXDB_INVALID_ARG. Its rank file, the standard
+ * "<encoding>.tiktoken", is read from the data directory: the database's
+ * config "tokenizer_data_dir", else the environment's CTXDB_TOKENIZER_DATA.
+ * It is loaded once per process and checked against the standard file's
+ * SHA-256 first: a missing file (or no data directory) is
+ * CTXDB_NOT_FOUND, a different file CTXDB_CORRUPT; never a wrong count.
+ * db may be NULL: then only CTXDB_TOKENIZER_DATA names the directory and
+ * the message of a failure is ctxdb_errmsg(NULL). The text must be valid
+ * UTF-8 (CTXDB_INVALID_UTF8 naming the byte): tiktoken encodes text, so
+ * bytes that are not have no reference count. Counting does not take the
+ * handle's lock; calls may run in parallel on any threads.
+ * specials says what the text of a special token ("<|endoftext|>") is: */
+enum {
+  CTXDB_SPECIALS_DISALLOW = 0, /* CTXDB_INVALID_ARG naming those found (tiktoken's default) */
+  CTXDB_SPECIALS_ALLOW = 1,    /* the special token's id */
+  CTXDB_SPECIALS_TEXT = 2      /* ordinary text (tiktoken's encode_ordinary) */
+};
+
+/* The number of tokens of text; any other specials value is
+ * CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_tokens_count(ctxdb_db *db, const char *encoding, size_t enc_len,
+                                 const char *text, size_t len, int specials, int64_t *out_count);
+
+/* The token ids of text: *out_ids (out_n of them; never NULL on success,
+ * even for none) is released with ctxdb_free. */
+CTXDB_API int ctxdb_tokens_encode(ctxdb_db *db, const char *encoding, size_t enc_len,
+                                  const char *text, size_t len, int specials, uint32_t **out_ids,
+                                  size_t *out_n);
 
 #ifdef __cplusplus
 }

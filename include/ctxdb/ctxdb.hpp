@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace ctxdb {
 // An inline namespace keeps these names distinct from the engine's own
@@ -41,7 +42,44 @@ inline std::string take(char *buf, size_t len) {
   ctxdb_free(buf);
   return s;
 }
+
+// ---- Tokenizer: one body for the free functions and Database's methods.
+inline int64_t count_tokens(ctxdb_db *db, std::string_view text, std::string_view encoding,
+                            int specials) {
+  int64_t n = 0;
+  check(ctxdb_tokens_count(db, encoding.data(), encoding.size(), text.data(), text.size(), specials,
+                           &n),
+        db);
+  return n;
+}
+
+inline std::vector<uint32_t> encode_tokens(ctxdb_db *db, std::string_view text,
+                                           std::string_view encoding, int specials) {
+  uint32_t *ids = nullptr;
+  size_t n = 0;
+  check(ctxdb_tokens_encode(db, encoding.data(), encoding.size(), text.data(), text.size(),
+                            specials, &ids, &n),
+        db);
+  std::vector<uint32_t> out(ids, ids + n);
+  ctxdb_free(ids);
+  return out;
+}
 } // namespace detail
+
+// ---- Tokenizer --------------------------------------------------------------
+// Exact token counts without a database: CTXDB_TOKENIZER_DATA names the
+// directory of the rank files. specials: CTXDB_SPECIALS_DISALLOW (throws
+// when the text holds a special token), _ALLOW or _TEXT.
+inline int64_t count_tokens(std::string_view text, std::string_view encoding = "o200k_base",
+                            int specials = CTXDB_SPECIALS_DISALLOW) {
+  return detail::count_tokens(nullptr, text, encoding, specials);
+}
+
+inline std::vector<uint32_t> encode_tokens(std::string_view text,
+                                           std::string_view encoding = "o200k_base",
+                                           int specials = CTXDB_SPECIALS_DISALLOW) {
+  return detail::encode_tokens(nullptr, text, encoding, specials);
+}
 
 // A streaming cursor; rows are borrowed until the next call to next().
 class Iter {
@@ -402,6 +440,19 @@ public:
   }
   std::string memory_promote(std::string_view session_id, std::string_view candidates_json) {
     return call_json(ctxdb_memory_promote, session_id, candidates_json);
+  }
+
+  // ---- Tokenizer: as the free functions, with the database's
+  // tokenizer_data_dir.
+  int64_t count_tokens(std::string_view text, std::string_view encoding = "o200k_base",
+                       int specials = CTXDB_SPECIALS_DISALLOW) {
+    return detail::count_tokens(db_, text, encoding, specials);
+  }
+
+  std::vector<uint32_t> encode_tokens(std::string_view text,
+                                      std::string_view encoding = "o200k_base",
+                                      int specials = CTXDB_SPECIALS_DISALLOW) {
+    return detail::encode_tokens(db_, text, encoding, specials);
   }
 
 private:

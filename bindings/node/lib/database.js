@@ -5,6 +5,7 @@
 const native = require('./native');
 const { call, convert } = require('./errors');
 const check = require('./check');
+const tokens = require('./tokens');
 
 const NEWLINE = 0x0a;
 
@@ -718,6 +719,24 @@ class Database {
       throw new TypeError(`fn must be a function or null, got ${check.describe(fn)}`);
     }
     call(() => this.#db.setTokenCounter(name, fn));
+  }
+
+  // ---- Tokenizer
+
+  /**
+   * The exact number of tokens of `text`, with the rank files of this
+   * database's tokenizer_data_dir (else $CTXDB_TOKENIZER_DATA); options as
+   * the module's countTokens.
+   */
+  countTokens(text, options) {
+    const args = tokens.tokenArgs(text, options);
+    return call(() => this.#db.tokensCount(...args));
+  }
+
+  /** The token ids of `text` (a Uint32Array); see countTokens. */
+  encodeTokens(text, options) {
+    const args = tokens.tokenArgs(text, options);
+    return call(() => this.#db.tokensEncode(...args));
   }
 
   /** The library's version string ("0.1.0"). */

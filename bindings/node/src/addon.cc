@@ -180,6 +180,34 @@ int64_t GetInt64(const Napi::CallbackInfo &info, size_t i, const char *what) {
 
 // The buffer a ctxdb call writes through (out, out_len), as a JS string;
 // call(&out, &out_len) returns the status, which throws unless CTXDB_OK.
+// Tokenizer: (encoding, text, specials) at info[0..2] for
+// ctxdb_tokens_count / _encode; db may be NULL (no database).
+Napi::Value TokensCount(const Napi::CallbackInfo &info, ctxdb_db *db) {
+  Napi::Env env = info.Env();
+  std::string enc = GetString(info, 0, "encoding");
+  Bytes text = GetBytes(info, 1, "text");
+  int specials = int(GetInt64(info, 2, "specials"));
+  int64_t n = 0;
+  int rc = ctxdb_tokens_count(db, enc.data(), enc.size(), text.p, text.n, specials, &n);
+  if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+  return Napi::Number::New(env, double(n));
+}
+
+Napi::Value TokensEncode(const Napi::CallbackInfo &info, ctxdb_db *db) {
+  Napi::Env env = info.Env();
+  std::string enc = GetString(info, 0, "encoding");
+  Bytes text = GetBytes(info, 1, "text");
+  int specials = int(GetInt64(info, 2, "specials"));
+  uint32_t *ids = nullptr;
+  size_t n = 0;
+  int rc = ctxdb_tokens_encode(db, enc.data(), enc.size(), text.p, text.n, specials, &ids, &n);
+  if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+  Napi::Uint32Array out = Napi::Uint32Array::New(env, n);
+  if (n) std::memcpy(out.Data(), ids, n * sizeof(uint32_t));
+  ctxdb_free(ids);
+  return out;
+}
+
 template <class Call> Napi::Value Output(Napi::Env env, const ctxdb_db *db, Call &&call) {
   OwnedBuf out;
   int rc = call(&out.p, &out.n);
@@ -442,7 +470,10 @@ public:
                         InstanceMethod<&Database::BundleConvert>("bundleConvert"),
                         InstanceMethod<&Database::SetTokenCounter>("setTokenCounter"),
                         // Search
-                        InstanceMethod<&Database::Search>("search")});
+                        InstanceMethod<&Database::Search>("search"),
+                        // Tokenizer
+                        InstanceMethod<&Database::TokensCount>("tokensCount"),
+                        InstanceMethod<&Database::TokensEncode>("tokensEncode")});
   }
 
   // new Database(path: string, configJson?: string)
@@ -982,6 +1013,14 @@ private:
     return Queue(env, CallWorker::Kind::kImport, std::string(), false, std::move(nd.owned));
   }
 
+  // ---- Tokenizer: tokensCount / tokensEncode(encoding, text, specials)
+  Napi::Value TokensCount(const Napi::CallbackInfo &info) {
+    return ::TokensCount(info, Live(info.Env()));
+  }
+  Napi::Value TokensEncode(const Napi::CallbackInfo &info) {
+    return ::TokensEncode(info, Live(info.Env()));
+  }
+
   Napi::Value Queue(Napi::Env env, CallWorker::Kind kind, std::string sid, bool has_sid,
                     std::string data) {
     // A worker thread must never call JS: with a JS token counter set, a
@@ -1039,6 +1078,15 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("versionNumber", Napi::Function::New<VersionNumber>(env, "versionNumber"));
   exports.Set("abiVersion", Napi::Function::New<AbiVersion>(env, "abiVersion"));
   exports.Set("errstr", Napi::Function::New<ErrStr>(env, "errstr"));
+  // Tokenizer, without a database
+  exports.Set(
+      "tokensCount",
+      Napi::Function::New(
+          env, [](const Napi::CallbackInfo &i) { return TokensCount(i, nullptr); }, "tokensCount"));
+  exports.Set("tokensEncode",
+              Napi::Function::New(
+                  env, [](const Napi::CallbackInfo &i) { return TokensEncode(i, nullptr); },
+                  "tokensEncode"));
   // The ABI this addon was compiled against, and the one the loaded
   // library reports (they differ only if the wrong libctxdb was found).
   exports.Set("headerAbiVersion", Napi::Number::New(env, CTXDB_ABI_VERSION));

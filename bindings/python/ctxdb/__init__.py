@@ -13,6 +13,7 @@ library is found as described in ctxdb._loader (CTXDB_LIB_PATH first).
 """
 from ._database import (Database, EventIterator, abi_version, open, version,
                         version_number)
+from ._database import count_tokens, encode_tokens  # Tokenizer
 from ._loader import (EXPECTED_ABI as ABI_VERSION, AbiMismatch, LibraryError,
                       LibraryNotFound)
 from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error,
@@ -48,4 +49,5 @@ __all__ = [
     "BundleSegment", "BundleSource", "BundleExclusion", "BundleRedaction",
     "SearchHit", "SearchResult",
     "Memory", "MemoryRetrieval", "MemoryForgetResult",
+    "count_tokens", "encode_tokens",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from ctypes import CDLL, CFUNCTYPE, POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p
+from ctypes import CDLL, POINTER, c_char_p, c_int, c_int64, c_size_t, c_uint32, c_void_p
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _loader
@@ -340,6 +341,25 @@ _proto("ctxdb_memory_retrieve", c_int,
 _proto("ctxdb_memory_promote", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
+# ---- Tokenizer ----------------------------------------------------------------
+
+SPECIALS_DISALLOW = 0
+SPECIALS_ALLOW = 1
+SPECIALS_TEXT = 2
+
+# int ctxdb_tokens_count(ctxdb_db *db, const char *encoding, size_t enc_len,
+#                        const char *text, size_t len, int specials,
+#                        int64_t *out_count);
+_proto("ctxdb_tokens_count", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_int, POINTER(c_int64))
+
+# int ctxdb_tokens_encode(ctxdb_db *db, const char *encoding, size_t enc_len,
+#                         const char *text, size_t len, int specials,
+#                         uint32_t **out_ids, size_t *out_n);
+_proto("ctxdb_tokens_encode", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_int,
+       POINTER(POINTER(c_uint32)), POINTER(c_size_t))
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

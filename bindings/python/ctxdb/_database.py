@@ -12,7 +12,7 @@ import os
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
-from ctypes import byref, c_size_t, c_void_p, string_at
+from ctypes import POINTER, byref, c_int64, c_size_t, c_uint32, c_void_p, string_at
 from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 
 from . import _capi
@@ -964,6 +964,28 @@ class Database:
         sid = _text(session_id, "session_id")
         data = _json(candidates, "promote_memories() candidates")
         return json.loads(self._out(_capi.ctxdb_memory_promote, sid, len(sid), data, len(data)))
+    # ---- Tokenizer ----
+
+    def count_tokens(self, text: Union[str, bytes], encoding: str = "o200k_base",
+                     specials: str = "disallow") -> int:
+        """The exact number of tokens of text (tiktoken's count), with the
+        rank files of this database's tokenizer_data_dir (else
+        $CTXDB_TOKENIZER_DATA). specials: "disallow" (InvalidInput naming
+        them), "allow" or "text". See ctxdb.count_tokens()."""
+        conn = self._require_conn()
+        with conn.lock:
+            if conn.ptr is None:
+                raise _closed()
+            return _count_tokens(conn.ptr, text, encoding, specials)
+
+    def encode_tokens(self, text: Union[str, bytes], encoding: str = "o200k_base",
+                      specials: str = "disallow") -> List[int]:
+        """The token ids of text, as tiktoken's encode gives them."""
+        conn = self._require_conn()
+        with conn.lock:
+            if conn.ptr is None:
+                raise _closed()
+            return _encode_tokens(conn.ptr, text, encoding, specials)
 
     def version(self) -> str:
         """The library's version string, e.g. "0.1.0"."""
@@ -977,6 +999,58 @@ def open(path: PathLike, **config: Any) -> Database:
     read_only=bool (None values are left out).
     """
     return Database(path, **config)
+
+
+# ---- Tokenizer ----------------------------------------------------------------
+
+_SPECIALS = {"disallow": _capi.SPECIALS_DISALLOW, "allow": _capi.SPECIALS_ALLOW,
+             "text": _capi.SPECIALS_TEXT}
+
+
+def _token_args(text: Any, encoding: Any, specials: Any) -> Tuple[bytes, bytes, int]:
+    if specials not in _SPECIALS:
+        raise ValueError(f"specials must be 'disallow', 'allow' or 'text', not {specials!r}")
+    return _text(text, "text"), _text(encoding, "encoding"), _SPECIALS[specials]
+
+
+def _count_tokens(ptr: Optional[int], text: Any, encoding: Any, specials: Any) -> int:
+    t, enc, mode = _token_args(text, encoding, specials)
+    n = c_int64(0)
+    rc = _capi.ctxdb_tokens_count(ptr, enc, len(enc), t, len(t), mode, byref(n))
+    if rc != _capi.OK:
+        raise last_error(rc, ptr)
+    return n.value
+
+
+def _encode_tokens(ptr: Optional[int], text: Any, encoding: Any, specials: Any) -> List[int]:
+    t, enc, mode = _token_args(text, encoding, specials)
+    ids = POINTER(c_uint32)()
+    n = c_size_t(0)
+    rc = _capi.ctxdb_tokens_encode(ptr, enc, len(enc), t, len(t), mode, byref(ids), byref(n))
+    if rc != _capi.OK:
+        raise last_error(rc, ptr)
+    try:
+        return ids[:n.value]
+    finally:
+        _capi.ctxdb_free(ids)
+
+
+def count_tokens(text: Union[str, bytes], encoding: str = "o200k_base",
+                 specials: str = "disallow") -> int:
+    """The exact number of tokens of text in an encoding ("o200k_base" or
+    "cl100k_base"), identical to tiktoken's, without a database: the rank
+    files are read from $CTXDB_TOKENIZER_DATA. specials: what the text of a
+    special token is -- "disallow" (InvalidInput naming them; tiktoken's
+    default), "allow" (its special id) or "text". bytes must be UTF-8
+    (InvalidInput otherwise); a missing rank file is NotFound, a different
+    one Corrupt."""
+    return _count_tokens(None, text, encoding, specials)
+
+
+def encode_tokens(text: Union[str, bytes], encoding: str = "o200k_base",
+                  specials: str = "disallow") -> List[int]:
+    """The token ids of text, identical to tiktoken's; see count_tokens()."""
+    return _encode_tokens(None, text, encoding, specials)
 
 
 def version() -> str:
