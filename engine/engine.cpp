@@ -29,6 +29,13 @@ Engine::Engine(const std::string &path, std::string_view config_json)
   log_.add_observer(&purger_);
   log_.set_spiller(&spiller_);
   tokenizer_data_dir_ = token::config_data_dir(config_json);
+  // An exact encoding named in the config counts from the first append on;
+  // its rank file is checked now, so a missing one fails the open.
+  if (std::string name = token::config_counter(config_json); !name.empty()) {
+    configured_counter_ = &token::counter_named(name, tokenizer_data_dir_);
+    counter_ = configured_counter_;
+    messages_.set_counter(*counter_);
+  }
 }
 
 std::string Engine::session_create(std::string_view json) {
@@ -480,7 +487,10 @@ std::string Engine::compile(std::string_view request_json) {
   if (request.record && request.leaf_event_id)
     throw Error(Code::kInvalidArg, "record appends at a branch's leaf; leaf_event_id compiles "
                                    "the past and cannot be recorded");
-  compile::Sources sources{store_, log_, state_, compactions_, context_builds_, *counter_};
+  const token::Counter &counter =
+      request.token_counter ? token::counter_named(*request.token_counter, tokenizer_data_dir_)
+                            : *counter_;
+  compile::Sources sources{store_, log_, state_, compactions_, context_builds_, counter};
   compile::Compiled c = compile::compile(sources, request);
   if (request.record) {
     json::JsonWriter w;
@@ -493,6 +503,10 @@ std::string Engine::compile(std::string_view request_json) {
         .end_object();
     log_.append(request.session_id, w.str());
   }
+  // The memories the bundle holds count as used (memory_usage, which
+  // rebuild leaves alone); a read-only handle only reads.
+  if (!c.memories.included.empty() && !store_.config().read_only)
+    memory::record_usage(store_, c.memories, c.memories_now);
   if (request.format == "canonical") return std::move(c.bundle);
   return compile::convert_bundle(c.bundle, request.format);
 }
@@ -502,7 +516,7 @@ std::string Engine::bundle_convert(std::string_view bundle_json, std::string_vie
 }
 
 void Engine::set_token_counter(std::unique_ptr<const token::Counter> counter) {
-  const token::Counter &active = counter ? *counter : token::default_counter();
+  const token::Counter &active = counter ? *counter : *configured_counter_;
   messages_.set_counter(active);
   counter_ = &active;
   host_counter_ = std::move(counter); // the previous one is no longer referenced

@@ -117,7 +117,8 @@ public:
 
   // The token counter behind the counts the messages projection caches at
   // append and those a compile makes (rows counted by another counter are
-  // recounted at compile). nullptr restores the built-in estimator. A
+  // recounted at compile). nullptr restores the config's token_counter (the
+  // built-in estimator when it names none). A
   // count() that throws fails the call that needed the count, which then
   // changes nothing.
   void set_token_counter(std::unique_ptr<const token::Counter> counter);
@@ -172,6 +173,9 @@ private:
   store::Store store_;
   std::unique_ptr<const token::Counter> host_counter_;        // set_token_counter's, if any
   const token::Counter *counter_ = &token::default_counter(); // the active one
+  // The config's token_counter (the estimator when it names none): what
+  // set_token_counter(nullptr) restores.
+  const token::Counter *configured_counter_ = &token::default_counter();
   log::EventLog log_;
   project::PayloadCache payloads_; // shared, so each payload is parsed once
   project::Sessions sessions_;

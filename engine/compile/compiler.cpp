@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <unordered_set>
 
 namespace ctxdb::compile {
@@ -32,6 +33,7 @@ enum Slot {
   kFiles,
   kDecisions,
   kFacts,
+  kMemories,
   kStateRequest,
   kConversation,
   kExplicitRequest,
@@ -106,6 +108,7 @@ private:
   void fit_listed(Slot slot, const char *id, const char *kind, const char *title, element items,
                   const char *reason);
   bool fit_turn(size_t i, int priority, bool prune);
+  void fit_memories();
   void exclude_rest();
   Compiled write();
 
@@ -146,6 +149,7 @@ private:
   std::unordered_set<std::string> pending_events_;
 
   std::vector<Candidate> placed_;
+  memory::Retrieval memories_;
   std::vector<Excluded> excluded_;
 };
 
@@ -516,6 +520,66 @@ void Compilation::fit_listed(Slot slot, const char *id, const char *kind, const 
                          "budget: the " + std::to_string(n - kept) + " oldest left out", left_out});
 }
 
+// Governed memories (DESIGN §7), P2: retrieved for the request's scopes
+// and agent, ranked by memory::retrieve, fitted to policy.shares.memories
+// of the budget and to what is left. Each names its memory and sources.
+void Compilation::fit_memories() {
+  if (!req_.memory) return;
+  const MemoryRequest &m = *req_.memory;
+  memory::Query q;
+  if (m.query) {
+    q.text = *m.query;
+  } else {
+    element g;
+    if (req_.request) q.text = *req_.request;
+    if (!state_["goal"]["request"].get(g) && !g.is_null() && !req_.request)
+      q.text = std::string(string_field(g, "text"));
+    if (!state_["goal"]["user_goal"].get(g) && !g.is_null())
+      q.text.append(" ").append(string_field(g, "text"));
+  }
+  for (const auto &[scope, id] : m.scopes) q.scopes.push_back({scope, id});
+  q.agent = m.agent;
+  q.now = m.now;
+  q.limit = m.limit;
+  q.allow_sensitive = req_.allow_sensitive;
+  int64_t share = int64_t(std::floor(req_.memories_share * double(available_)));
+  // Each memory's segment adds its header and framing to its content.
+  q.budget = std::max<int64_t>(0, std::min(share, available_ - used_));
+  memories_ = memory::retrieve(src_.store, q, src_.counter);
+  int64_t left = available_ - used_;
+  std::vector<memory::Retrieved> kept;
+  for (memory::Retrieved &r : memories_.included) {
+    std::string text = "Memory (" + r.kind + ", " + r.scope +
+                       (r.scope_id.empty() ? "" : " " + r.scope_id) + "): " + r.content;
+    std::vector<Source> sources{{"memory", r.memory_id}};
+    for (const std::string &ref : r.source_refs)
+      add_source(sources, ref.starts_with("art_") ? "artifact" : "event", ref);
+    char score[32];
+    std::snprintf(score, sizeof score, "%.3f", r.score);
+    Candidate c =
+        text_candidate(kMemories, "memory:" + r.memory_id, "memory", 2, "user", text,
+                       "a memory retrieved for this request (score " + std::string(score) + ")",
+                       std::move(sources));
+    c.order = int64_t(kept.size());
+    if (c.segment.tokens > left) {
+      excluded_.push_back({c.segment.id, "memory", 2, c.segment.tokens,
+                           "budget: the memory did not fit what was left", c.segment.sources});
+      continue;
+    }
+    left -= c.segment.tokens;
+    take(std::move(c));
+    kept.push_back(std::move(r));
+  }
+  for (const memory::Excluded &x : memories_.excluded)
+    excluded_.push_back({"memory:" + x.memory_id,
+                         "memory",
+                         2,
+                         x.tokens,
+                         "budget: past the memories' share (" + std::to_string(share) + " tokens)",
+                         {{"memory", x.memory_id}}});
+  memories_.included = std::move(kept); // what counts as used
+}
+
 void Compilation::fit_conversation() {
   size_t i = 0;
   bool closed = false;
@@ -528,6 +592,7 @@ void Compilation::fit_conversation() {
              "decisions recorded on this branch, newest first while they fit");
   fit_listed(kFacts, "facts", "facts", "Facts", facts,
              "facts established on this branch, newest first while they fit");
+  fit_memories();
   for (; !closed; ++i) {
     if (!turn(i)) break;
     closed = !fit_turn(i, 3, true);
@@ -644,7 +709,8 @@ Compiled Compilation::write() {
         .field("tokens", s->tokens)
         .end_object();
   record.end_array().field("excluded", int64_t(excluded_.size())).end_object();
-  return {w.take(), branch_.id, leaf_id_, record.take()};
+  return {w.take(),      branch_.id,           leaf_id_,
+          record.take(), std::move(memories_), req_.memory ? req_.memory->now : 0};
 }
 
 Compiled Compilation::run() {

@@ -7,7 +7,7 @@
 // redact (every string of every segment, as it is collected) → rank (the
 // priority tiers of DESIGN §5) → fit (P0 whole or kBudget; P1 summary,
 // plan and files, then the recent turns newest first, whole or split at a
-// closed tool pair; P2 decisions and facts; P3 older turns with their tool
+// closed tool pair; P2 decisions, facts and retrieved memories; P3 older turns with their tool
 // outputs pruned to previews) → order (stable material first, the recent
 // tail last, for prompt caches) → explain (reasons, sources, what was left
 // out and why, tokens per kind, the prefix shared with the last bundle).
@@ -19,6 +19,7 @@
 
 #include "compile/request.hpp"
 #include "log/event_log.hpp"
+#include "memory/retrieve.hpp"
 #include "project/compactions.hpp"
 #include "project/context_builds.hpp"
 #include "project/state.hpp"
@@ -46,6 +47,10 @@ struct Compiled {
   // The ContextBuilt payload recording this bundle: its hash, tokens and
   // segment ids and hashes, never the text.
   std::string record_payload;
+  // The memories retrieved (those in the bundle count as used: the caller
+  // records it after the compile, outside its read snapshot).
+  memory::Retrieval memories;
+  int64_t memories_now = 0;
 };
 
 // Compiles a parsed request. kNotFound for an unknown session, branch or

@@ -6,6 +6,8 @@
 
 #include <simdjson.h>
 
+#include <chrono>
+
 namespace ctxdb::compile {
 
 namespace {
@@ -52,12 +54,32 @@ void read_policy(element doc, Request &r) {
   read(policy, "builtin_redaction", r.builtin_redaction);
   read(policy, "allow_sensitive", r.allow_sensitive);
   element shares, prune;
-  if (!policy["shares"].get(shares)) read(shares, "tail", r.tail_share);
+  if (!policy["shares"].get(shares)) {
+    read(shares, "tail", r.tail_share);
+    read(shares, "memories", r.memories_share);
+  }
   if (!policy["prune"].get(prune)) {
     read(prune, "keep_recent_turns", r.keep_recent_turns);
     read(prune, "min_tokens", r.prune_min_tokens);
     read(prune, "preview_bytes", r.prune_preview_bytes);
   }
+}
+
+void read_memory(element doc, Request &r) {
+  element m;
+  if (doc["memory"].get(m)) return;
+  MemoryRequest mr;
+  for (element scope : m["scopes"].get_array())
+    mr.scopes.emplace_back(std::string(scope["scope"].get_string().value()),
+                           optional_string(scope, "scope_id").value_or(""));
+  mr.agent = optional_string(m, "agent");
+  mr.query = optional_string(m, "query");
+  read(m, "limit", mr.limit);
+  if (m["now"].get(mr.now))
+    mr.now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  r.memory = std::move(mr);
 }
 
 } // namespace
@@ -84,6 +106,8 @@ Request parse_request(std::string_view json) {
   if (!doc["tools"].get(tools) && tools.get_array().size() > 0)
     r.tools_json = json::canonical(tools);
   read_policy(doc, r);
+  read_memory(doc, r);
+  r.token_counter = optional_string(doc, "token_counter");
   if (auto format = optional_string(doc, "format")) r.format = *format;
   read(doc, "record", r.record);
   return r;

@@ -18,6 +18,15 @@ struct Instruction {
   std::string id; // names the segment: given, or <kind>-<position>
 };
 
+// Which memories to retrieve into the bundle (memory/retrieve.hpp).
+struct MemoryRequest {
+  std::vector<std::pair<std::string, std::string>> scopes; // (scope, scope id)
+  std::optional<std::string> agent;
+  std::optional<std::string> query; // default: the request and the goal
+  int64_t limit = 20;
+  int64_t now = 0; // ms; the clock when the request gives none
+};
+
 struct Request {
   std::string session_id;
   std::optional<std::string> branch;        // id or unique name; main when none
@@ -31,7 +40,10 @@ struct Request {
   bool builtin_redaction = true;
   bool allow_sensitive = false;
   double tail_share = 1.0;
-  int64_t keep_recent_turns = 2; // turns whose tool outputs enter whole
+  double memories_share = 0.1;
+  std::optional<MemoryRequest> memory;
+  std::optional<std::string> token_counter; // another counter than the handle's
+  int64_t keep_recent_turns = 2;            // turns whose tool outputs enter whole
   int64_t prune_min_tokens = 500;
   int64_t prune_preview_bytes = 800;
   std::string format = "canonical";

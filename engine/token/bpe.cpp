@@ -584,14 +584,27 @@ std::unique_ptr<Bpe> Bpe::load(const EncodingSpec &spec, const std::string &path
   return std::unique_ptr<Bpe>(new Bpe(std::move(impl)));
 }
 
-std::string config_data_dir(std::string_view config_json) {
+namespace {
+
+// A string field of the (already validated) database config, or "".
+std::string config_string(std::string_view config_json, const char *key) {
   if (config_json.empty()) return {};
   simdjson::dom::parser parser;
   simdjson::padded_string padded(config_json);
   simdjson::dom::element doc;
-  std::string_view dir;
-  if (parser.parse(padded).get(doc) || doc["tokenizer_data_dir"].get(dir)) return {};
-  return std::string(dir);
+  std::string_view value;
+  if (parser.parse(padded).get(doc) || doc[key].get(value)) return {};
+  return std::string(value);
+}
+
+} // namespace
+
+std::string config_data_dir(std::string_view config_json) {
+  return config_string(config_json, "tokenizer_data_dir");
+}
+
+std::string config_counter(std::string_view config_json) {
+  return config_string(config_json, "token_counter");
 }
 
 std::string tokenizer_data_dir(std::string_view configured) {

@@ -76,6 +76,8 @@ private:
 // The "tokenizer_data_dir" of a database config (already validated
 // against config.schema.json; empty text is {}), "" when absent.
 std::string config_data_dir(std::string_view config_json);
+// The database config's "token_counter" ("" when it names none).
+std::string config_counter(std::string_view config_json);
 
 // The data dir to use: `configured` when not empty, else the environment's
 // CTXDB_TOKENIZER_DATA, else "".

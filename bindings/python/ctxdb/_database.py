@@ -804,8 +804,9 @@ class Database:
         """Makes ``fn(text) -> int`` this handle's token counter, in place of
         the built-in estimator: for the counts cached at append (messages
         record ``name`` as their token_counter) and for compiles. None
-        restores the built-in estimator. fn runs on the calling thread,
-        inside the ctxdb call that needs the count, and must not use this
+        restores the config's token_counter (default: the built-in
+        estimator). fn runs on the calling thread, inside the ctxdb call
+        that needs the count, and must not use this
         Database; an exception in it (or a result that is not a
         non-negative int) fails that call with InternalError, nothing
         written, the exception chained as __cause__."""
