@@ -427,6 +427,26 @@ const CommandSpec kCommands[] = {
      "already present with identical content are skipped; a hash or seq that\n"
      "does not match is an error naming the line.\n",
      {}, {}, 1, 1, cmd_import},
+    // ---- Compaction ----
+    {"compact", "SESSION [--branch B] [--keep-recent N] [--summary-file F | --builtin] "
+                "[--dry-run] [--json]",
+     "compact a branch: summarize what precedes its recent turns",
+     "Plans a compaction of the branch (default: main), summarizes the range\n"
+     "before the cut and commits it as one CompactionCompleted event; the raw\n"
+     "events stay. --keep-recent N keeps the recent whole turns up to N tokens\n"
+     "(default 20000). --builtin (the default) uses the built-in extractive\n"
+     "summarizer; --summary-file F checks and commits the summary JSON in F\n"
+     "(- for stdin) instead. A summary that fails a check is not committed: a\n"
+     "CompactionFailed event records why, and the failed checks are named.\n"
+     "--dry-run prints the plan (the cut, the sizes, the obligations) and\n"
+     "writes nothing; with --json, the whole plan including the transcript.\n",
+     {"--branch", "--keep-recent", "--summary-file"}, {"--builtin", "--dry-run", "--json"}, 1, 1,
+     cmd_compact},
+    {"compactions", "SESSION [--branch B] [--json]", "list the compactions of a branch",
+     "Lists the compactions on the branch's path (default: main), oldest first:\n"
+     "the range each summarizes, tokens before and after, the ratio, the checks\n"
+     "passed and the summarizer.\n",
+     {"--branch"}, {"--json"}, 1, 1, cmd_compactions},
 };
 // clang-format on
 

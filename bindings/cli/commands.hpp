@@ -30,6 +30,8 @@ int cmd_artifact_tail(const Args &args);
 int cmd_artifact_grep(const Args &args);
 int cmd_artifact_put(const Args &args);
 int cmd_artifact_export(const Args &args);
+int cmd_compact(const Args &args); // compact_commands.cpp
+int cmd_compactions(const Args &args);
 
 } // namespace cli
 
