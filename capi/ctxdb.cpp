@@ -672,6 +672,16 @@ CTXDB_API int ctxdb_compact(ctxdb_db *db, const char *session_id, size_t id_len,
   });
 }
 
+CTXDB_API int ctxdb_branch_summarize(ctxdb_db *db, const char *session_id, size_t id_len,
+                                     const char *from_leaf, size_t from_len, const char *to_event,
+                                     size_t to_len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    std::string_view from = id_arg(from_leaf, from_len, "from_leaf");
+    return e.branch_summarize(sid, from, id_arg(to_event, to_len, "to_event"));
+  });
+}
+
 CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_t id_len,
                                      const char *branch, size_t branch_len, char **out,
                                      size_t *out_len) {

@@ -520,6 +520,13 @@ std::string Engine::compact(std::string_view session_id, std::string_view policy
   return compact::compact(src, std::string(session_id), policy, host);
 }
 
+std::string Engine::branch_summarize(std::string_view session_id, std::string_view from_leaf,
+                                     std::string_view to_event) {
+  compile::Sources src = compile_sources();
+  return compact::summarize_branch(src, std::string(session_id), std::string(from_leaf),
+                                   std::string(to_event));
+}
+
 std::string Engine::compactions(std::string_view session_id,
                                 std::optional<std::string_view> branch) {
   compile::Sources src = compile_sources();

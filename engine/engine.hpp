@@ -128,6 +128,10 @@ public:
   // null) → check → commit.
   std::string compact(std::string_view session_id, std::string_view policy_json,
                       const compact::Summarizer *host);
+  // A summary of the path abandoned at from_leaf, appended at to_event
+  // (branch_summary.schema.json).
+  std::string branch_summarize(std::string_view session_id, std::string_view from_leaf,
+                               std::string_view to_event);
   // The compactions on a branch's path (compactions.schema.json).
   std::string compactions(std::string_view session_id, std::optional<std::string_view> branch);
 

@@ -447,6 +447,13 @@ const CommandSpec kCommands[] = {
      "the range each summarizes, tokens before and after, the ratio, the checks\n"
      "passed and the summarizer.\n",
      {"--branch"}, {"--json"}, 1, 1, cmd_compactions},
+    {"branch-summary", "SESSION FROM_LEAF TO_EVENT [--json]",
+     "summarize an abandoned path and append it where work continues",
+     "Summarizes the path abandoned at FROM_LEAF since its common ancestor with\n"
+     "TO_EVENT (the built-in extractive summarizer) and appends the summary at\n"
+     "TO_EVENT as a BranchSummarized event -- on a new fork when TO_EVENT is not\n"
+     "a leaf -- so the branch that continues there knows what was tried.\n",
+     {}, {"--json"}, 3, 3, cmd_branch_summary},
 };
 // clang-format on
 

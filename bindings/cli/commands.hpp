@@ -32,6 +32,7 @@ int cmd_artifact_put(const Args &args);
 int cmd_artifact_export(const Args &args);
 int cmd_compact(const Args &args); // compact_commands.cpp
 int cmd_compactions(const Args &args);
+int cmd_branch_summary(const Args &args);
 
 } // namespace cli
 

@@ -79,7 +79,7 @@ void print_result(element r) {
               std::string(get_string(r, "cut_kind")).c_str());
   print_range(r["range"].value());
   double ratio = 0;
-  (void)r["ratio"].get(ratio);
+  if (r["ratio"].get(ratio)) ratio = 0;
   std::printf("tokens:     %lld -> %lld (ratio %.3f)\n", (long long)get_int(r, "tokens_before"),
               (long long)get_int(r, "tokens_after"), ratio);
   simdjson::dom::array checks = r["checks"].get_array().value();
@@ -121,6 +121,25 @@ int cmd_compact(const Args &args) {
   return 0;
 }
 
+int cmd_branch_summary(const Args &args) {
+  auto db = open_db(args, Access::existing);
+  std::string r =
+      db.branch_summarize(args.positional.at(0), args.positional.at(1), args.positional.at(2));
+  if (args.has("--json")) {
+    print_row(r);
+    return 0;
+  }
+  JsonDoc doc(r);
+  element root = doc.root();
+  std::printf("appended:   %s on branch %s\n", std::string(get_string(root, "event_id")).c_str(),
+              std::string(get_string(root, "branch_id")).c_str());
+  std::printf("ancestor:   %s\n",
+              std::string(get_string(root, "common_ancestor_event_id")).c_str());
+  print_range(root["range"].value());
+  std::printf("\n%s", std::string(get_string(root, "text")).c_str());
+  return 0;
+}
+
 int cmd_compactions(const Args &args) {
   auto db = open_db(args, Access::read_only);
   std::optional<std::string> branch = args.value("--branch");
@@ -140,7 +159,7 @@ int cmd_compactions(const Args &args) {
       passed += get_bool(check, "ok");
     }
     double ratio = 0;
-    (void)c["ratio"].get(ratio);
+    if (c["ratio"].get(ratio)) ratio = 0;
     std::printf("#%-6lld %s  range #%lld..#%lld  tokens %lld -> %lld  ratio %.3f  checks %zu/%zu  "
                 "%s\n",
                 (long long)get_int(c, "seq"), std::string(get_string(c, "event_id")).c_str(),

@@ -651,6 +651,17 @@ export interface Compaction {
   summarizer: { name: string; version: string } | null;
 }
 
+/** branch_summary.schema.json. */
+export interface BranchSummary {
+  event_id: string;
+  branch_id: string;
+  from_leaf_event_id: string;
+  common_ancestor_event_id: string;
+  range: Record<string, unknown>;
+  summary: CompactionSummary;
+  text: string;
+}
+
 export interface CompactOptions {
   policy?: CompactionPolicy;
   /** Called synchronously with the plan; returns the summary (object or JSON text). */
@@ -762,6 +773,8 @@ export declare class Database {
   ): CompactionResult;
   /** plan -> summarize (yours, or the built-in one) -> check -> commit. Synchronous. */
   compact(sessionId: string, options?: CompactOptions): CompactionResult;
+  /** Summarizes the path abandoned at fromLeaf and appends it at toEvent. */
+  summarizeBranch(sessionId: string, fromLeaf: string, toEvent: string): BranchSummary;
   /** The compactions on a branch's path, oldest first. */
   compactions(sessionId: string, options?: BranchViewOptions): Compaction[];
   /** The library's version string. */

@@ -224,6 +224,74 @@ std::string commit(compile::Sources &src, const std::string &session_id, std::st
   return check_and_commit(src, p, summary_json, SummarizerInfo{"host", ""});
 }
 
+std::string summarize_branch(compile::Sources &src, const std::string &session_id,
+                             const std::string &from_leaf, const std::string &to_event) {
+  Target t;
+  int64_t ancestor = 0;
+  std::string ancestor_id;
+  {
+    store::Store::ReadTransaction snapshot(src.store);
+    t = resolve(src, session_id, std::nullopt, from_leaf);
+    Target to = resolve(src, session_id, std::nullopt, to_event);
+    // The common ancestor: the last seq both paths hold (seqs are unique
+    // in a session, so paths meet where their seq ranges overlap).
+    for (const log::Segment &a : t.path.segments)
+      for (const log::Segment &b : to.path.segments)
+        if (std::max(a.first_seq, b.first_seq) <= std::min(a.last_seq, b.last_seq))
+          ancestor = std::max(ancestor, std::min(a.last_seq, b.last_seq));
+    if (ancestor >= t.leaf_seq)
+      throw Error(Code::kInvalidArg, "from_leaf '" + from_leaf + "' is on the path of '" +
+                                         to_event + "': nothing was abandoned");
+    std::vector<log::Event> at = src.log.read_session(session_id, ancestor, ancestor, 1);
+    if (!at.empty()) ancestor_id = at.front().id;
+  }
+  t.from_seq = ancestor + 1;
+  t.previous.reset();
+  Policy policy;
+  policy.keep_recent_tokens = 0;
+  Plan p = plan_target(src, std::move(t), policy, std::string());
+  std::string summary = extractive_summary(p);
+  std::vector<Check> checks = check_summary(p, summary);
+  // Nothing is removed from the abandoned branch: its pending calls stay
+  // there, so that rule does not apply.
+  std::erase_if(checks, [](const Check &c) { return c.name == "pending_call"; });
+  if (!all_ok(checks))
+    throw Error(Code::kCheckFailed, "branch summary failed its checks: " + failed_names(checks));
+  summary = normalize_summary(p, summary, kExtractive);
+  simdjson::dom::parser parser;
+  std::string text = "Summary of a branch that was abandoned (events #" +
+                     std::to_string(p.from_seq) + " to #" + std::to_string(p.to_seq) +
+                     " after event " + ancestor_id + "); what was tried there:\n\n" +
+                     compile::summary_text(json::parse(parser, summary, "summary"));
+  json::JsonWriter w;
+  w.begin_object()
+      .field("type", "BranchSummarized")
+      .field("actor", "ctxdb")
+      .field("parent_id", to_event)
+      .key("payload")
+      .begin_object()
+      .field("text", text)
+      .raw_field("summary", summary)
+      .field("from_leaf_event_id", from_leaf)
+      .field("common_ancestor_event_id", ancestor_id)
+      .key("range");
+  write_range(w, p);
+  w.key("checks");
+  write_checks(w, checks);
+  w.end_object().end_object();
+  log::Event e = src.log.append(session_id, w.str());
+  json::JsonWriter r;
+  r.begin_object()
+      .field("event_id", e.id)
+      .field("branch_id", e.branch_id)
+      .field("from_leaf_event_id", from_leaf)
+      .field("common_ancestor_event_id", ancestor_id)
+      .key("range");
+  write_range(r, p);
+  r.raw_field("summary", summary).field("text", text).end_object();
+  return r.take();
+}
+
 std::string list(compile::Sources &src, const std::string &session_id,
                  const std::optional<std::string> &branch) {
   store::Store::ReadTransaction snapshot(src.store);

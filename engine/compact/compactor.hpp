@@ -38,6 +38,16 @@ std::string compact(compile::Sources &src, const std::string &session_id, const 
 std::string commit(compile::Sources &src, const std::string &session_id, std::string_view plan_json,
                    std::string_view summary_json);
 
+// A structured summary of the path abandoned at from_leaf since its common
+// ancestor with to_event, built by the extractive summarizer and appended
+// at to_event as a BranchSummarized event (a fork when to_event is not a
+// leaf), so the branch that continues there knows what was tried. Its
+// "text" enters compiled contexts as a user message. kInvalidArg when
+// from_leaf is on to_event's path (nothing was abandoned).
+// (branch_summary.schema.json)
+std::string summarize_branch(compile::Sources &src, const std::string &session_id,
+                             const std::string &from_leaf, const std::string &to_event);
+
 // The compactions on a branch's path, oldest first
 // (compactions.schema.json).
 std::string list(compile::Sources &src, const std::string &session_id,

@@ -336,8 +336,10 @@ void read_previous(compile::Sources &src, Plan &p) {
                               compile::kFramingTokens;
 }
 
-Plan analyse(compile::Sources &src, Target target, const Policy &policy,
-             const std::optional<std::string> &first_kept) {
+} // namespace
+
+Plan plan_target(compile::Sources &src, Target target, const Policy &policy,
+                 const std::optional<std::string> &first_kept) {
   store::Store::ReadTransaction snapshot(src.store);
   Plan p;
   p.target = std::move(target);
@@ -374,6 +376,8 @@ Plan analyse(compile::Sources &src, Target target, const Policy &policy,
                                : "the recent turns fit keep_recent_tokens: nothing before the cut";
   return p;
 }
+
+namespace {
 
 void write_sourced(json::JsonWriter &w, const std::optional<project::Sourced> &s) {
   if (!s) {
@@ -499,7 +503,7 @@ Plan plan(compile::Sources &src, const std::string &session_id, const Policy &po
     store::Store::ReadTransaction snapshot(src.store);
     t = resolve(src, session_id, policy.branch);
   }
-  return analyse(src, std::move(t), policy, std::nullopt);
+  return plan_target(src, std::move(t), policy, std::nullopt);
 }
 
 Plan plan_at(compile::Sources &src, const std::string &session_id, const std::string &leaf_id,
@@ -509,7 +513,7 @@ Plan plan_at(compile::Sources &src, const std::string &session_id, const std::st
     store::Store::ReadTransaction snapshot(src.store);
     t = resolve(src, session_id, std::nullopt, leaf_id);
   }
-  return analyse(src, std::move(t), policy, first_kept_event_id);
+  return plan_target(src, std::move(t), policy, first_kept_event_id);
 }
 
 std::string to_json(const Plan &p) {

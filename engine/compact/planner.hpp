@@ -127,6 +127,12 @@ Plan plan(compile::Sources &src, const std::string &session_id, const Policy &po
 Plan plan_at(compile::Sources &src, const std::string &session_id, const std::string &leaf_id,
              const std::string &first_kept_event_id, const Policy &policy);
 
+// The range of a target from target.from_seq, cut before first_kept (""
+// keeps nothing; nullopt: the cut by the policy). What plan() and
+// plan_at() run once they have resolved their target.
+Plan plan_target(compile::Sources &src, Target target, const Policy &policy,
+                 const std::optional<std::string> &first_kept);
+
 // The plan as compaction_plan.schema.json.
 std::string to_json(const Plan &p);
 // The plan's range: {"branch_id", "from_seq", "to_seq", "from_event_id",

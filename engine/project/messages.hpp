@@ -5,6 +5,7 @@
 //   AssistantMessageCreated  → assistant its content blocks, as given
 //   ToolCallFinished/Failed  → tool      [tool_result]
 //   CompactionCompleted      → summary   [summary]
+//   BranchSummarized         → user      [text]
 //
 // Tokens are counted once, at append, and stored with the counter's name,
 // so a compile never recounts history and a change of counter shows. The

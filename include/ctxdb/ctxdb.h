@@ -493,6 +493,19 @@ CTXDB_API int ctxdb_compact(ctxdb_db *db, const char *session_id, size_t id_len,
                             const char *policy_json, size_t len, ctxdb_summarize_fn fn,
                             void *user_data, char **out, size_t *out_len);
 
+/* A structured summary (built-in extractive summarizer) of the path
+ * abandoned at from_leaf since its common ancestor with to_event, appended
+ * at to_event as a BranchSummarized event -- on a new fork when to_event is
+ * not a leaf -- so the branch that continues there knows what was tried
+ * (its text enters compiled contexts as a user message).
+ * *out (branch_summary.schema.json): {"event_id", "branch_id",
+ * "from_leaf_event_id", "common_ancestor_event_id", "range", "summary",
+ * "text"}. Unknown events: CTXDB_NOT_FOUND; from_leaf on to_event's path
+ * (nothing abandoned), or events of another session: CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_branch_summarize(ctxdb_db *db, const char *session_id, size_t id_len,
+                                     const char *from_leaf, size_t from_len, const char *to_event,
+                                     size_t to_len, char **out, size_t *out_len);
+
 /* The compactions on a branch's path (main when branch is NULL), oldest
  * first (compactions.schema.json): [{"event_id", "seq", "branch_id",
  * "first_kept_event_id", "first_kept_seq", "range", "tokens_before",

@@ -386,6 +386,18 @@ public:
     return detail::take(out, n);
   }
 
+  // A summary of the path abandoned at from_leaf, appended at to_event.
+  std::string branch_summarize(std::string_view session_id, std::string_view from_leaf,
+                               std::string_view to_event) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_branch_summarize(db_, session_id.data(), session_id.size(),
+                                         from_leaf.data(), from_leaf.size(), to_event.data(),
+                                         to_event.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
   // The compactions on a branch's path, oldest first.
   std::string compactions(std::string_view session_id,
                           std::optional<std::string_view> branch = {}) {

@@ -295,6 +295,37 @@ static void test_killed_midway(void) {
   CHECK_RC(ctxdb_close(db), CTXDB_OK);
 }
 
+static void test_branch_summary(void) {
+  ctxdb_db *db = open_session("branch.ctxdb", 3);
+  char *out = NULL, *rows, **lines = NULL, *first = NULL, *last = NULL;
+  size_t n = 0;
+  int count, nrows, i;
+  rows = export_all(db, &nrows);
+  count = split_lines(rows, &lines);
+  first = jstr(lines[1], "id"); /* the first prompt */
+  last = jstr(lines[count - 1], "id");
+  CHECK_RC(ctxdb_branch_summarize(db, S, 1, last, strlen(last), first, strlen(first), &out, &n),
+           CTXDB_OK);
+  CHECK(jstr_eq(out, "common_ancestor_event_id", first));
+  CHECK(!jstr_eq(out, "branch_id", "main"));
+  ctxdb_free(out);
+  CHECK_RC(ctxdb_branch_summarize(db, S, 1, first, strlen(first), last, strlen(last), &out, &n),
+           CTXDB_INVALID_ARG);
+  CHECK_RC(ctxdb_branch_summarize(db, S, 1, "evt_x", 5, first, strlen(first), &out, &n),
+           CTXDB_NOT_FOUND);
+  CHECK_RC(ctxdb_branch_summarize(db, S, 1, NULL, 0, first, strlen(first), &out, &n),
+           CTXDB_INVALID_ARG);
+  CHECK_RC(ctxdb_branch_summarize(db, S, 1, "\xff", 1, first, strlen(first), &out, &n),
+           CTXDB_INVALID_UTF8);
+  CHECK(out == NULL && n == 0);
+  for (i = 0; i < count; ++i) free(lines[i]);
+  free(lines);
+  free(rows);
+  free(first);
+  free(last);
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+}
+
 int main(void) {
   scratch_init("compact");
   test_builtin_and_list();
@@ -302,6 +333,7 @@ int main(void) {
   test_failures();
   test_bad_input();
   test_killed_midway();
+  test_branch_summary();
   scratch_cleanup();
   return check_finish("test_compact");
 }

@@ -845,6 +845,17 @@ test_compact() {
   expect_contains "unknown session" "CTXDB_NOT_FOUND" "$ERR"
   run tk compact s --keep-recent lots
   expect_rc 2
+  local first last
+  # A stored event's JSON starts with its id.
+  first=$(tk export s | sed -n 2p | cut -d'"' -f4)
+  last=$(tk export s | tail -1 | cut -d'"' -f4)
+  run tk branch-summary s "$last" "$first"
+  expect_rc 0
+  expect_contains "branch-summary appends" "appended:   evt_" "$OUT"
+  expect_contains "branch-summary prints the text" "abandoned" "$OUT"
+  run tk branch-summary s "$first" "$last"
+  expect_rc 1
+  expect_contains "nothing abandoned" "CTXDB_INVALID_ARG" "$ERR"
 }
 
 for t in test_init test_session_new test_sessions_table test_append test_log \

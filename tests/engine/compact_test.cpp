@@ -518,3 +518,39 @@ TEST_CASE("compaction outputs match their schemas") {
   matches(f.db.compact("s", keep(1000000), nullptr), "compaction_result.schema.json");
   matches(f.db.compactions("s", std::nullopt), "compactions.schema.json");
 }
+
+TEST_CASE("a branch summary tells the new branch what the abandoned one tried") {
+  SessionFixture f;
+  std::string ask = f.add(prompt("make the tests pass"));
+  // The abandoned attempt: a failed call, a file written, a decision.
+  f.add(call("try1"));
+  f.add(failed("try1"));
+  f.add(wrote("src/hack.py"));
+  std::string leaf = f.add(event("DecisionRecorded", "agent",
+                                 R"({"decision":"monkeypatch the clock","rationale":"quick"})"));
+  Json r(f.db.branch_summarize("s", leaf, ask));
+  CHECK(r.str({"common_ancestor_event_id"}) == ask);
+  CHECK(r.str({"from_leaf_event_id"}) == leaf);
+  CHECK(r.str({"summary", "files", "modified"}).find("src/hack.py") != std::string::npos);
+  CHECK(r.str({"summary", "errors"}).find("try1") != std::string::npos);
+  CHECK(r.str({"summary", "decisions"}).find("monkeypatch the clock") != std::string::npos);
+  // It was appended at the ask, so it opened a fork there.
+  std::string branch = r.str({"branch_id"});
+  CHECK(branch != "main");
+  CHECK(field(f.db.event_get(r.str({"event_id"})), "parent_id") == ask);
+  // The new branch's compiled context carries it; main's does not.
+  f.add(prompt("try another way", on(branch)));
+  std::string fork_bundle =
+      f.db.compile(R"({"session_id":"s","max_tokens":100000,"branch_id":")" + branch + "\"}");
+  CHECK(fork_bundle.find("abandoned") != std::string::npos);
+  CHECK(fork_bundle.find("monkeypatch the clock") != std::string::npos);
+  CHECK(f.db.compile(R"({"session_id":"s","max_tokens":100000})").find("abandoned") ==
+        std::string::npos);
+  // Nothing was abandoned when from_leaf is on to_event's path.
+  CHECK(code_of([&] { f.db.branch_summarize("s", ask, leaf); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { f.db.branch_summarize("s", "evt_nope", ask); }) == Code::kNotFound);
+  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+  simdjson::dom::parser p;
+  CHECK_NOTHROW(store::embedded_schema("json/branch_summary.schema.json")
+                    .validate(json::parse(p, r.text, "output"), ""));
+}

@@ -94,3 +94,20 @@ test('a failing summarizer leaves the log as before plus one CompactionFailed', 
   throwsCode(() => db.planCompaction('s', { keep: 1 }), INVALID_ARG);
   throwsCode(() => db.compact('nope'), NOT_FOUND);
 });
+
+test('summarizeBranch appends what an abandoned branch tried', (t) => {
+  const { db } = tmpDb(t);
+  db.createSession({ id: 's', agentId: 'a' });
+  const ask = db.append('s', { type: 'UserPromptSubmitted', actor: 'user', payload: { text: 'go' } });
+  db.append('s', { type: 'FileWritten', actor: 'tool', payload: { path: 'hack.py' } });
+  const leaf = db.append('s', {
+    type: 'DecisionRecorded',
+    actor: 'agent',
+    payload: { decision: 'patch the clock' },
+  });
+  const r = db.summarizeBranch('s', leaf.id, ask.id);
+  assert.equal(r.common_ancestor_event_id, ask.id);
+  assert.notEqual(r.branch_id, 'main');
+  assert.match(r.text, /patch the clock/);
+  throwsCode(() => db.summarizeBranch('s', ask.id, leaf.id), INVALID_ARG);
+});

@@ -128,3 +128,19 @@ def test_bad_compaction_input(tmp_path):
             db.compact("s", summarizer=42)
         with pytest.raises(ctxdb.InvalidInput):
             db.commit_compaction("s", "{", {})
+
+
+def test_summarize_branch(tmp_path):
+    with ctxdb.open(tmp_path / "c.ctxdb") as db:
+        db.create_session("s", agent_id="a")
+        ask = db.append("s", {"type": "UserPromptSubmitted", "actor": "user",
+                              "payload": {"text": "make it pass"}})["id"]
+        db.append("s", {"type": "FileWritten", "actor": "tool", "payload": {"path": "hack.py"}})
+        leaf = db.append("s", {"type": "DecisionRecorded", "actor": "agent",
+                               "payload": {"decision": "patch the clock"}})["id"]
+        r = db.summarize_branch("s", leaf, ask)
+        assert r["common_ancestor_event_id"] == ask
+        assert r["branch_id"] != "main"
+        assert "patch the clock" in r["text"]
+        with pytest.raises(ctxdb.InvalidInput):
+            db.summarize_branch("s", ask, leaf)

@@ -628,6 +628,19 @@ class Database {
   }
 
   /**
+   * Summarizes the path abandoned at fromLeaf since its common ancestor
+   * with toEvent, and appends it at toEvent (a new fork when toEvent is not
+   * a leaf) as a BranchSummarized event: {event_id, branch_id,
+   * common_ancestor_event_id, range, summary, text}.
+   */
+  summarizeBranch(sessionId, fromLeaf, toEvent) {
+    check.string(sessionId, 'sessionId');
+    check.string(fromLeaf, 'fromLeaf');
+    check.string(toEvent, 'toEvent');
+    return parse(call(() => this.#db.branchSummarize(sessionId, fromLeaf, toEvent)));
+  }
+
+  /**
    * The compactions on a branch's path, oldest first: [{event_id, seq,
    * branch_id, first_kept_event_id, first_kept_seq, range, tokens_before,
    * tokens_after, ratio, checks: [{name, ok}], summarizer}]. options:

@@ -413,6 +413,7 @@ public:
                         InstanceMethod<&Database::CompactPlan>("compactPlan"),
                         InstanceMethod<&Database::CompactCommit>("compactCommit"),
                         InstanceMethod<&Database::Compact>("compact"),
+                        InstanceMethod<&Database::BranchSummarize>("branchSummarize"),
                         InstanceMethod<&Database::CompactionsList>("compactionsList")});
   }
 
@@ -778,6 +779,19 @@ private:
     return Output(env, db, [&](char **out, size_t *n) {
       return ctxdb_compact(db, sid.data(), sid.size(), policy.data(), policy.size(),
                            has_fn ? CallJsSummarizer : nullptr, has_fn ? &js : nullptr, out, n);
+    });
+  }
+
+  // branchSummarize(sessionId: string, fromLeaf: string, toEvent: string)
+  Napi::Value BranchSummarize(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string from = GetString(info, 1, "fromLeaf");
+    std::string to = GetString(info, 2, "toEvent");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_branch_summarize(db, sid.data(), sid.size(), from.data(), from.size(), to.data(),
+                                    to.size(), out, n);
     });
   }
 

@@ -310,6 +310,14 @@ _proto("ctxdb_compact", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, c_void_p,
        POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_branch_summarize(ctxdb_db *db, const char *session_id, size_t id_len,
+#                            const char *from_leaf, size_t from_len,
+#                            const char *to_event, size_t to_len, char **out,
+#                            size_t *out_len);
+_proto("ctxdb_branch_summarize", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
 # int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_t id_len,
 #                            const char *branch, size_t branch_len, char **out,
 #                            size_t *out_len);

@@ -694,6 +694,19 @@ class Database:
                 raise e from raised[0]
             raise
 
+    def summarize_branch(self, session_id: Union[str, bytes], from_leaf: str,
+                         to_event: str) -> Any:
+        """Summarizes the path abandoned at from_leaf since its common
+        ancestor with to_event, and appends the summary at to_event (a new
+        fork when to_event is not a leaf) as a BranchSummarized event:
+        {"event_id", "branch_id", "common_ancestor_event_id", "range",
+        "summary", "text"}."""
+        sid = _text(session_id, "session_id")
+        a = _text(from_leaf, "from_leaf")
+        b = _text(to_event, "to_event")
+        return json.loads(self._out(_capi.ctxdb_branch_summarize, sid, len(sid), a, len(a),
+                                    b, len(b)))
+
     def compactions(self, session_id: Union[str, bytes],
                     branch: Union[None, str, bytes] = None) -> List[Any]:
         """The compactions on a branch's path, oldest first: range,
