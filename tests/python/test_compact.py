@@ -144,3 +144,17 @@ def test_summarize_branch(tmp_path):
         assert "patch the clock" in r["text"]
         with pytest.raises(ctxdb.InvalidInput):
             db.summarize_branch("s", ask, leaf)
+
+
+def test_keyboard_interrupt_in_the_summarizer_propagates(tmp_path):
+    with ctxdb.open(tmp_path / "c.ctxdb") as db:
+        _session(db)
+
+        def interrupted(plan):
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            db.compact("s", POLICY, summarizer=interrupted)
+        # The attempt is still recorded, and nothing was committed.
+        assert _events(db)[-1] == "CompactionFailed"
+        assert db.compactions("s") == []

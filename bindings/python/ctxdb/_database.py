@@ -690,6 +690,8 @@ class Database:
             return json.loads(self._out(_capi.ctxdb_compact, sid, len(sid), data, len(data),
                                         cast(fn, c_void_p), None))
         except CheckFailed as e:
+            if raised and not isinstance(raised[0], Exception):
+                raise raised[0]  # KeyboardInterrupt, SystemExit: not the summary's fault
             if raised:
                 raise e from raised[0]
             raise
