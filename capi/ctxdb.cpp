@@ -619,6 +619,17 @@ struct CallbackSummarizer {
   }
 };
 
+// A compaction call taking (session, policy): `call` is an Engine method.
+using PolicyCall = std::string (ctxdb::Engine::*)(std::string_view, std::string_view);
+
+int policy_call(ctxdb_db *db, const char *session_id, size_t id_len, const char *policy_json,
+                size_t len, char **out, size_t *out_len, PolicyCall call) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    return (e.*call)(sid, arg(policy_json, len, "policy_json"));
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -634,18 +645,14 @@ CTXDB_API int ctxdb_summary_error(ctxdb_summary_ctx *ctx, const char *message, s
 CTXDB_API int ctxdb_compact_should(ctxdb_db *db, const char *session_id, size_t id_len,
                                    const char *policy_json, size_t len, char **out,
                                    size_t *out_len) {
-  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
-    return e.compact_should(id_arg(session_id, id_len, "session_id"),
-                            arg(policy_json, len, "policy_json"));
-  });
+  return policy_call(db, session_id, id_len, policy_json, len, out, out_len,
+                     &ctxdb::Engine::compact_should);
 }
 
 CTXDB_API int ctxdb_compact_plan(ctxdb_db *db, const char *session_id, size_t id_len,
                                  const char *policy_json, size_t len, char **out, size_t *out_len) {
-  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
-    return e.compact_plan(id_arg(session_id, id_len, "session_id"),
-                          arg(policy_json, len, "policy_json"));
-  });
+  return policy_call(db, session_id, id_len, policy_json, len, out, out_len,
+                     &ctxdb::Engine::compact_plan);
 }
 
 CTXDB_API int ctxdb_compact_commit(ctxdb_db *db, const char *session_id, size_t id_len,
