@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -553,4 +554,93 @@ TEST_CASE("a branch summary tells the new branch what the abandoned one tried") 
   simdjson::dom::parser p;
   CHECK_NOTHROW(store::embedded_schema("json/branch_summary.schema.json")
                     .validate(json::parse(p, r.text, "output"), ""));
+}
+
+// Invariants 2, 3, 4 and 8 over random sessions, random cuts and chains of
+// compactions; a compile after each keeps its bundle invariants.
+TEST_CASE("random sessions compacted again and again keep the invariants") {
+  int compacted = 0;
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937 rng(seed);
+    SessionFixture f;
+    std::vector<std::string> open_calls;
+    std::set<std::string> written;
+    int calls = 0;
+    for (int round = 0; round < 3; ++round) {
+      int events = 15 + int(rng() % 40);
+      for (int i = 0; i < events; ++i) {
+        switch (rng() % 7) {
+        case 0: f.add(prompt("prompt " + std::to_string(round) + "." + std::to_string(i))); break;
+        case 1:
+        case 2: {
+          std::string id = "k" + std::to_string(calls++);
+          f.add(call(id));
+          open_calls.push_back(id);
+          break;
+        }
+        case 3:
+        case 4:
+          if (!open_calls.empty()) {
+            size_t k = rng() % open_calls.size();
+            std::string id = open_calls[k];
+            open_calls.erase(open_calls.begin() + long(k));
+            f.add(rng() % 4 == 0 ? failed(id) : result(id, 1 + rng() % 60));
+          }
+          break;
+        case 5: {
+          std::string path = "f" + std::to_string(rng() % 9) + ".py";
+          f.add(wrote(path));
+          written.insert(path);
+          break;
+        }
+        case 6: f.add(state_ops(R"({"op":"set_task","text":"task )" + std::to_string(i) + "\"}"));
+        }
+      }
+      std::string before = export_all(f.db);
+      std::string done;
+      try {
+        done = f.db.compact("s", keep(int64_t(rng() % 400)), nullptr);
+      } catch (const Error &e) {
+        // Only when the range holds no task to carry (no prompt, no set_task).
+        INFO("seed " << seed << ": " << e.what());
+        CHECK(e.code() == Code::kCheckFailed);
+        CHECK(std::string(e.what()).find("current_task") != std::string::npos);
+        continue;
+      }
+      INFO("seed " << seed << " round " << round << ": " << done);
+      // 8: the log only grew.
+      CHECK(export_all(f.db).starts_with(before));
+      if (field(done, "status") != "compacted") continue;
+      ++compacted;
+      Json r(done);
+      // 3: the range is named.
+      CHECK(r.str({"summary", "provenance", "range", "from_event_id"}) != "");
+      // 2: every call still pending is after the cut (or the cut keeps all).
+      std::string bundle = f.db.compile(R"({"session_id":"s","max_tokens":1000000})");
+      for (const std::string &c : open_calls)
+        CHECK(bundle.find(R"("id":")" + c + "\"") != std::string::npos);
+      // 4: every file written is in a summary or in the state.
+      std::string state = f.db.state("s", std::nullopt, std::nullopt);
+      std::string summaries;
+      Json list(f.db.compactions("s", std::nullopt));
+      for (auto c : list.doc.get_array())
+        summaries +=
+            field(f.db.event_get(std::string(c["event_id"].get_string().value())), "payload");
+      for (const std::string &path : written)
+        CHECK((summaries.find(path) != std::string::npos || state.find(path) != std::string::npos));
+      // The compiled context: no result without its call.
+      Json b(bundle);
+      std::set<std::string> seen;
+      for (auto s : b.doc["segments"].get_array())
+        for (auto block : s["content"].get_array()) {
+          std::string_view type = block["type"].get_string().value();
+          if (type == "tool_call") seen.insert(std::string(block["id"].get_string().value()));
+          if (type == "tool_result")
+            CHECK(seen.count(std::string(block["tool_call_id"].get_string().value())) == 1);
+        }
+    }
+    CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+  }
+  CHECK(compacted >= 18); // most rounds compact: the test is not vacuous
+  MESSAGE(compacted << " of 36 rounds compacted");
 }
