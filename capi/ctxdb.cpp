@@ -103,6 +103,10 @@ bool live_iter(const ctxdb_iter *it) {
 
 thread_local std::string t_last_error;
 
+// The handle whose summarizer callback is running on this thread (the
+// owner mark below already refuses a call back into it).
+thread_local const ctxdb_db *t_in_callback = nullptr;
+
 int fail(ctxdb_db *h, Code code, const std::string &message) {
   t_last_error = message;
   if (h) {
@@ -804,6 +808,143 @@ CTXDB_API int ctxdb_tokens_encode(ctxdb_db *db, const char *encoding, size_t enc
         *out_ids = buf;
         *out_n = ids.size();
       });
+}
+
+} // extern "C"
+
+// ---- Compaction ---------------------------------------------------------------
+
+struct ctxdb_summary_ctx {
+  std::string summary;
+  bool set = false;
+  std::string error;
+};
+
+namespace {
+
+// The summary context of the callback running on this thread.
+thread_local ctxdb_summary_ctx *t_summary_ctx = nullptr;
+
+int summary_ctx_put(ctxdb_summary_ctx *ctx, const char *p, size_t len, bool is_summary) {
+  if (!ctx || ctx != t_summary_ctx)
+    return fail(nullptr, Code::kMisuse, "the summary context is not that of a running summarizer");
+  if (!p && len) return fail(nullptr, Code::kMisuse, "the text is NULL but its length is not 0");
+  try {
+    (is_summary ? ctx->summary : ctx->error).assign(p ? p : "", len);
+    if (is_summary) ctx->set = true;
+    return CTXDB_OK;
+  } catch (...) {
+    return fail_current(nullptr);
+  }
+}
+
+// The C callback as the engine's summarizer: it throws when the callback
+// fails, which the compactor records as the failed check "summarizer".
+struct CallbackSummarizer {
+  ctxdb_summarize_fn fn;
+  void *user_data;
+  const ctxdb_db *db;
+  std::string operator()(std::string_view plan) const {
+    ctxdb_summary_ctx ctx;
+    struct Scope {
+      ctxdb_summary_ctx *prev_ctx = t_summary_ctx;
+      const ctxdb_db *prev_db = t_in_callback;
+      ~Scope() {
+        t_summary_ctx = prev_ctx;
+        t_in_callback = prev_db;
+      }
+    } scope;
+    t_summary_ctx = &ctx;
+    t_in_callback = db;
+    int rc = fn(user_data, plan.data(), plan.size(), &ctx);
+    try {
+      ctxdb::json::require_utf8(ctx.error, "error");
+    } catch (const Error &) {
+      ctx.error = "(its message is not UTF-8)";
+    }
+    if (rc != CTXDB_OK)
+      throw Error(Code::kInternal, std::string("it returned ") + ctxdb_errstr(rc) +
+                                       (ctx.error.empty() ? "" : ": " + ctx.error));
+    if (!ctx.set) throw Error(Code::kInternal, "it returned CTXDB_OK without ctxdb_summary_set");
+    return std::move(ctx.summary);
+  }
+};
+
+// A compaction call taking (session, policy): `call` is an Engine method.
+using PolicyCall = std::string (ctxdb::Engine::*)(std::string_view, std::string_view);
+
+int policy_call(ctxdb_db *db, const char *session_id, size_t id_len, const char *policy_json,
+                size_t len, char **out, size_t *out_len, PolicyCall call) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    return (e.*call)(sid, arg(policy_json, len, "policy_json"));
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+CTXDB_API int ctxdb_summary_set(ctxdb_summary_ctx *ctx, const char *summary_json, size_t len) {
+  return summary_ctx_put(ctx, summary_json, len, true);
+}
+
+CTXDB_API int ctxdb_summary_error(ctxdb_summary_ctx *ctx, const char *message, size_t len) {
+  return summary_ctx_put(ctx, message, len, false);
+}
+
+CTXDB_API int ctxdb_compact_should(ctxdb_db *db, const char *session_id, size_t id_len,
+                                   const char *policy_json, size_t len, char **out,
+                                   size_t *out_len) {
+  return policy_call(db, session_id, id_len, policy_json, len, out, out_len,
+                     &ctxdb::Engine::compact_should);
+}
+
+CTXDB_API int ctxdb_compact_plan(ctxdb_db *db, const char *session_id, size_t id_len,
+                                 const char *policy_json, size_t len, char **out, size_t *out_len) {
+  return policy_call(db, session_id, id_len, policy_json, len, out, out_len,
+                     &ctxdb::Engine::compact_plan);
+}
+
+CTXDB_API int ctxdb_compact_commit(ctxdb_db *db, const char *session_id, size_t id_len,
+                                   const char *plan_json, size_t plan_len, const char *summary_json,
+                                   size_t summary_len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    std::string_view plan = arg(plan_json, plan_len, "plan_json");
+    // The summary's bytes are checked (summary_json), not rejected here:
+    // a bad one is a failed check with its CompactionFailed record.
+    return e.compact_commit(sid, plan, arg(summary_json, summary_len, "summary_json"));
+  });
+}
+
+CTXDB_API int ctxdb_compact(ctxdb_db *db, const char *session_id, size_t id_len,
+                            const char *policy_json, size_t len, ctxdb_summarize_fn fn,
+                            void *user_data, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    std::string_view policy = arg(policy_json, len, "policy_json");
+    if (!fn) return e.compact(sid, policy, nullptr);
+    ctxdb::compact::Summarizer host = CallbackSummarizer{fn, user_data, db};
+    return e.compact(sid, policy, &host);
+  });
+}
+
+CTXDB_API int ctxdb_branch_summarize(ctxdb_db *db, const char *session_id, size_t id_len,
+                                     const char *from_leaf, size_t from_len, const char *to_event,
+                                     size_t to_len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    std::string_view from = id_arg(from_leaf, from_len, "from_leaf");
+    return e.branch_summarize(sid, from, id_arg(to_event, to_len, "to_event"));
+  });
+}
+
+CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                                     const char *branch, size_t branch_len, char **out,
+                                     size_t *out_len) {
+  return branch_view(db, session_id, id_len, branch, branch_len, out, out_len,
+                     &ctxdb::Engine::compactions);
 }
 
 } // extern "C"

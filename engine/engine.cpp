@@ -736,3 +736,53 @@ std::string Engine::memory_retrieve(std::string_view query_json) {
 }
 
 } // namespace ctxdb
+
+// ---- Compaction -------------------------------------------------------------
+
+namespace ctxdb {
+
+compile::Sources Engine::compile_sources() {
+  return {store_, log_, state_, compactions_, context_builds_, token::default_counter()};
+}
+
+std::string Engine::compact_should(std::string_view session_id, std::string_view policy_json) {
+  compact::Policy policy = compact::parse_policy(policy_json);
+  compile::Sources src = compile_sources();
+  return compact::should_compact(src, std::string(session_id), policy);
+}
+
+std::string Engine::compact_plan(std::string_view session_id, std::string_view policy_json) {
+  compact::Policy policy = compact::parse_policy(policy_json);
+  compile::Sources src = compile_sources();
+  return compact::to_json(compact::plan(src, std::string(session_id), policy));
+}
+
+std::string Engine::compact_commit(std::string_view session_id, std::string_view plan_json,
+                                   std::string_view summary_json) {
+  compile::Sources src = compile_sources();
+  return compact::commit(src, std::string(session_id), plan_json, summary_json);
+}
+
+std::string Engine::compact(std::string_view session_id, std::string_view policy_json,
+                            const compact::Summarizer *host) {
+  compact::Policy policy = compact::parse_policy(policy_json);
+  compile::Sources src = compile_sources();
+  return compact::compact(src, std::string(session_id), policy, host);
+}
+
+std::string Engine::branch_summarize(std::string_view session_id, std::string_view from_leaf,
+                                     std::string_view to_event) {
+  compile::Sources src = compile_sources();
+  return compact::summarize_branch(src, std::string(session_id), std::string(from_leaf),
+                                   std::string(to_event));
+}
+
+std::string Engine::compactions(std::string_view session_id,
+                                std::optional<std::string_view> branch) {
+  compile::Sources src = compile_sources();
+  std::optional<std::string> b;
+  if (branch) b = std::string(*branch);
+  return compact::list(src, std::string(session_id), b);
+}
+
+} // namespace ctxdb

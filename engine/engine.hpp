@@ -6,6 +6,7 @@
 #pragma once
 
 #include "artifact/artifact_store.hpp"
+#include "compact/compactor.hpp"
 #include "compile/compiler.hpp"
 #include "log/event_log.hpp"
 #include "log/spill.hpp"
@@ -153,6 +154,28 @@ public:
   // The config's "tokenizer_data_dir" ("" when unset): where the exact
   // encodings' rank files are; CTXDB_TOKENIZER_DATA when unset.
   const std::string &tokenizer_data_dir() const { return tokenizer_data_dir_; }
+  // ---- Compaction (DESIGN §6; engine/compact/) ----------------------------
+  // policy_json is compaction_policy.schema.json (empty text is {}).
+  // Whether to compact (compaction_advice.schema.json); reads cached counts.
+  std::string compact_should(std::string_view session_id, std::string_view policy_json);
+  // The plan (compaction_plan.schema.json): the cut, the range, the
+  // previous summary, the obligations, memory candidates, the transcript.
+  std::string compact_plan(std::string_view session_id, std::string_view policy_json);
+  // Checks a host's summary for a plan it made and commits it
+  // (compaction_result.schema.json), or records a CompactionFailed and
+  // throws kCheckFailed naming the failed checks.
+  std::string compact_commit(std::string_view session_id, std::string_view plan_json,
+                             std::string_view summary_json);
+  // plan → summarize (host, or the built-in extractive summarizer when
+  // null) → check → commit.
+  std::string compact(std::string_view session_id, std::string_view policy_json,
+                      const compact::Summarizer *host);
+  // A summary of the path abandoned at from_leaf, appended at to_event
+  // (branch_summary.schema.json).
+  std::string branch_summarize(std::string_view session_id, std::string_view from_leaf,
+                               std::string_view to_event);
+  // The compactions on a branch's path (compactions.schema.json).
+  std::string compactions(std::string_view session_id, std::optional<std::string_view> branch);
 
 private:
   // The MemoryWritten event of a memory_write object, its memory id set.
@@ -162,6 +185,9 @@ private:
   // The session a memory call appends to: the spec's, else the one of the
   // memory's last event.
   std::string memory_session(simdjson::dom::element spec, const memory::Trail &trail);
+
+private:
+  compile::Sources compile_sources();
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,
                           std::optional<std::string_view> branch);

@@ -569,6 +569,33 @@ const CommandSpec kCommands[] = {
      "                  special id) or text (ordinary text)\n"
      "  --ids           print the token ids as a JSON array instead\n",
      {"--encoding", "--specials"}, {"--ids"}, 0, 1, cmd_tokens},
+    // ---- Compaction ----
+    {"compact", "SESSION [--branch B] [--keep-recent N] [--summary-file F | --builtin] "
+                "[--dry-run] [--json]",
+     "compact a branch: summarize what precedes its recent turns",
+     "Plans a compaction of the branch (default: main), summarizes the range\n"
+     "before the cut and commits it as one CompactionCompleted event; the raw\n"
+     "events stay. --keep-recent N keeps the recent whole turns up to N tokens\n"
+     "(default 20000). --builtin (the default) uses the built-in extractive\n"
+     "summarizer; --summary-file F checks and commits the summary JSON in F\n"
+     "(- for stdin) instead. A summary that fails a check is not committed: a\n"
+     "CompactionFailed event records why, and the failed checks are named.\n"
+     "--dry-run prints the plan (the cut, the sizes, the obligations) and\n"
+     "writes nothing; with --json, the whole plan including the transcript.\n",
+     {"--branch", "--keep-recent", "--summary-file"}, {"--builtin", "--dry-run", "--json"}, 1, 1,
+     cmd_compact},
+    {"compactions", "SESSION [--branch B] [--json]", "list the compactions of a branch",
+     "Lists the compactions on the branch's path (default: main), oldest first:\n"
+     "the range each summarizes, tokens before and after, the ratio, the checks\n"
+     "passed and the summarizer.\n",
+     {"--branch"}, {"--json"}, 1, 1, cmd_compactions},
+    {"branch-summary", "SESSION FROM_LEAF TO_EVENT [--json]",
+     "summarize an abandoned path and append it where work continues",
+     "Summarizes the path abandoned at FROM_LEAF since its common ancestor with\n"
+     "TO_EVENT (the built-in extractive summarizer) and appends the summary at\n"
+     "TO_EVENT as a BranchSummarized event -- on a new fork when TO_EVENT is not\n"
+     "a leaf -- so the branch that continues there knows what was tried.\n",
+     {}, {"--json"}, 3, 3, cmd_branch_summary},
 };
 // clang-format on
 

@@ -39,7 +39,10 @@ int cmd_memory_show(const Args &args);
 int cmd_memory_search(const Args &args);
 int cmd_memory_forget(const Args &args);
 int cmd_memory_promote(const Args &args);
-int cmd_tokens(const Args &args); // token_commands.cpp
+int cmd_tokens(const Args &args);  // token_commands.cpp
+int cmd_compact(const Args &args); // compact_commands.cpp
+int cmd_compactions(const Args &args);
+int cmd_branch_summary(const Args &args);
 
 } // namespace cli
 

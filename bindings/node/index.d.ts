@@ -800,6 +800,132 @@ export declare class EventIterator<T = StoredEvent>
   [Symbol.iterator](): EventIterator<T>;
 }
 
+// ---- Compaction ----
+
+/** compaction_policy.schema.json; every field optional. */
+export interface CompactionPolicy {
+  branch_id?: string;
+  context_window?: number;
+  reserve_tokens?: number;
+  soft_threshold?: number;
+  keep_recent_tokens?: number;
+  min_reclaim_tokens?: number;
+  summary_tokens?: number;
+  timeout_ms?: number;
+  preview_min_tokens?: number;
+  preview_bytes?: number;
+}
+
+/** compaction_advice.schema.json. */
+export interface CompactionAdvice {
+  session_id: string;
+  branch_id: string;
+  leaf_event_id: string;
+  context_tokens: number;
+  estimated_tokens: number;
+  anchor: { event_id: string; usage_tokens: number; tokens_after: number } | null;
+  context_window: number;
+  reserve_tokens: number;
+  soft_limit: number;
+  hard_limit: number;
+  level: 'ok' | 'soft' | 'hard';
+  reclaimable_tokens: number;
+  net_benefit_tokens: number;
+  summary_cost_tokens: number;
+  cache_invalidated_tokens: number;
+  should_compact: boolean;
+  reason: string;
+  [key: string]: unknown;
+}
+
+/** compaction_plan.schema.json: what a summarizer receives. */
+export interface CompactionPlan {
+  session_id: string;
+  branch_id: string;
+  leaf_event_id: string;
+  status: 'ready' | 'nothing_to_compact';
+  cut: { first_kept_event_id: string | null; first_kept_seq: number; kind: string };
+  range: {
+    from_seq: number;
+    to_seq: number;
+    from_event_id: string;
+    to_event_id: string;
+    events: number;
+    messages: number;
+  };
+  tokens: { before: number; previous_summary: number; range: number; kept: number; after_estimate: number };
+  previous_compaction: { event_id: string; summary: unknown } | null;
+  obligations: {
+    current_task: { text: string; event_id: string } | null;
+    files_read: { path: string; event_id: string }[];
+    files_modified: { path: string; event_id: string; change_summary?: string }[];
+    tool_errors: { tool_call_id: string; name: string; error: string; event_id: string }[];
+    decisions: { decision: string; rationale?: string; event_id: string }[];
+    open_questions: { id: string; text: string; event_id: string }[];
+  };
+  memory_candidates: { kind: string; content: string; confidence?: number; source_refs: string[] }[];
+  pending_calls_kept: string[];
+  transcript: string;
+  [key: string]: unknown;
+}
+
+/** compaction_summary.schema.json (the hard checks need goal.current_task, next_steps and a source ref). */
+export interface CompactionSummary {
+  goal: { user_goal?: string; current_task?: string; acceptance_criteria?: string[] };
+  next_steps: string[];
+  provenance: { source_event_ids?: string[]; summarizer?: { name?: string; version?: string }; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** compaction_result.schema.json. */
+export interface CompactionResult {
+  status: 'compacted' | 'nothing_to_compact';
+  session_id: string;
+  branch_id: string;
+  tokens_before: number;
+  event_id?: string;
+  first_kept_event_id?: string;
+  tokens_after?: number;
+  ratio?: number;
+  checks?: { name: string; ok: boolean; detail?: string; missing?: string[] }[];
+  summary?: CompactionSummary;
+  summarizer?: { name: string; version: string };
+  reason?: string;
+  [key: string]: unknown;
+}
+
+/** compactions.schema.json, one item. */
+export interface Compaction {
+  event_id: string;
+  seq: number;
+  branch_id: string;
+  first_kept_event_id: string;
+  first_kept_seq: number;
+  range: Record<string, unknown> | null;
+  tokens_before: number | null;
+  tokens_after: number | null;
+  ratio: number | null;
+  checks: { name: string; ok: boolean }[];
+  summarizer: { name: string; version: string } | null;
+}
+
+/** branch_summary.schema.json. */
+export interface BranchSummary {
+  event_id: string;
+  branch_id: string;
+  from_leaf_event_id: string;
+  common_ancestor_event_id: string;
+  range: Record<string, unknown>;
+  summary: CompactionSummary;
+  text: string;
+}
+
+export interface CompactOptions {
+  policy?: CompactionPolicy;
+  /** Called synchronously with the plan; returns the summary (object or JSON text). */
+  summarizer?: ((plan: CompactionPlan) => CompactionSummary | string) | null;
+}
+
 /** A connection to one ctxdb database file. */
 export declare class Database {
   /** Opens (creating if needed) the database file at `path`. */
@@ -944,6 +1070,22 @@ export declare class Database {
    */
   setTokenCounter(name: string, fn: TokenCounter): void;
   setTokenCounter(name: string | null, fn: null): void;
+  /** Whether to compact: size, limits, net benefit (cached counts only). */
+  shouldCompact(sessionId: string, policy?: CompactionPolicy): CompactionAdvice;
+  /** The compaction plan: cut, range, obligations, transcript. Writes nothing. */
+  planCompaction(sessionId: string, policy?: CompactionPolicy): CompactionPlan;
+  /** Checks a summary for a plan and commits it (CHECK_FAILED names failed checks). */
+  commitCompaction(
+    sessionId: string,
+    plan: CompactionPlan | string,
+    summary: CompactionSummary | string,
+  ): CompactionResult;
+  /** plan -> summarize (yours, or the built-in one) -> check -> commit. Synchronous. */
+  compact(sessionId: string, options?: CompactOptions): CompactionResult;
+  /** Summarizes the path abandoned at fromLeaf and appends it at toEvent. */
+  summarizeBranch(sessionId: string, fromLeaf: string, toEvent: string): BranchSummary;
+  /** The compactions on a branch's path, oldest first. */
+  compactions(sessionId: string, options?: BranchViewOptions): Compaction[];
   /** The library's version string. */
   /**
    * Tokenizer: the exact number of tokens of text (identical to tiktoken's),

@@ -67,28 +67,6 @@ void add_event_sources(std::vector<Source> &sources, element items) {
     add_source(sources, "event", string_field(item, "event_id"));
 }
 
-// A structured summary as text: a line per field, a bullet per item.
-std::string summary_text(element summary) {
-  std::string_view plain;
-  if (!summary.get(plain)) return std::string(plain);
-  std::string text;
-  for (auto [key, value] : summary.get_object()) {
-    text.append(key).append(":");
-    if (value.is_string()) {
-      text.append(" ").append(std::string_view(value)).append("\n");
-    } else if (value.is_array()) {
-      text.append("\n");
-      for (element item : value.get_array())
-        text.append("- ")
-            .append(item.is_string() ? std::string(std::string_view(item)) : json::canonical(item))
-            .append("\n");
-    } else {
-      text.append(" ").append(json::canonical(value)).append("\n");
-    }
-  }
-  return text;
-}
-
 class Compilation {
 public:
   Compilation(Sources &src, const Request &req)
@@ -733,6 +711,144 @@ Compiled Compilation::run() {
 }
 
 } // namespace
+
+namespace {
+
+// A field of a summary item: a string as is, anything else as JSON.
+std::string item_text(element item) {
+  std::string_view s;
+  if (!item.get(s)) return std::string(s);
+  return json::canonical(item);
+}
+
+// One item of a known list: its main text and what qualifies it.
+std::string summary_item(std::string_view section, element item) {
+  if (!item.is_object()) return item_text(item);
+  auto str = [&](const char *k) { return string_field(item, k); };
+  std::string text;
+  if (section == "decisions") {
+    text = str("decision");
+    if (!str("rationale").empty()) text.append(" (because: ").append(str("rationale")).append(")");
+  } else if (section == "facts") {
+    text = str("content");
+    element c;
+    if (!item["confidence"].get(c))
+      text.append(" (confidence ").append(json::canonical(c)).append(")");
+  } else if (section == "tool_results") {
+    text = str("name").empty() ? std::string(str("summary"))
+                               : std::string(str("name")) + ": " + std::string(str("summary"));
+    if (!str("artifact_id").empty())
+      text.append(" [artifact ").append(str("artifact_id")).append("]");
+  } else if (section == "errors") {
+    text = str("name").empty() ? std::string(str("error"))
+                               : std::string(str("name")) + ": " + std::string(str("error"));
+    bool resolved = false;
+    if (!item["resolved"].get(resolved)) text.append(resolved ? " (resolved)" : " (unresolved)");
+  } else {
+    return json::canonical(item);
+  }
+  return text;
+}
+
+void bullets(std::string &text, std::string_view title, simdjson::simdjson_result<element> list,
+             std::string_view section) {
+  simdjson::dom::array items;
+  if (list.get(items) || items.size() == 0) return;
+  text.append(title).append(":\n");
+  for (element item : items) text.append("- ").append(summary_item(section, item)).append("\n");
+}
+
+void generic_field(std::string &text, std::string_view key, element value) {
+  text.append(key).append(":");
+  if (value.is_array()) {
+    text.append("\n");
+    for (element item : value.get_array()) text.append("- ").append(item_text(item)).append("\n");
+  } else {
+    text.append(" ").append(item_text(value)).append("\n");
+  }
+}
+
+// The sections of a structured summary that render with titles; a field
+// of another shape, or another field, renders generically.
+bool structured_field(std::string &text, std::string_view key, element value) {
+  simdjson::dom::object o;
+  bool is_object = !value.get(o);
+  if (key == "goal" && is_object) {
+    std::string_view s;
+    if (!value["user_goal"].get(s) && !s.empty()) text.append("Goal: ").append(s).append("\n");
+    if (!value["current_task"].get(s) && !s.empty())
+      text.append("Current task: ").append(s).append("\n");
+    bullets(text, "Acceptance criteria", value["acceptance_criteria"], "");
+  } else if (key == "constraints" && is_object) {
+    bullets(text, "Hard constraints", value["hard"], "");
+    bullets(text, "Soft constraints", value["soft"], "");
+    bullets(text, "Preferences", value["preferences"], "");
+  } else if (key == "progress" && is_object) {
+    bullets(text, "Done", value["done"], "");
+    bullets(text, "In progress", value["in_progress"], "");
+    bullets(text, "Blocked", value["blocked"], "");
+  } else if (key == "split_turn" && is_object) {
+    text.append("The request being worked on when the conversation was cut: ")
+        .append(string_field(value, "request"))
+        .append("\n");
+  } else if (key == "files" && is_object) {
+    for (auto [title, k] : {std::pair{"Files modified", "modified"}, {"Files read", "read"}}) {
+      simdjson::dom::array list;
+      if (value[k].get(list) || list.size() == 0) continue;
+      text.append(title).append(":\n");
+      for (element f : list) {
+        text.append("- ").append(f.is_object() ? string_field(f, "path") : item_text(f));
+        if (f.is_object() && !string_field(f, "change_summary").empty())
+          text.append(": ").append(string_field(f, "change_summary"));
+        text.append("\n");
+      }
+    }
+  } else if (key == "provenance" && is_object) {
+    element range;
+    if (!value["range"].get(range) && range.is_object()) {
+      int64_t from = 0, to = 0, events = 0;
+      if (range["from_seq"].get(from)) from = 0;
+      if (range["to_seq"].get(to)) to = 0;
+      if (range["events"].get(events)) events = 0;
+      text.append("(This summarizes events #")
+          .append(std::to_string(from))
+          .append(" to #")
+          .append(std::to_string(to))
+          .append(", ")
+          .append(std::to_string(events))
+          .append(" events.)\n");
+    }
+  } else {
+    static const std::pair<const char *, const char *> kLists[] = {
+        {"decisions", "Decisions"},
+        {"facts", "Facts"},
+        {"tool_results", "Important tool results"},
+        {"errors", "Errors and retries"},
+        {"open_questions", "Open questions"},
+        {"next_steps", "Next steps"},
+        {"risks", "Risks"}};
+    for (auto [k, title] : kLists)
+      if (key == k && value.is_array()) {
+        bullets(text, title, simdjson::simdjson_result<element>(element(value)), key);
+        return true;
+      }
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string summary_text(element summary) {
+  std::string_view plain;
+  if (!summary.get(plain)) return std::string(plain);
+  std::string text;
+  simdjson::dom::object o;
+  if (summary.get(o)) return json::canonical(summary);
+  for (auto [key, value] : o)
+    if (!structured_field(text, key, value)) generic_field(text, key, value);
+  return text;
+}
 
 Compiled compile(Sources &sources, const Request &request) {
   store::Store::ReadTransaction snapshot(sources.store);

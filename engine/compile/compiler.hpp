@@ -53,6 +53,11 @@ struct Compiled {
   int64_t memories_now = 0;
 };
 
+// A compaction's summary as the text a bundle carries: a plain string as
+// is; a structured summary (compaction_summary.schema.json) section by
+// section with titles, a bullet per item; other fields generically.
+std::string summary_text(simdjson::dom::element summary);
+
 // Compiles a parsed request. kNotFound for an unknown session, branch or
 // leaf event; kBudget when the never-dropped material alone exceeds the
 // available tokens (the message gives both sizes).

@@ -67,6 +67,9 @@ const char *Messages::role_of(std::string_view type) {
   if (type == "AssistantMessageCreated") return "assistant";
   if (is_tool_result(type)) return "tool";
   if (type == "CompactionCompleted") return "summary";
+  // What an abandoned branch tried (engine/compact/), told to the branch
+  // that continues from its fork point: its "text" is read as the user's.
+  if (type == "BranchSummarized") return "user";
   return nullptr;
 }
 

@@ -5,6 +5,7 @@
 //   AssistantMessageCreated  → assistant its content blocks, as given
 //   ToolCallFinished/Failed  → tool      [tool_result]
 //   CompactionCompleted      → summary   [summary]
+//   BranchSummarized         → user      [text]
 //
 // Tokens are counted once, at append, by the engine's active counter
 // (Engine::set_token_counter) and stored with its name, so a compile never

@@ -600,6 +600,129 @@ CTXDB_API int ctxdb_tokens_count(ctxdb_db *db, const char *encoding, size_t enc_
 CTXDB_API int ctxdb_tokens_encode(ctxdb_db *db, const char *encoding, size_t enc_len,
                                   const char *text, size_t len, int specials, uint32_t **out_ids,
                                   size_t *out_n);
+/* ---- compaction (DESIGN §6) -------------------------------------------- */
+
+/* A compaction replaces, in compiled contexts, the older part of a branch's
+ * conversation by a checked, structured summary: plan (where to cut, what
+ * the summary must cover) -> summarize (the host's summarizer, or the
+ * built-in extractive one) -> check -> commit, as one CompactionCompleted
+ * event appended at the branch's leaf in one transaction. The raw events
+ * stay; a killed process leaves the whole compaction or none of it.
+ *
+ * policy_json (compaction_policy.schema.json; NULL/0 is {}): {"branch_id"?,
+ * "context_window"? (128000), "reserve_tokens"? (16384), "soft_threshold"?
+ * (0.8 of the hard limit), "keep_recent_tokens"? (20000),
+ * "min_reclaim_tokens"? (4096), "summary_tokens"? (2000), "timeout_ms"? (0:
+ * none), "preview_min_tokens"? (500), "preview_bytes"? (800)}. An unknown
+ * field or a bad value is CTXDB_INVALID_ARG; an unknown session or branch
+ * CTXDB_NOT_FOUND.
+ *
+ * A summary (compaction_summary.schema.json) is JSON: {"goal":
+ * {"user_goal", "current_task", "acceptance_criteria"}, "constraints":
+ * {"hard", "soft", "preferences"}, "progress": {"done", "in_progress",
+ * "blocked"}, "split_turn"?, "decisions": [{"decision", "rationale",
+ * "evidence_refs", "event_id"}], "facts": [{"content", "confidence",
+ * "source_refs"}], "files": {"read": [{"path"}], "modified": [{"path",
+ * "change_summary"}]}, "tool_results": [{"tool_call_id", "name", "summary",
+ * "artifact_id"}], "errors": [{"tool_call_id", "error", "retried",
+ * "resolved"}], "open_questions", "next_steps", "risks", "provenance":
+ * {"source_event_ids", "range", "summarizer": {"name", "version"}}}.
+ * Its hard checks, each reported by name: summary_json, summary_schema,
+ * current_task, next_steps, files_modified (every file written in the
+ * range), tool_errors (every tool error in the range, by tool_call_id),
+ * tool_pair_split, pending_call, source_refs (an event of the range is
+ * named), and summarizer (the host's summarizer failed). A summary that
+ * fails is not committed: one CompactionFailed event records the checks,
+ * and the call returns CTXDB_CHECK_FAILED, its message naming them. */
+
+/* Whether to compact (compaction_advice.schema.json): {"context_tokens"
+ * (anchored on the provider usage of the latest assistant message after
+ * the latest compaction, plus the cached counts after it; else the
+ * estimate), "estimated_tokens", "anchor", "context_window",
+ * "reserve_tokens", "soft_limit", "hard_limit", "level": "ok" | "soft" |
+ * "hard", "reclaimable_tokens", "net_benefit_tokens" (reclaimed less the
+ * summary), "summary_cost_tokens", "cache_invalidated_tokens",
+ * "should_compact", "reason"}. Reads cached counts only. */
+CTXDB_API int ctxdb_compact_should(ctxdb_db *db, const char *session_id, size_t id_len,
+                                   const char *policy_json, size_t len, char **out,
+                                   size_t *out_len);
+
+/* The plan (compaction_plan.schema.json): {"session_id", "branch_id",
+ * "leaf_event_id", "status": "ready" | "nothing_to_compact", "policy",
+ * "cut": {"first_kept_event_id", "first_kept_seq", "kind": "turn" |
+ * "split_turn" | "all", "split_turn_request"?}, "range", "tokens",
+ * "previous_compaction": null | {"event_id", "summary"}, "obligations":
+ * {"current_task", "files_read", "files_modified", "tool_errors",
+ * "decisions", "open_questions"}, "memory_candidates", "pending_calls_kept",
+ * "transcript" (the range as text for a model's prompt, large tool outputs
+ * as previews with artifact refs)}. Writes nothing. */
+CTXDB_API int ctxdb_compact_plan(ctxdb_db *db, const char *session_id, size_t id_len,
+                                 const char *policy_json, size_t len, char **out, size_t *out_len);
+
+/* Checks summary_json against plan_json (what ctxdb_compact_plan returned;
+ * its leaf_event_id and cut are used, the range is read again) and commits
+ * it: *out is the result (compaction_result.schema.json): {"status":
+ * "compacted", "event_id", "first_kept_event_id", "range",
+ * "tokens_before", "tokens_after", "ratio", "checks", "summarizer",
+ * "summary"}. CTXDB_CHECK_FAILED (plus one CompactionFailed event) when a
+ * check fails; CTXDB_CONFLICT when the branch moved since the plan. */
+CTXDB_API int ctxdb_compact_commit(ctxdb_db *db, const char *session_id, size_t id_len,
+                                   const char *plan_json, size_t plan_len, const char *summary_json,
+                                   size_t summary_len, char **out, size_t *out_len);
+
+/* The context a host summarizer answers through; valid only during the
+ * callback it was given to. */
+typedef struct ctxdb_summary_ctx ctxdb_summary_ctx;
+
+/* A host summarizer. It gets the plan JSON (borrowed for the call) and
+ * answers with ctxdb_summary_set (which copies the summary: the host keeps
+ * ownership of its buffer, as with sqlite3_result_text and
+ * SQLITE_TRANSIENT), then returns CTXDB_OK. Any other return value fails
+ * the compaction (ctxdb_summary_error may say why first). It runs on the
+ * calling thread, and must not call the handle that called it (that call
+ * returns CTXDB_MISUSE). It cannot be interrupted: a policy timeout_ms
+ * means an answer that came later than that is not used. */
+typedef int (*ctxdb_summarize_fn)(void *user_data, const char *plan_json, size_t plan_len,
+                                  ctxdb_summary_ctx *ctx);
+
+/* Sets the summary of the callback's answer (copied). CTXDB_MISUSE outside
+ * the callback. */
+CTXDB_API int ctxdb_summary_set(ctxdb_summary_ctx *ctx, const char *summary_json, size_t len);
+/* Says why the summarizer failed (copied; recorded in CompactionFailed). */
+CTXDB_API int ctxdb_summary_error(ctxdb_summary_ctx *ctx, const char *message, size_t len);
+
+/* plan -> summarize -> check -> commit in one call: fn NULL uses the
+ * built-in extractive summarizer (deterministic, no model; it inherits
+ * the previous compaction's summary). *out as ctxdb_compact_commit, or
+ * {"status": "nothing_to_compact", "reason"} when the recent turns hold
+ * everything (nothing written). A summarizer that fails, returns garbage,
+ * an empty summary or answers after timeout_ms, or a summary that fails a
+ * check: CTXDB_CHECK_FAILED, and the database is as before plus one
+ * CompactionFailed event. */
+CTXDB_API int ctxdb_compact(ctxdb_db *db, const char *session_id, size_t id_len,
+                            const char *policy_json, size_t len, ctxdb_summarize_fn fn,
+                            void *user_data, char **out, size_t *out_len);
+
+/* A structured summary (built-in extractive summarizer) of the path
+ * abandoned at from_leaf since its common ancestor with to_event, appended
+ * at to_event as a BranchSummarized event -- on a new fork when to_event is
+ * not a leaf -- so the branch that continues there knows what was tried
+ * (its text enters compiled contexts as a user message).
+ * *out (branch_summary.schema.json): {"event_id", "branch_id",
+ * "from_leaf_event_id", "common_ancestor_event_id", "range", "summary",
+ * "text"}. Unknown events: CTXDB_NOT_FOUND; from_leaf on to_event's path
+ * (nothing abandoned), or events of another session: CTXDB_INVALID_ARG. */
+CTXDB_API int ctxdb_branch_summarize(ctxdb_db *db, const char *session_id, size_t id_len,
+                                     const char *from_leaf, size_t from_len, const char *to_event,
+                                     size_t to_len, char **out, size_t *out_len);
+
+/* The compactions on a branch's path (main when branch is NULL), oldest
+ * first (compactions.schema.json): [{"event_id", "seq", "branch_id",
+ * "first_kept_event_id", "first_kept_seq", "range", "tokens_before",
+ * "tokens_after", "ratio", "checks": [{"name", "ok"}], "summarizer"}]. */
+CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_t id_len,
+                                     const char *branch, size_t branch_len, char **out,
+                                     size_t *out_len);
 
 #ifdef __cplusplus
 }

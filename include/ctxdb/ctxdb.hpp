@@ -9,6 +9,8 @@
 #include <ctxdb/ctxdb.h>
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -455,7 +457,89 @@ public:
     return detail::encode_tokens(db_, text, encoding, specials);
   }
 
+  // ---- compaction (JSON in and out; policy empty: {}) ----
+
+  // Whether to compact: the context size, the limits, the net benefit.
+  std::string compact_should(std::string_view session_id, std::string_view policy = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_compact_should(db_, session_id.data(), session_id.size(), policy.data(),
+                                       policy.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // The plan: the cut, the range, the obligations, the transcript.
+  std::string compact_plan(std::string_view session_id, std::string_view policy = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_compact_plan(db_, session_id.data(), session_id.size(), policy.data(),
+                                     policy.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // Checks a summary made for a plan and commits it.
+  std::string compact_commit(std::string_view session_id, std::string_view plan,
+                             std::string_view summary) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_compact_commit(db_, session_id.data(), session_id.size(), plan.data(),
+                                       plan.size(), summary.data(), summary.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // A summarizer: the plan JSON in, the summary JSON out; throw to fail.
+  using Summarizer = std::function<std::string(std::string_view plan)>;
+
+  // plan -> summarize -> check -> commit; no summarizer: the built-in one.
+  std::string compact(std::string_view session_id, std::string_view policy = {},
+                      const Summarizer *summarizer = nullptr) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_compact(db_, session_id.data(), session_id.size(), policy.data(),
+                                policy.size(), summarizer ? &call_summarizer : nullptr,
+                                const_cast<Summarizer *>(summarizer), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // A summary of the path abandoned at from_leaf, appended at to_event.
+  std::string branch_summarize(std::string_view session_id, std::string_view from_leaf,
+                               std::string_view to_event) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_branch_summarize(db_, session_id.data(), session_id.size(),
+                                         from_leaf.data(), from_leaf.size(), to_event.data(),
+                                         to_event.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
+  // The compactions on a branch's path, oldest first.
+  std::string compactions(std::string_view session_id,
+                          std::optional<std::string_view> branch = {}) {
+    return branch_view(ctxdb_compactions_list, session_id, branch);
+  }
+
 private:
+  // No exception crosses the C ABI: a throwing summarizer becomes an error
+  // the engine records.
+  static int call_summarizer(void *user_data, const char *plan, size_t plan_len,
+                             ctxdb_summary_ctx *ctx) {
+    try {
+      std::string summary =
+          (*static_cast<Summarizer *>(user_data))(std::string_view(plan, plan_len));
+      return ctxdb_summary_set(ctx, summary.data(), summary.size());
+    } catch (const std::exception &e) {
+      ctxdb_summary_error(ctx, e.what(), std::char_traits<char>::length(e.what()));
+    } catch (...) {
+      ctxdb_summary_error(ctx, "unknown exception", 17);
+    }
+    return CTXDB_INTERNAL;
+  }
+
   // Calls taking one or two (text, len) pairs and returning JSON.
   template <class Fn> std::string call_json(Fn fn, std::string_view a) {
     char *out = nullptr;

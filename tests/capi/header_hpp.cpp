@@ -109,6 +109,19 @@ int main() {
     CHECK(code_of([&] { db.event_get("evt_nope"); }) == CTXDB_NOT_FOUND);
     CHECK(code_of([&] { ctxdb::Database::open(path, R"({"bogus":1})"); }) == CTXDB_INVALID_ARG);
 
+    // Compaction: a C++ summarizer through the wrapper; what it throws
+    // becomes CTXDB_CHECK_FAILED, never an exception across the C ABI.
+    CHECK(db.compact_should("ses_x").find(R"("level":"ok")") != std::string::npos);
+    const char *on_b = R"({"branch_id":"b","keep_recent_tokens":0})";
+    CHECK(db.compact("ses_x", on_b).find(R"("status":"compacted")") != std::string::npos);
+    ctxdb::Database::Summarizer throws = [](std::string_view) -> std::string {
+      throw std::runtime_error("no model");
+    };
+    db.append("ses_x", R"({"type":"UserPromptSubmitted","actor":"user","branch_id":"b",)"
+                       R"("payload":{"text":"again"}})");
+    CHECK(code_of([&] { db.compact("ses_x", on_b, &throws); }) == CTXDB_CHECK_FAILED);
+    CHECK(db.compactions("ses_x", "b").find(R"("checks":)") != std::string::npos);
+
     // Moves hand the handle over; close() is explicit and final.
     ctxdb::Database moved = std::move(db);
     CHECK(moved.handle() != nullptr && db.handle() == nullptr);

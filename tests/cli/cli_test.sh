@@ -952,9 +952,71 @@ test_search() {
   expect_contains "search --help" "usage: ctxdb search QUERY" "$OUT"
 }
 
+# ---- Compaction ----
+test_compact() {
+  local K="$WORK/compact.ctxdb" events="" i
+  tk() { "$CLI" --db "$K" "$@"; }
+  run tk session new --id s --agent a
+  expect_rc 0
+  for i in 0 1 2 3 4 5; do
+    events+='{"type":"UserPromptSubmitted","actor":"user","payload":{"text":"turn '$i'"}}'$'\n'
+    events+='{"type":"AssistantMessageCreated","actor":"a","payload":{"content":[{"type":"tool_call","id":"c'$i'","name":"bash","args":{}}]}}'$'\n'
+    events+='{"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":"c'$i'","output":"all tests passed, all tests passed, all tests passed, all tests passed"}}'$'\n'
+    events+='{"type":"FileWritten","actor":"tool","payload":{"path":"src/m'$i'.py"}}'$'\n'
+  done
+  run_in "$events" tk append s
+  expect_rc 0
+  run tk compactions s
+  expect_eq "no compactions yet" "no compactions" "$OUT"
+  run tk compact s --keep-recent 60 --dry-run
+  expect_rc 0
+  expect_contains "dry run: the status" "status:     ready" "$OUT"
+  expect_contains "dry run: the cut" "cut:        turn at evt_" "$OUT"
+  expect_contains "dry run: an obligation" "src/m0.py" "$OUT"
+  run tk compactions s
+  expect_eq "a dry run writes nothing" "no compactions" "$OUT"
+  run tk compact s --keep-recent 60 --dry-run --json
+  expect_contains "dry run --json: the transcript" '"transcript":' "$OUT"
+  printf '{"goal":{"current_task":"t"},"next_steps":["n"]}' >"$WORK/summary.json"
+  run tk compact s --keep-recent 60 --summary-file "$WORK/summary.json"
+  expect_rc 1
+  expect_contains "a failing summary names its checks" "files_modified" "$ERR"
+  expect_contains "and its code" "CTXDB_CHECK_FAILED" "$ERR"
+  run tk log s
+  expect_contains "the failure is recorded" "CompactionFailed" "$OUT"
+  run tk compact s --keep-recent 60 --builtin
+  expect_rc 0
+  expect_match "compact prints the compaction" "compacted: +evt_" "$OUT"
+  expect_contains "compact prints the checks" "checks:     9 passed" "$OUT"
+  run tk compactions s
+  expect_rc 0
+  expect_match "compactions lists it" "^#[0-9]+ +evt_[0-9A-Z]+ +range #1\.\.#[0-9]+ +tokens [0-9]+ -> [0-9]+ +ratio 0\.[0-9]+ +checks 9/9 +ctxdb\.extractive$" "$OUT"
+  run tk compactions s --json
+  expect_match "compactions --json" '^\[\{"event_id":"evt_' "$OUT"
+  run tk compact s --builtin --summary-file "$WORK/summary.json"
+  expect_rc 2
+  run tk compact nope
+  expect_rc 1
+  expect_contains "unknown session" "CTXDB_NOT_FOUND" "$ERR"
+  run tk compact s --keep-recent lots
+  expect_rc 2
+  local first last
+  # A stored event's JSON starts with its id.
+  first=$(tk export s | sed -n 2p | cut -d'"' -f4)
+  last=$(tk export s | tail -1 | cut -d'"' -f4)
+  run tk branch-summary s "$last" "$first"
+  expect_rc 0
+  expect_contains "branch-summary appends" "appended:   evt_" "$OUT"
+  expect_contains "branch-summary prints the text" "abandoned" "$OUT"
+  run tk branch-summary s "$first" "$last"
+  expect_rc 1
+  expect_contains "nothing abandoned" "CTXDB_INVALID_ARG" "$ERR"
+}
+
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
-  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state test_artifact test_context test_help; do
+  test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state \
+  test_artifact test_context test_compact test_help; do
   CURRENT=$t
   "$t"
   echo "ok - $t"

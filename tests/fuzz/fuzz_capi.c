@@ -205,6 +205,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     out = NULL;
   }
   if (k > 1) fuzz_compile(db, piece[1], len[1], piece[0], len[0]);
+  /* Compaction: the second piece as a policy, the third as a host's
+   * summary for the plan; whatever they hold, errors, never a crash, and
+   * the log stays verifiable and replayable. */
+  if (k > 2) {
+    char *plan = NULL;
+    size_t plan_len = 0;
+    ctxdb_compact_should(db, "s", 1, piece[1], len[1], &out, &n);
+    drop(out);
+    out = NULL;
+    ctxdb_compact(db, "s", 1, piece[1], len[1], NULL, NULL, &out, &n);
+    drop(out);
+    out = NULL;
+    if (ctxdb_compact_plan(db, "s", 1, "{\"keep_recent_tokens\":0}", 24, &plan, &plan_len) ==
+        CTXDB_OK)
+      ctxdb_compact_commit(db, "s", 1, plan, plan_len, piece[2], len[2], &out, &n);
+    drop(plan);
+    drop(out);
+    out = NULL;
+  }
   if (ctxdb_verify(db, NULL, 0, &out, &n) != CTXDB_OK || !strstr(out, "\"ok\":true")) abort();
   drop(out);
   /* Whatever was accepted, the projections must replay identically. */

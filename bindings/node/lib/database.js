@@ -740,6 +740,109 @@ class Database {
   }
 
   /** The library's version string ("0.1.0"). */
+  // ---- Compaction ----
+
+  #policyCall(method, sessionId, policy) {
+    check.string(sessionId, 'sessionId');
+    const json = check.stringify(check.optObject(policy, 'policy'), 'policy');
+    return parse(call(() => this.#db[method](sessionId, json)));
+  }
+
+  /**
+   * Whether to compact: {context_tokens (anchored on provider usage),
+   * estimated_tokens, anchor, context_window, reserve_tokens, soft_limit,
+   * hard_limit, level, reclaimable_tokens, net_benefit_tokens,
+   * summary_cost_tokens, cache_invalidated_tokens, should_compact, reason}.
+   * policy (compaction_policy.schema.json): {branch_id?, keep_recent_tokens?,
+   * context_window?, reserve_tokens?, ...}.
+   */
+  shouldCompact(sessionId, policy) {
+    return this.#policyCall('compactShould', sessionId, policy);
+  }
+
+  /**
+   * The plan: {cut, range, tokens, previous_compaction, obligations,
+   * memory_candidates, pending_calls_kept, transcript, ...}. Writes nothing.
+   */
+  planCompaction(sessionId, policy) {
+    return this.#policyCall('compactPlan', sessionId, policy);
+  }
+
+  /**
+   * Checks a summary (an object, or JSON text) made for a plan (what
+   * planCompaction returned) and commits it. A failed check throws a
+   * CtxdbError CTXDB_CHECK_FAILED naming the checks, and a
+   * CompactionFailed event records them.
+   */
+  commitCompaction(sessionId, plan, summary) {
+    check.string(sessionId, 'sessionId');
+    const planJson = typeof plan === 'string' ? plan : check.stringify(plan, 'plan');
+    const summaryJson =
+      typeof summary === 'string' ? summary : check.stringify(summary, 'summary');
+    return parse(call(() => this.#db.compactCommit(sessionId, planJson, summaryJson)));
+  }
+
+  /**
+   * plan -> summarize -> check -> commit. options: {policy?, summarizer?:
+   * (plan) => summary object or JSON text}; without a summarizer, the
+   * built-in extractive one. The summarizer runs synchronously and must
+   * not call this Database. If it throws or returns something unusable,
+   * nothing is committed, one CompactionFailed event records why, and a
+   * CtxdbError CTXDB_CHECK_FAILED is thrown (its cause: what the
+   * summarizer threw).
+   */
+  compact(sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    const json = check.stringify(check.optObject(opts.policy, 'options.policy'), 'options.policy');
+    const summarizer = opts.summarizer;
+    if (summarizer === undefined || summarizer === null) {
+      return parse(call(() => this.#db.compact(sessionId, json, null)));
+    }
+    if (typeof summarizer !== 'function') {
+      throw new TypeError(`options.summarizer must be a function, got ${check.describe(summarizer)}`);
+    }
+    let thrown;
+    const trampoline = (planText) => {
+      try {
+        const answer = summarizer(JSON.parse(planText));
+        return typeof answer === 'string' ? answer : JSON.stringify(answer);
+      } catch (err) {
+        thrown = err;
+        throw err;
+      }
+    };
+    try {
+      return parse(call(() => this.#db.compact(sessionId, json, trampoline)));
+    } catch (err) {
+      if (thrown !== undefined && err.cause === undefined) err.cause = thrown;
+      throw err;
+    }
+  }
+
+  /**
+   * Summarizes the path abandoned at fromLeaf since its common ancestor
+   * with toEvent, and appends it at toEvent (a new fork when toEvent is not
+   * a leaf) as a BranchSummarized event: {event_id, branch_id,
+   * common_ancestor_event_id, range, summary, text}.
+   */
+  summarizeBranch(sessionId, fromLeaf, toEvent) {
+    check.string(sessionId, 'sessionId');
+    check.string(fromLeaf, 'fromLeaf');
+    check.string(toEvent, 'toEvent');
+    return parse(call(() => this.#db.branchSummarize(sessionId, fromLeaf, toEvent)));
+  }
+
+  /**
+   * The compactions on a branch's path, oldest first: [{event_id, seq,
+   * branch_id, first_kept_event_id, first_kept_seq, range, tokens_before,
+   * tokens_after, ratio, checks: [{name, ok}], summarizer}]. options:
+   * {branch?}.
+   */
+  compactions(sessionId, options) {
+    return this.#view('compactionsList', sessionId, options);
+  }
+
   version() {
     return native.version();
   }

@@ -473,7 +473,14 @@ public:
                         InstanceMethod<&Database::Search>("search"),
                         // Tokenizer
                         InstanceMethod<&Database::TokensCount>("tokensCount"),
-                        InstanceMethod<&Database::TokensEncode>("tokensEncode")});
+                        InstanceMethod<&Database::TokensEncode>("tokensEncode"),
+                        // Compaction
+                        InstanceMethod<&Database::CompactShould>("compactShould"),
+                        InstanceMethod<&Database::CompactPlan>("compactPlan"),
+                        InstanceMethod<&Database::CompactCommit>("compactCommit"),
+                        InstanceMethod<&Database::Compact>("compact"),
+                        InstanceMethod<&Database::BranchSummarize>("branchSummarize"),
+                        InstanceMethod<&Database::CompactionsList>("compactionsList")});
   }
 
   // new Database(path: string, configJson?: string)
@@ -944,6 +951,97 @@ private:
   }
 
   // A wrapped Iterator over what open(&iter) opens (it returns the status).
+  // ---- Compaction ----
+
+  // compactShould / compactPlan(sessionId: string, policyJson: string)
+  using PolicyFn = int (*)(ctxdb_db *, const char *, size_t, const char *, size_t, char **,
+                           size_t *);
+  Napi::Value PolicyCall(const Napi::CallbackInfo &info, PolicyFn fn) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string policy = GetString(info, 1, "policy");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return fn(db, sid.data(), sid.size(), policy.data(), policy.size(), out, n);
+    });
+  }
+  Napi::Value CompactShould(const Napi::CallbackInfo &info) {
+    return PolicyCall(info, ctxdb_compact_should);
+  }
+  Napi::Value CompactPlan(const Napi::CallbackInfo &info) {
+    return PolicyCall(info, ctxdb_compact_plan);
+  }
+
+  // compactCommit(sessionId: string, planJson: string, summaryJson: string)
+  Napi::Value CompactCommit(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string plan = GetString(info, 1, "plan");
+    std::string summary = GetString(info, 2, "summary");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_compact_commit(db, sid.data(), sid.size(), plan.data(), plan.size(),
+                                  summary.data(), summary.size(), out, n);
+    });
+  }
+
+  // A JS summarizer called synchronously from inside ctxdb_compact, on this
+  // (the main) thread: planJson in, summary JSON text out. What it throws
+  // is caught here (nothing may cross the C ABI) and reported to ctxdb.
+  struct JsSummarizer {
+    Napi::Env env;
+    Napi::Function fn;
+  };
+  static int CallJsSummarizer(void *user, const char *plan, size_t len, ctxdb_summary_ctx *ctx) {
+    auto *s = static_cast<JsSummarizer *>(user);
+    std::string message;
+    try {
+      Napi::Value r = s->fn.Call({Napi::String::New(s->env, plan, len)});
+      if (r.IsString()) {
+        std::string text = r.As<Napi::String>().Utf8Value();
+        return ctxdb_summary_set(ctx, text.data(), text.size());
+      }
+      message = "the summarizer returned no string";
+    } catch (const Napi::Error &e) {
+      message = e.Message();
+    }
+    ctxdb_summary_error(ctx, message.data(), message.size());
+    return CTXDB_INTERNAL;
+  }
+
+  // compact(sessionId: string, policyJson: string, summarizer: Function | null)
+  Napi::Value Compact(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string policy = GetString(info, 1, "policy");
+    bool has_fn = info[2].IsFunction();
+    if (!has_fn && !info[2].IsNull() && !info[2].IsUndefined())
+      throw Napi::TypeError::New(env, "summarizer must be a function or null");
+    JsSummarizer js{env, has_fn ? info[2].As<Napi::Function>() : Napi::Function()};
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_compact(db, sid.data(), sid.size(), policy.data(), policy.size(),
+                           has_fn ? CallJsSummarizer : nullptr, has_fn ? &js : nullptr, out, n);
+    });
+  }
+
+  // branchSummarize(sessionId: string, fromLeaf: string, toEvent: string)
+  Napi::Value BranchSummarize(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string from = GetString(info, 1, "fromLeaf");
+    std::string to = GetString(info, 2, "toEvent");
+    return Output(env, db, [&](char **out, size_t *n) {
+      return ctxdb_branch_summarize(db, sid.data(), sid.size(), from.data(), from.size(), to.data(),
+                                    to.size(), out, n);
+    });
+  }
+
+  Napi::Value CompactionsList(const Napi::CallbackInfo &info) {
+    return BranchView(info, ctxdb_compactions_list);
+  }
+
   template <class Open> Napi::Value OpenIter(Napi::Env env, const ctxdb_db *db, Open &&open) {
     AddonData *data = env.GetInstanceData<AddonData>();
     Napi::Object obj = data->iterator_ctor.New({});

@@ -360,6 +360,66 @@ _proto("ctxdb_tokens_encode", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_int,
        POINTER(POINTER(c_uint32)), POINTER(c_size_t))
 
+# ---- compaction -----------------------------------------------------------------
+
+# typedef int (*ctxdb_summarize_fn)(void *user_data, const char *plan_json,
+#                                   size_t plan_len, ctxdb_summary_ctx *ctx);
+# (plan_json is borrowed for the call: a c_void_p read with string_at.)
+ctxdb_summarize_fn = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_void_p)
+
+# int ctxdb_compact_should(ctxdb_db *db, const char *session_id, size_t id_len,
+#                          const char *policy_json, size_t len, char **out,
+#                          size_t *out_len);
+_proto("ctxdb_compact_should", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_compact_plan(ctxdb_db *db, const char *session_id, size_t id_len,
+#                        const char *policy_json, size_t len, char **out,
+#                        size_t *out_len);
+_proto("ctxdb_compact_plan", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_compact_commit(ctxdb_db *db, const char *session_id, size_t id_len,
+#                          const char *plan_json, size_t plan_len,
+#                          const char *summary_json, size_t summary_len,
+#                          char **out, size_t *out_len);
+_proto("ctxdb_compact_commit", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_summary_set(ctxdb_summary_ctx *ctx, const char *summary_json,
+#                       size_t len);
+_proto("ctxdb_summary_set", c_int, c_void_p, c_char_p, c_size_t)
+
+# int ctxdb_summary_error(ctxdb_summary_ctx *ctx, const char *message,
+#                         size_t len);
+_proto("ctxdb_summary_error", c_int, c_void_p, c_char_p, c_size_t)
+
+# int ctxdb_compact(ctxdb_db *db, const char *session_id, size_t id_len,
+#                   const char *policy_json, size_t len, ctxdb_summarize_fn fn,
+#                   void *user_data, char **out, size_t *out_len);
+# (fn is declared c_void_p so that None passes NULL: the built-in summarizer.)
+_proto("ctxdb_compact", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, c_void_p,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_branch_summarize(ctxdb_db *db, const char *session_id, size_t id_len,
+#                            const char *from_leaf, size_t from_len,
+#                            const char *to_event, size_t to_len, char **out,
+#                            size_t *out_len);
+_proto("ctxdb_branch_summarize", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_t id_len,
+#                            const char *branch, size_t branch_len, char **out,
+#                            size_t *out_len);
+_proto("ctxdb_compactions_list", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

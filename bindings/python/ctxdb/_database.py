@@ -22,6 +22,11 @@ from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Bran
                     RebuildReport, Session, State, Stats, ToolCall, VerifyReport)
 from .errors import InternalError, Misuse, last_error
 from .types import SearchResult
+from ctypes import byref, c_size_t, c_void_p, cast, string_at
+from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
+
+from . import _capi
+from .errors import CheckFailed, InternalError, Misuse, last_error
 from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Children, Event, FileInfo,
                     ImportResult, Memory, MemoryForgetResult, MemoryRetrieval, Message,
                     RebuildReport, Session, State, Stats, ToolCall, VerifyReport)
@@ -688,6 +693,107 @@ class Database:
         events, messages, tokens, tools, latency_ms, approvals,
         compactions, context, errors."""
         return json.loads(self._out(_capi.ctxdb_stats_get, *_opt_text(session_id, "session_id")))
+
+    # ---- compaction ----
+    # policy (compaction_policy.schema.json): None or a dict such as
+    # {"branch_id": "main", "keep_recent_tokens": 20000, "timeout_ms": 60000}.
+
+    def _policy_call(self, fn: Callable[..., int], session_id: Union[str, bytes],
+                     policy: Optional[Mapping]) -> Any:
+        sid = _text(session_id, "session_id")
+        data = _json(policy if policy is not None else {}, "policy")
+        return json.loads(self._out(fn, sid, len(sid), data, len(data)))
+
+    def should_compact(self, session_id: Union[str, bytes],
+                       policy: Optional[Mapping] = None) -> Any:
+        """Whether to compact: context_tokens (anchored on provider usage),
+        the soft and hard limits, net_benefit_tokens, should_compact and
+        the reason. Reads cached counts only."""
+        return self._policy_call(_capi.ctxdb_compact_should, session_id, policy)
+
+    def plan_compaction(self, session_id: Union[str, bytes],
+                        policy: Optional[Mapping] = None) -> Any:
+        """The plan: the cut, the range, the previous summary to inherit,
+        the obligations the summary must cover, memory candidates, and the
+        transcript for a model's prompt. Writes nothing."""
+        return self._policy_call(_capi.ctxdb_compact_plan, session_id, policy)
+
+    def commit_compaction(self, session_id: Union[str, bytes], plan: Any,
+                          summary: Any) -> Any:
+        """Checks a summary (a dict, or JSON text) made for a plan (what
+        plan_compaction returned) and commits it. CheckFailed names the
+        failed checks; a CompactionFailed event records them."""
+        sid = _text(session_id, "session_id")
+        p = _text(plan, "plan") if isinstance(plan, (str, bytes)) else _json(plan, "plan")
+        s = summary if isinstance(summary, (str, bytes)) else _encode_json(summary)
+        s = _text(s, "summary")
+        return json.loads(self._out(_capi.ctxdb_compact_commit, sid, len(sid), p, len(p),
+                                    s, len(s)))
+
+    def compact(self, session_id: Union[str, bytes], policy: Optional[Mapping] = None,
+                summarizer: Optional[Callable[[Any], Any]] = None) -> Any:
+        """plan -> summarize -> check -> commit. summarizer(plan: dict)
+        returns the summary (a dict, or JSON text); None uses the built-in
+        extractive summarizer. It runs on this thread and must not call
+        this Database. If it raises, returns something unusable, or
+        answers after policy["timeout_ms"], nothing is committed, one
+        CompactionFailed event records why, and CheckFailed is raised
+        (chained to the summarizer's exception). Returns
+        {"status": "compacted", "event_id", "tokens_before",
+        "tokens_after", "ratio", "checks", "summary", ...} or
+        {"status": "nothing_to_compact", "reason", ...}."""
+        sid = _text(session_id, "session_id")
+        data = _json(policy if policy is not None else {}, "policy")
+        if summarizer is None:
+            return json.loads(self._out(_capi.ctxdb_compact, sid, len(sid), data, len(data),
+                                        None, None))
+        if not callable(summarizer):
+            raise TypeError(f"compact(): summarizer must be callable, "
+                            f"not {type(summarizer).__name__}")
+        raised: List[BaseException] = []
+
+        def trampoline(_user: Any, plan: int, plan_len: int, ctx: int) -> int:
+            # No exception may cross into C: it is reported through ctx.
+            try:
+                answer = summarizer(json.loads(string_at(plan, plan_len)))
+                text = answer if isinstance(answer, (str, bytes)) else _encode_json(answer)
+                out = _text(text, "summary")
+                return _capi.ctxdb_summary_set(ctx, out, len(out))
+            except BaseException as e:  # noqa: BLE001 -- recorded, then re-raised below
+                raised.append(e)
+                msg = _encode(f"{type(e).__name__}: {e}", "message")
+                _capi.ctxdb_summary_error(ctx, msg, len(msg))
+                return _capi.INTERNAL
+
+        fn = _capi.ctxdb_summarize_fn(trampoline)
+        try:
+            return json.loads(self._out(_capi.ctxdb_compact, sid, len(sid), data, len(data),
+                                        cast(fn, c_void_p), None))
+        except CheckFailed as e:
+            if raised and not isinstance(raised[0], Exception):
+                raise raised[0]  # KeyboardInterrupt, SystemExit: not the summary's fault
+            if raised:
+                raise e from raised[0]
+            raise
+
+    def summarize_branch(self, session_id: Union[str, bytes], from_leaf: str,
+                         to_event: str) -> Any:
+        """Summarizes the path abandoned at from_leaf since its common
+        ancestor with to_event, and appends the summary at to_event (a new
+        fork when to_event is not a leaf) as a BranchSummarized event:
+        {"event_id", "branch_id", "common_ancestor_event_id", "range",
+        "summary", "text"}."""
+        sid = _text(session_id, "session_id")
+        a = _text(from_leaf, "from_leaf")
+        b = _text(to_event, "to_event")
+        return json.loads(self._out(_capi.ctxdb_branch_summarize, sid, len(sid), a, len(a),
+                                    b, len(b)))
+
+    def compactions(self, session_id: Union[str, bytes],
+                    branch: Union[None, str, bytes] = None) -> List[Any]:
+        """The compactions on a branch's path, oldest first: range,
+        tokens_before, tokens_after, ratio, checks, summarizer."""
+        return self._view(_capi.ctxdb_compactions_list, session_id, branch)
 
     # ---- artifacts ----
 
