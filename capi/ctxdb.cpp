@@ -804,7 +804,9 @@ CTXDB_API int ctxdb_tokens_encode(ctxdb_db *db, const char *encoding, size_t enc
         bpe.encode(t, mode, ids);
         auto *buf = static_cast<uint32_t *>(std::malloc((ids.size() + 1) * sizeof(uint32_t)));
         if (!buf) throw std::bad_alloc();
-        std::memcpy(buf, ids.data(), ids.size() * sizeof(uint32_t));
+        // An empty text has no ids, and memcpy from a vector's null data is
+        // undefined even for 0 bytes.
+        if (!ids.empty()) std::memcpy(buf, ids.data(), ids.size() * sizeof(uint32_t));
         *out_ids = buf;
         *out_n = ids.size();
       });
