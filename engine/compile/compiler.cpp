@@ -633,6 +633,9 @@ Compiled Compilation::write() {
   }
   std::string hash = "sha256:" + util::to_hex(bundle_hash.finish());
   json::JsonWriter w;
+  size_t content_bytes = 0;
+  for (const Segment *seg : ordered) content_bytes += seg->content.size() + 256;
+  w.reserve(content_bytes + 256 * excluded_.size() + 1024);
   w.begin_object()
       .field("format", "canonical")
       .field("session_id", req_.session_id)

@@ -34,6 +34,7 @@ public:
     hits_.clear();
   }
   std::string_view apply(std::string_view s) override {
+    if (!redactor_.may_match(s)) return s;
     buffer_.assign(s);
     return redactor_.redact(buffer_, hits_) ? std::string_view(buffer_) : s;
   }
@@ -151,9 +152,11 @@ bool History::fill_page() {
     while (q->executeStep()) {
       Row r;
       r.seq = last = q->getColumn(0).getInt64();
-      r.role = q->getColumn(1).getString();
+      std::string_view role(q->getColumn(1).getText(), size_t(q->getColumn(1).getBytes()));
+      r.role = role == "user" ? "user" : role == "assistant" ? "assistant" : "tool";
       r.tokens = q->getColumn(2).getInt64();
-      r.counter = q->getColumn(3).getString();
+      r.same_counter = std::string_view(q->getColumn(3).getText(),
+                                        size_t(q->getColumn(3).getBytes())) == counter_.name();
       r.event_id = q->getColumn(4).getString();
       r.type = q->getColumn(5).getString();
       r.payload = q->getColumn(6).getString();
@@ -176,7 +179,7 @@ Message History::render(const Row &row) {
   Message m;
   m.seq = row.seq;
   m.event_id = row.event_id;
-  m.role = row.role == "user" ? "user" : row.role == "assistant" ? "assistant" : "tool";
+  m.role = row.role;
   std::string segment_id = "msg:" + row.event_id;
   bool sensitive = !options_.allow_sensitive && is_sensitive(parser_, row.visibility);
   // The payload must outlive the visibility parse above: parse it last.
@@ -188,9 +191,8 @@ Message History::render(const Row &row) {
         m.calls.emplace_back(project::string_field(b, "id"));
   m.answers = project::string_field(payload, "tool_call_id");
   m.artifact_id = project::string_field(payload, "artifact_id");
-  int64_t tokens = row.counter == counter_.name()
-                       ? row.tokens
-                       : project::Messages::count_tokens(counter_, row.type, payload);
+  int64_t tokens =
+      row.same_counter ? row.tokens : project::Messages::count_tokens(counter_, row.type, payload);
   bool recount = false;
   if (sensitive) {
     m.content = withheld_content(m.role, payload);

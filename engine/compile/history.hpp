@@ -77,7 +77,9 @@ public:
 private:
   struct Row {
     int64_t seq;
-    std::string role, counter, event_id, type, payload, visibility;
+    const char *role;  // user | assistant | tool (static)
+    bool same_counter; // counted by this compile's counter
+    std::string event_id, type, payload, visibility;
     int64_t tokens;
   };
   bool fill_page();

@@ -62,6 +62,12 @@ public:
     return raw(json);
   }
 
+  // Room for n more bytes, for a caller that knows roughly what it writes.
+  JsonWriter &reserve(size_t n) {
+    out_.reserve(out_.size() + n);
+    return *this;
+  }
+
   const std::string &str() const { return out_; }
   std::string take() { return std::move(out_); }
 

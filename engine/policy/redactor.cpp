@@ -513,6 +513,12 @@ Redactor::~Redactor() = default;
 Redactor::Redactor(Redactor &&) noexcept = default;
 Redactor &Redactor::operator=(Redactor &&) noexcept = default;
 
+bool Redactor::may_match(std::string_view text) const {
+  const Impl &i = *impl_;
+  if (size_t(i.builtin_count) != i.rules.size()) return true;
+  return i.builtin_count > 0 && prefilter().next(text, 0) != npos;
+}
+
 bool Redactor::redact(std::string &text, std::vector<RedactionHit> &hits) const {
   return impl_->redact(text, hits);
 }

@@ -63,6 +63,10 @@ public:
   // Not thread-safe: the match data is allocated once per Redactor and
   // reused, so one thread at a time per Redactor (the compiler owns one
   // per compile).
+  // False when no rule can match anything in text: the cheap test (the
+  // built-ins' anchor scan; true whenever policy rules exist) that lets a
+  // caller skip copying text it would otherwise hand to redact().
+  bool may_match(std::string_view text) const;
   bool redact(std::string &text, std::vector<RedactionHit> &hits) const;
 
   static const std::vector<RedactionRule> &builtin_rules();
