@@ -2,6 +2,7 @@
 // the commit, and the invariants of DESIGN §11 it keeps (2, 3, 4, 8), on
 // hand-made sessions.
 #include "agent_events.hpp"
+#include "bundle_checks.hpp"
 #include "engine.hpp"
 #include "store/store.hpp"
 #include "test_util.hpp"
@@ -628,16 +629,10 @@ TEST_CASE("random sessions compacted again and again keep the invariants") {
             field(f.db.event_get(std::string(c["event_id"].get_string().value())), "payload");
       for (const std::string &path : written)
         CHECK((summaries.find(path) != std::string::npos || state.find(path) != std::string::npos));
-      // The compiled context: no result without its call.
-      Json b(bundle);
-      std::set<std::string> seen;
-      for (auto s : b.doc["segments"].get_array())
-        for (auto block : s["content"].get_array()) {
-          std::string_view type = block["type"].get_string().value();
-          if (type == "tool_call") seen.insert(std::string(block["id"].get_string().value()));
-          if (type == "tool_result")
-            CHECK(seen.count(std::string(block["tool_call_id"].get_string().value())) == 1);
-        }
+      // The compiled context keeps every bundle invariant (no result
+      // without its call, every segment explained, the budget adds up).
+      Bundle b(bundle);
+      check_bundle(b, {});
     }
     CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
   }
