@@ -10,18 +10,9 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 DB="$WORK/demo.ctxdb"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-expect_contains() { # WHAT NEEDLE HAYSTACK
-  [[ "$3" == *"$2"* ]] || fail "$1: expected it to contain <$2>, got <$3>"
-}
-
-expect_eq() { # WHAT EXPECTED ACTUAL
-  [ "$2" == "$3" ] || fail "$1: expected <$2>, got <$3>"
-}
+CURRENT="demo"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # The database is replaced, not appended to: run twice, expect one session.
 CTXDB_CLI="$CLI" bash "$DEMO" "$DB" >/dev/null

@@ -11,23 +11,8 @@ trap 'rm -rf "$WORK"' EXIT
 export CTXDB_DB="$WORK/m.ctxdb"
 CURRENT=""
 
-fail() {
-  echo "FAIL [$CURRENT]: $*" >&2
-  exit 1
-}
-run() {
-  set +e
-  "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
-  set -e
-  OUT=$(cat "$WORK/out")
-  ERR=$(cat "$WORK/err")
-}
-expect_rc() {
-  [ "$RC" -eq "$1" ] || fail "expected exit status $1, got $RC; stdout: <$OUT> stderr: <$ERR>"
-}
-expect_contains() { [[ "$3" == *"$2"* ]] || fail "$1: expected <$2> in <$3>"; }
-expect_absent() { [[ "$3" != *"$2"* ]] || fail "$1: did not expect <$2> in <$3>"; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 CURRENT="setup"
 run "$CLI" init && expect_rc 0

@@ -13,18 +13,8 @@ unset CTXDB_DB
 export CTXDB_TOKENIZER_DATA=$DATA
 CURRENT=""
 
-fail() {
-  echo "FAIL [$CURRENT]: $*" >&2
-  exit 1
-}
-run() {
-  set +e
-  "$@" >"$WORK/out" 2>"$WORK/err"
-  RC=$?
-  set -e
-  OUT=$(cat "$WORK/out")
-  ERR=$(cat "$WORK/err")
-}
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 expect() { # RC STDOUT
   [ "$RC" -eq "$1" ] || fail "expected exit status $1, got $RC; stdout <$OUT> stderr <$ERR>"
   [ "$#" -lt 2 ] || [ "$OUT" == "$2" ] || fail "expected stdout <$2>, got <$OUT>"
