@@ -86,8 +86,11 @@ void write_canonical(std::string &out, simdjson::dom::element e) {
 
 } // namespace
 
-std::string canonical(simdjson::dom::element e) {
+std::string canonical(simdjson::dom::element e) { return canonical(e, 0); }
+
+std::string canonical(simdjson::dom::element e, size_t size_hint) {
   std::string out;
+  out.reserve(size_hint);
   write_canonical(out, e);
   return out;
 }

@@ -23,6 +23,9 @@ void require_utf8(std::string_view s, std::string_view what);
 // strings escaped minimally, numbers in their shortest round-trip form.
 // It is a fixed point: canonical(parse(canonical(x))) == canonical(x).
 std::string canonical(simdjson::dom::element e);
+// The same, into a string with room for `size_hint` bytes reserved first
+// (e.g. the size of the text e was parsed from): no regrowth on the way.
+std::string canonical(simdjson::dom::element e, size_t size_hint);
 
 // A short name for an element's JSON type ("string", "object", …).
 const char *type_name(simdjson::dom::element e);

@@ -64,21 +64,23 @@ void read_header(simdjson::dom::object o, Event &e) {
   e.visibility = optional_json(o, "visibility");
 }
 
-void read_payload(simdjson::dom::object o, Event &e) {
+// `text_size`, the size of the event's text, bounds the payload's: its
+// canonical form is built without regrowing.
+void read_payload(simdjson::dom::object o, Event &e, size_t text_size) {
   simdjson::dom::element payload = o["payload"].value();
   validate_payload(e.type, payload);
-  e.payload = json::canonical(payload);
+  e.payload = json::canonical(payload, text_size);
   e.payload_hash = util::sha256(e.payload);
 }
 
 // A host's draft: ts is the host's when given, else the log's at append.
-void read_ts_and_payload(simdjson::dom::object o, EventDraft &d) {
+void read_ts_and_payload(simdjson::dom::object o, EventDraft &d, size_t text_size) {
   int64_t ts = 0;
   if (!o["ts"].get(ts)) {
     d.event.ts = ts;
     d.has_ts = true;
   }
-  read_payload(o, d.event);
+  read_payload(o, d.event, text_size);
 }
 
 void read_digest(simdjson::dom::object o, std::string_view key, util::Digest &out) {
@@ -115,7 +117,7 @@ EventDraft EventParser::parse_append(std::string_view text, std::string_view ses
     e.id = *id;
     d.has_id = true;
   }
-  read_ts_and_payload(o, d);
+  read_ts_and_payload(o, d, text.size());
   return d;
 }
 
@@ -132,7 +134,7 @@ EventDraft EventParser::parse_session_create(std::string_view text) {
     e.id = *id;
     d.has_id = true;
   }
-  read_ts_and_payload(o, d);
+  read_ts_and_payload(o, d, text.size());
   return d;
 }
 
@@ -159,7 +161,7 @@ Event EventParser::parse_stored(std::string_view text) {
     e.payload = std::string(kRemovedPayload);
     e.payload_hash = claimed;
   } else {
-    read_payload(o, e);
+    read_payload(o, e, text.size());
     if (claimed != e.payload_hash)
       throw Error(Code::kCorrupt, "event '" + e.id + "': payload does not match its payload_hash");
   }

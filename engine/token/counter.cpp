@@ -211,7 +211,10 @@ struct Totals {
   static uint64_t starts(uint64_t m, uint64_t prev) { return m & ~shl(m, prev, 1); }
   static int64_t pop(uint64_t m) { return std::popcount(m); }
 
-  void add(const Masks &b) {
+  // Inlined into each clone of count_features, so the popcnt clone's
+  // std::popcount is the instruction (not inlined, add was built once,
+  // without it, and every count paid a libgcc call per mask).
+  [[gnu::always_inline]] void add(const Masks &b) {
     const uint64_t *m = b.m, *p = prev.m;
     uint64_t w = m[kLower] | m[kUpper] | m[kXLetter];
     uint64_t wp = p[kLower] | p[kUpper] | p[kXLetter];
