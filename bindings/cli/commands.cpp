@@ -570,20 +570,22 @@ const CommandSpec kCommands[] = {
      "  --ids           print the token ids as a JSON array instead\n",
      {"--encoding", "--specials"}, {"--ids"}, 0, 1, cmd_tokens},
     // ---- Compaction ----
-    {"compact", "SESSION [--branch B] [--keep-recent N] [--summary-file F | --builtin] "
-                "[--dry-run] [--json]",
+    {"compact", "SESSION [--branch B] [--keep-recent N] [--transcript-max N] "
+                "[--summary-file F | --builtin] [--dry-run] [--json]",
      "compact a branch: summarize what precedes its recent turns",
      "Plans a compaction of the branch (default: main), summarizes the range\n"
      "before the cut and commits it as one CompactionCompleted event; the raw\n"
      "events stay. --keep-recent N keeps the recent whole turns up to N tokens\n"
-     "(default 20000). --builtin (the default) uses the built-in extractive\n"
+     "(default 20000). --transcript-max N caps the transcript a summarizer\n"
+     "reads at N tokens (default: what the window leaves), leaving out the\n"
+     "middle of a larger range. --builtin (the default) uses the built-in extractive\n"
      "summarizer; --summary-file F checks and commits the summary JSON in F\n"
      "(- for stdin) instead. A summary that fails a check is not committed: a\n"
      "CompactionFailed event records why, and the failed checks are named.\n"
      "--dry-run prints the plan (the cut, the sizes, the obligations) and\n"
      "writes nothing; with --json, the whole plan including the transcript.\n",
-     {"--branch", "--keep-recent", "--summary-file"}, {"--builtin", "--dry-run", "--json"}, 1, 1,
-     cmd_compact},
+     {"--branch", "--keep-recent", "--transcript-max", "--summary-file"},
+     {"--builtin", "--dry-run", "--json"}, 1, 1, cmd_compact},
     {"compactions", "SESSION [--branch B] [--json]", "list the compactions of a branch",
      "Lists the compactions on the branch's path (default: main), oldest first:\n"
      "the range each summarizes, tokens before and after, the ratio, the checks\n"

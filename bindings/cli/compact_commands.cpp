@@ -20,6 +20,9 @@ std::string policy_of(const Args &args) {
   if (auto n = args.value("--keep-recent"))
     add("\"keep_recent_tokens\":" +
         std::to_string(non_negative("--keep-recent", *n, "a number of tokens")));
+  if (auto n = args.value("--transcript-max"))
+    add("\"transcript_max_tokens\":" +
+        std::to_string(non_negative("--transcript-max", *n, "a number of tokens")));
   return policy + "}";
 }
 
@@ -54,6 +57,14 @@ void print_plan(element plan) {
               (long long)get_int(tokens, "before"), (long long)get_int(tokens, "previous_summary"),
               (long long)get_int(tokens, "range"), (long long)get_int(tokens, "kept"),
               (long long)get_int(tokens, "after_estimate"));
+  element info = plan["transcript_info"].value(), omitted;
+  std::printf("transcript: %lld tokens (budget %lld)", (long long)get_int(info, "tokens"),
+              (long long)get_int(info, "budget"));
+  if (!info["omitted"].get(omitted) && omitted.is_object())
+    std::printf("; #%lld..#%lld left out (%lld entries, about %lld tokens)",
+                (long long)get_int(omitted, "from_seq"), (long long)get_int(omitted, "to_seq"),
+                (long long)get_int(omitted, "entries"), (long long)get_int(omitted, "tokens"));
+  std::printf("\n");
   element prev;
   if (!plan["previous_compaction"].get(prev) && prev.is_object())
     std::printf("inherits:   %s\n", std::string(get_string(prev, "event_id")).c_str());

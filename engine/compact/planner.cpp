@@ -336,7 +336,54 @@ void read_previous(compile::Sources &src, Plan &p) {
                               compile::kFramingTokens;
 }
 
+// The head of the range (where the task was set) and its tail (the latest
+// work, what the kept turns continue) matter most to a summary; what lies
+// between is left out, whole lines, when all of it would not fit: a
+// quarter of the budget for the head, the rest for the tail. A marker
+// says what is missing and where the log still has it.
+void cap_transcript(Plan &p, std::vector<Line> &lines, const token::Counter &counter) {
+  constexpr int64_t kMarkerTokens = 64; // room kept for the marker
+  int64_t budget = transcript_budget(p.policy, p.previous_summary_tokens);
+  size_t n = lines.size();
+  std::vector<int64_t> tokens(n);
+  int64_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += tokens[i] = counter.count(lines[i].text);
+  p.transcript_tokens = total;
+  if (total <= budget) {
+    for (Line &l : lines) p.transcript += l.text;
+    return;
+  }
+  size_t head = 0, tail = n; // lines [head, tail) are left out
+  int64_t head_used = 0, tail_used = 0;
+  while (head < n && head_used + tokens[head] <= budget / 4) head_used += tokens[head++];
+  while (tail > head && tail_used + tokens[tail - 1] <= budget - head_used - kMarkerTokens)
+    tail_used += tokens[--tail];
+  Plan::Omitted o;
+  o.entries = int64_t(tail - head);
+  o.tokens = total - head_used - tail_used;
+  o.from_seq = lines[head].seq;
+  o.to_seq = lines[tail - 1].seq;
+  std::string marker = "[... " + std::to_string(o.entries) + " entries of the range, #" +
+                       std::to_string(o.from_seq) + " to #" + std::to_string(o.to_seq) +
+                       ", about " + std::to_string(o.tokens) +
+                       " tokens, are left out of this transcript to fit its budget; the log "
+                       "keeps them whole ...]\n";
+  p.transcript.clear();
+  for (size_t i = 0; i < head; ++i) p.transcript += lines[i].text;
+  p.transcript += marker;
+  for (size_t i = tail; i < n; ++i) p.transcript += lines[i].text;
+  p.transcript_tokens = head_used + counter.count(marker) + tail_used;
+  p.transcript_omitted = o;
+}
+
 } // namespace
+
+int64_t transcript_budget(const Policy &policy, int64_t previous_summary_tokens) {
+  if (policy.transcript_max_tokens > 0) return policy.transcript_max_tokens;
+  int64_t hard = policy.context_window - policy.reserve_tokens;
+  // A floor, so a tiny window still gets a usable transcript.
+  return std::max<int64_t>(1024, hard - previous_summary_tokens - policy.summary_tokens);
+}
 
 Plan plan_target(compile::Sources &src, Target target, const Policy &policy,
                  const std::optional<std::string> &first_kept) {
@@ -369,7 +416,7 @@ Plan plan_target(compile::Sources &src, Target target, const Policy &policy,
   scan_messages(p, c, lines, parser);
   std::stable_sort(lines.begin(), lines.end(),
                    [](const Line &a, const Line &b) { return a.seq < b.seq; });
-  for (Line &l : lines) p.transcript += l.text;
+  cap_transcript(p, lines, src.counter);
   p.empty = p.range_messages == 0;
   if (p.empty)
     p.reason = c.turns.empty() ? "no messages after the previous compaction's cut"
@@ -432,6 +479,7 @@ Policy parse_policy(std::string_view text) {
   read(doc, "timeout_ms", p.timeout_ms);
   read(doc, "preview_min_tokens", p.preview_min_tokens);
   read(doc, "preview_bytes", p.preview_bytes);
+  read(doc, "transcript_max_tokens", p.transcript_max_tokens);
   element soft;
   if (!doc["soft_threshold"].get(soft)) {
     double d = 0;
@@ -461,6 +509,7 @@ void write_policy(json::JsonWriter &w, const Policy &p) {
       .field("timeout_ms", p.timeout_ms)
       .field("preview_min_tokens", p.preview_min_tokens)
       .field("preview_bytes", p.preview_bytes)
+      .field("transcript_max_tokens", p.transcript_max_tokens)
       .end_object();
 }
 
@@ -599,7 +648,23 @@ std::string to_json(const Plan &p) {
   }
   w.end_array().key("pending_calls_kept").begin_array();
   for (const std::string &id : p.pending_kept) w.value(id);
-  w.end_array().field("transcript", p.transcript).end_object();
+  w.end_array().field("transcript", p.transcript);
+  w.key("transcript_info")
+      .begin_object()
+      .field("tokens", p.transcript_tokens)
+      .field("budget", transcript_budget(p.policy, p.previous_summary_tokens));
+  w.key("omitted");
+  if (const auto &o = p.transcript_omitted) {
+    w.begin_object()
+        .field("entries", o->entries)
+        .field("tokens", o->tokens)
+        .field("from_seq", o->from_seq)
+        .field("to_seq", o->to_seq)
+        .end_object();
+  } else {
+    w.null();
+  }
+  w.end_object().end_object();
   return w.take();
 }
 

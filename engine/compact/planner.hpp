@@ -38,6 +38,9 @@ struct Policy {
   int64_t timeout_ms = 0;
   int64_t preview_min_tokens = 500;
   int64_t preview_bytes = 800;
+  // The transcript's budget; 0 (the default) derives it from the window
+  // (see transcript_budget).
+  int64_t transcript_max_tokens = 0;
 };
 
 // kInvalidJson / kInvalidArg (naming the field); empty text is {}.
@@ -114,10 +117,23 @@ struct Plan {
   std::vector<std::string> split_pairs, pending_in_range;
   std::vector<std::string> pending_kept; // pending calls after the cut
   std::unordered_set<std::string> range_ids;
+  // The range as text for a summarizer's prompt, within the budget: when
+  // it is larger, its middle is left out (see cap_transcript).
   std::string transcript;
+  int64_t transcript_tokens = 0;
+  struct Omitted {
+    int64_t entries = 0, tokens = 0, from_seq = 0, to_seq = 0;
+  };
+  std::optional<Omitted> transcript_omitted;
 
   int64_t tokens_before() const { return previous_summary_tokens + range_tokens + kept_tokens; }
 };
+
+// What a summarizer can be given of the range: the policy's
+// transcript_max_tokens, else the hard limit (context_window -
+// reserve_tokens) less the previous summary and room for the new one
+// (summary_tokens): the summarizer is a model with the same window.
+int64_t transcript_budget(const Policy &policy, int64_t previous_summary_tokens);
 
 // Chooses the cut by the policy and analyses the range before it.
 Plan plan(compile::Sources &src, const std::string &session_id, const Policy &policy);

@@ -931,10 +931,16 @@ test_compact() {
   expect_contains "dry run: the status" "status:     ready" "$OUT"
   expect_contains "dry run: the cut" "cut:        turn at evt_" "$OUT"
   expect_contains "dry run: an obligation" "src/m0.py" "$OUT"
+  expect_match "dry run: the transcript's size" "transcript: [0-9]+ tokens \(budget 109616\)" "$OUT"
   run tk compactions s
   expect_eq "a dry run writes nothing" "no compactions" "$OUT"
   run tk compact s --keep-recent 60 --dry-run --json
   expect_contains "dry run --json: the transcript" '"transcript":' "$OUT"
+  run tk compact s --keep-recent 60 --transcript-max 40 --dry-run
+  expect_rc 0
+  expect_match "--transcript-max leaves out the middle" "transcript: [0-9]+ tokens \(budget 40\); #[0-9]+\.\.#[0-9]+ left out \([0-9]+ entries, about [0-9]+ tokens\)" "$OUT"
+  run tk compact s --transcript-max -5 --dry-run
+  expect_rc 2
   printf '{"goal":{"current_task":"t"},"next_steps":["n"]}' >"$WORK/summary.json"
   run tk compact s --keep-recent 60 --summary-file "$WORK/summary.json"
   expect_rc 1

@@ -230,6 +230,33 @@ TEST_CASE("large tool outputs enter the transcript as a preview and an artifact 
   CHECK(transcript.find("art_") != std::string::npos);
 }
 
+TEST_CASE("a transcript over its budget keeps its head and tail and marks the middle") {
+  Session f(40);
+  Json whole(f.db.compact_plan("s", keep(10)));
+  CHECK(whole.str({"transcript_info", "omitted"}) == "null");
+  int64_t all = whole.num({"transcript_info", "tokens"});
+  REQUIRE(all > 2000);
+  CHECK(whole.num({"transcript_info", "budget"}) == 128000 - 16384 - 2000); // derived
+
+  Json capped(f.db.compact_plan("s", keep(10, R"("transcript_max_tokens":1200)")));
+  CHECK(capped.num({"transcript_info", "budget"}) == 1200);
+  CHECK(capped.num({"transcript_info", "tokens"}) <= 1200);
+  int64_t omitted = capped.num({"transcript_info", "omitted", "tokens"});
+  CHECK(capped.num({"transcript_info", "omitted", "entries"}) > 0);
+  CHECK(omitted > all - 1200);
+  std::string t = capped.str({"transcript"});
+  CHECK(t.find("turn 0: fix module 0") != std::string::npos); // the head, where the task was set
+  CHECK(t.find("turn 38:") != std::string::npos);             // the tail, the latest work
+  CHECK(t.find("turn 20:") == std::string::npos);             // the middle is left out ...
+  CHECK(t.find("#" + std::to_string(capped.num({"transcript_info", "omitted", "from_seq"})) +
+               " to #") != std::string::npos); // ... and the marker says where it is
+  // The cap shapes the transcript only: the cut, the range and the
+  // obligations are those of the whole plan.
+  for (auto key : {"cut", "range", "tokens", "obligations"})
+    CHECK(capped.str({key}) == whole.str({key}));
+  CHECK(capped.str({"policy", "transcript_max_tokens"}) == "1200");
+}
+
 TEST_CASE("a huge turn is split after a closed tool pair; its request goes to the summary") {
   SessionFixture f;
   std::string ask = f.add(prompt("refactor everything"));

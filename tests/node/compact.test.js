@@ -43,6 +43,12 @@ test('built-in compaction, advice and list', (t) => {
   assert.equal(db.shouldCompact('s').level, 'ok');
   const plan = db.planCompaction('s', policy);
   assert.equal(plan.status, 'ready');
+  assert.equal(plan.transcript_info.omitted, null);
+  const capped = db.planCompaction('s', { ...policy, transcript_max_tokens: 30 });
+  assert.equal(capped.transcript_info.budget, 30);
+  assert.ok(capped.transcript_info.omitted.entries > 0);
+  assert.ok(capped.transcript.length < plan.transcript.length);
+  assert.deepEqual(capped.cut, plan.cut);
   const r = db.compact('s', { policy });
   assert.equal(r.status, 'compacted');
   assert.ok(r.tokens_after < r.tokens_before);

@@ -37,6 +37,12 @@ def test_builtin_compaction_and_list(tmp_path):
         plan = db.plan_compaction("s", POLICY)
         assert plan["status"] == "ready"
         assert any(f["path"] == "src/m0.py" for f in plan["obligations"]["files_modified"])
+        assert plan["transcript_info"]["omitted"] is None
+        capped = db.plan_compaction("s", dict(POLICY, transcript_max_tokens=30))
+        info = capped["transcript_info"]
+        assert info["budget"] == 30 and info["omitted"]["entries"] > 0
+        assert len(capped["transcript"]) < len(plan["transcript"])
+        assert capped["cut"] == plan["cut"]
         result = db.compact("s", POLICY)
         assert result["status"] == "compacted"
         assert result["tokens_after"] < result["tokens_before"]
