@@ -25,8 +25,10 @@ Engine::Engine(const std::string &path, std::string_view config_json)
                }),
       projections_{&sessions_, &state_,       &stats_,          &messages_, &tool_calls_,
                    &files_,    &compactions_, &context_builds_, &search_,   &memories_} {
-  for (project::Projection *p : projections_) log_.add_observer(p);
+  // The purger first: a purge's secure delete must be on before any
+  // projection deletes what it removes (memory/purger.hpp).
   log_.add_observer(&purger_);
+  for (project::Projection *p : projections_) log_.add_observer(p);
   log_.set_spiller(&spiller_);
   tokenizer_data_dir_ = token::config_data_dir(config_json);
   // An exact encoding named in the config counts from the first append on;
@@ -689,6 +691,18 @@ std::string Engine::memory_forget(std::string_view memory_id, std::string_view o
   if (auto reason = get_string(spec, "reason")) p.field("reason", *reason);
   p.end_object();
   log::Event e = log_.append(session, envelope("MemoryDeleted", spec, p.take()));
+  // The WAL may still hold page images from before the purge; a truncating
+  // checkpoint copies the purged pages into the file and empties it. A
+  // reader holding an old snapshot keeps it from completing: then the WAL
+  // is reset by a later checkpoint (at the latest, the last close).
+  if (mode == "purge") {
+    try {
+      store_.db().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (const SQLite::Exception &) {
+      // The purge is committed; a checkpoint that could not run now is
+      // not its failure.
+    }
+  }
   json::JsonWriter w;
   w.begin_object()
       .field("memory_id", memory_id)

@@ -22,6 +22,18 @@ void Purger::on_append(const log::Event &e) {
   if (!p["purged_event_ids"].get(ids))
     for (simdjson::dom::element id : ids) purge.event_ids.emplace_back(id.get_string().value());
   pending_.push_back(std::move(purge));
+  secure_delete(true);
+}
+
+void Purger::secure_delete(bool on) {
+  if (secure_ == on) return;
+  store_.db().exec(on ? "PRAGMA secure_delete=ON" : "PRAGMA secure_delete=OFF");
+  secure_ = on;
+}
+
+void Purger::discard() {
+  pending_.clear();
+  secure_delete(false);
 }
 
 void Purger::flush() {
@@ -57,6 +69,11 @@ void Purger::flush() {
       remove->exec();
     }
   }
+  if (pending.empty()) return;
+  // The memories projection deleted the purged memory's terms from
+  // memory_fts; merging every segment into one drops them from the file.
+  store_.db().exec("INSERT INTO memory_fts(memory_fts) VALUES('optimize')");
+  secure_delete(false);
 }
 
 } // namespace ctxdb::memory

@@ -13,6 +13,16 @@
 // (payloads, purges), which rebuild never rewrites, so rebuild does not
 // replay it. It runs at append and at import: an imported purge removes
 // what it names here too.
+//
+// Removed must mean gone from the file, not only from the tables: SQLite
+// leaves deleted bytes in free space, and FTS5 keeps a deleted document's
+// terms in older index segments until they merge. So a transaction with a
+// purge runs with PRAGMA secure_delete on (freed space is zeroed): the
+// purger is the first observer, so it turns it on before any projection
+// deletes the memory's rows, and its flush rewrites memory_fts into one
+// segment ('optimize'), which drops the terms, before turning it off. Old
+// page images can remain in the WAL until it is checkpointed; the engine's
+// forget checkpoints it (engine.cpp).
 #pragma once
 
 #include "log/event_log.hpp"
@@ -33,7 +43,7 @@ public:
   // Runs after the log has written the transaction's events, so every
   // listed event is in the table, those of the same batch included.
   void flush() override;
-  void discard() override { pending_.clear(); }
+  void discard() override;
 
 private:
   struct Pending {
@@ -44,6 +54,9 @@ private:
   store::Store &store_;
   project::PayloadCache &payloads_;
   std::vector<Pending> pending_;
+  bool secure_ = false; // secure_delete turned on by this transaction's purge
+
+  void secure_delete(bool on);
 };
 
 } // namespace ctxdb::memory

@@ -8,6 +8,7 @@
 #include "json/parse.hpp"
 
 #include <doctest/doctest.h>
+#include <fstream>
 
 #include <string>
 #include <vector>
@@ -385,6 +386,35 @@ TEST_CASE("memory: purge removes the content from the log and verify stays green
   CHECK(field(copy.verify(std::nullopt), "purged") == field(v, "purged"));
   CHECK(column(copy.memory_list(""), "memory_id") == Ids{"keep"});
   CHECK(code_of([&] { copy.memory_get("m1"); }) == Code::kNotFound);
+}
+
+// The bytes of a file, folded to lower case (FTS5 stores terms folded).
+std::string lowered_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char &c : bytes) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return bytes;
+}
+
+TEST_CASE("memory: a purge leaves no byte of the content in the file or its WAL") {
+  MemoryDb m;
+  m.put("m1", "the deploy key is zebraquokka42", R"(,"keywords":["quokkasecret"])");
+  m.db.memory_update("m1",
+                     R"({"content":"the deploy key is zebraquokka43","source_refs":["evt_src"]})");
+  for (int i = 0; i < 40; ++i) m.put("f" + std::to_string(i), "filler fact " + std::to_string(i));
+  // Before: in the log, the tables and the index terms.
+  CHECK(lowered_file(m.path + "-wal").find("zebraquokka42") != std::string::npos);
+  m.db.memory_forget("m1", R"({"mode":"purge"})");
+  for (const std::string &file : {m.path, m.path + "-wal"}) {
+    std::string bytes = lowered_file(file);
+    CHECK(bytes.find("zebraquokka42") == std::string::npos);
+    CHECK(bytes.find("zebraquokka43") == std::string::npos);
+    CHECK(bytes.find("quokkasecret") == std::string::npos);
+  }
+  // The others are still found, and the database is whole.
+  CHECK(m.found("filler").size() == 20); // top 20 of 40
+  CHECK(field(m.db.verify(std::nullopt), "ok") == "true");
+  CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
 
 TEST_CASE("memory: a removed payload without a purge record breaks verify") {
