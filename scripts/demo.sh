@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh — records a realistic coding-agent session into a ctxdb file with
 # the `ctxdb` CLI alone, then shows it back: sessions, the log, the state,
-# tool calls and stats, a what-if branch in the session tree, the verified
-# hash chain and the export.
+# tool calls and stats, the spilled test logs and a grep inside one, the
+# context bundle, search, a project memory, a what-if branch in the session
+# tree, the verified hash chain and the export.
 #
 # The story: a user asks the agent to fix a failing test. The agent reads
 # src/parser.py, runs the tests (one fails; the log is a few hundred lines),
@@ -342,10 +343,30 @@ heading context "$session" --budget 3000 --reserve 500
 ctxdb context "$session" --budget 3000 --reserve 500 \
   --system "You are a careful coding agent. Keep changes small."
 
-# A what-if: fork the session right after the user's prompt. Nothing is
-# copied; the new branch shares the prompt with main.
+# The error is not in the failing run's tail: grep finds it in the whole
+# log, with line numbers, without loading it into the context.
+failing_log=$(ctxdb artifact ls "$session" --json | python3 -c '
+import json, sys
+print(max(json.load(sys.stdin), key=lambda a: a["line_count"])["id"])')
+heading artifact grep "${failing_log:0:16}…" ParseError -C 1 -m 2
+ctxdb artifact grep "$failing_log" ParseError -C 1 -m 2 2>/dev/null
+# Full-text search over every message and tool output of every session.
+heading search '"trailing comma"' --limit 3
+ctxdb search "trailing comma" --limit 3
+# What this session taught, kept for the next one in the same project: a
+# governed memory with its source, found by retrieval, not by replay.
 prompt_id=$(ctxdb log "$session" --json |
   python3 -c 'import json, sys; print([json.loads(l)["id"] for l in sys.stdin][1])')
+lesson="tinyparse: run the tests with python -m pytest -v from the repo root"
+heading memory put --scope project --scope-id tinyparse --kind fact --source "$prompt_id" \
+  --update-policy manual "\"$lesson\""
+ctxdb memory put --scope project --scope-id tinyparse --kind fact --source "$prompt_id" \
+  --update-policy manual "$lesson"
+heading memory search pytest --scope project:tinyparse
+ctxdb memory search pytest --scope project:tinyparse
+
+# A what-if: fork the session right after the user's prompt. Nothing is
+# copied; the new branch shares the prompt with main.
 heading fork "$session" "$prompt_id" --kind what_if --name ask-first
 ctxdb fork "$session" "$prompt_id" --kind what_if --name ask-first >/dev/null
 ctxdb append "$session" <<'EVENT'

@@ -19,7 +19,7 @@ CTXDB_CLI="$CLI" bash "$DEMO" "$DB" >/dev/null
 OUT=$(CTXDB_CLI="$CLI" bash "$DEMO" "$DB") || fail "demo.sh failed: $OUT"
 
 expect_contains "per-turn appends" "turn-6: appended 1 event; last seq 18" "$OUT"
-expect_contains "the chain verifies" "ok: 1 sessions, 20 events" "$OUT"
+expect_contains "the chain verifies" "ok: 1 sessions, 21 events" "$OUT"
 expect_contains "the log shows the failing run" "1 failed, 215 passed" "$OUT"
 expect_contains "the log shows the edit" "FileWritten" "$OUT"
 expect_contains "the log shows the passing rerun" "216 passed" "$OUT"
@@ -30,8 +30,11 @@ expect_contains "the tree shows the what-if" 'what_if "ask-first"' "$OUT"
 expect_contains "the pytest logs were spilled" "262 lines  command_log  run_command" "$OUT"
 expect_contains "the context view shows the budget" "budget 2500 of 3000 tokens" "$OUT"
 expect_contains "the context view explains the request" "the current request: the last user prompt" "$OUT"
+expect_contains "grep finds the error inside the spilled log" "256:>       raise ParseError" "$OUT"
+expect_match "search marks the match" "#2 user .*test_«trailing»_«comma» fails" "$OUT"
+expect_match "memory search retrieves the lesson" "mem_[0-9A-Z]+ +[0-9.]+ +[0-9]+ tok +fact +tinyparse: run the tests" "$OUT"
 expect_contains "rebuild reproduces the projections" "state                   2 rows  unchanged" "$OUT"
-expect_eq "export line count is the last line" 20 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
+expect_eq "export line count is the last line" 21 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
 
 # Every event the demo wrote is in the file with its payload intact.
 EXPORT=$("$CLI" --db "$DB" export)
@@ -47,5 +50,5 @@ assert big >= 200, f"longest tool output has only {big} lines"
 assert all(e["payload"].get("artifact_id", "").startswith("art_")
            for e in events if e["payload"].get("output_lines")), "a spilled output has no artifact"
 ' <<<"$EXPORT") || fail "export check failed"
-expect_eq "event types" "AssistantMessageCreated BranchCreated DiffApplied FileRead FileWritten SessionStarted ToolCallFinished ToolCallStarted UserPromptSubmitted" "$types"
+expect_eq "event types" "AssistantMessageCreated BranchCreated DiffApplied FileRead FileWritten MemoryWritten SessionStarted ToolCallFinished ToolCallStarted UserPromptSubmitted" "$types"
 echo "demo test passed"
