@@ -8,11 +8,18 @@
 //                   by side with the raw FTS5 MATCH of the same table on a
 //                   second connection (ORDER BY rank LIMIT, snippet() of the
 //                   hits): the floor of any search over these tables.
-//   append cost     append throughput (single events, and NDJSON batches) of
-//                   ctxdb as built, against the same library on a file whose
-//                   search tables are replaced by empty stand-ins (the view
-//                   selects nothing, the FTS tables are plain tables): the
-//                   whole cost the index adds to an append.
+//   append cost     append throughput (single events, and NDJSON batches of
+//                   1000) of ctxdb as built (indexing deferred to searches,
+//                   search_index.hpp), with the time of the search that
+//                   then indexes everything appended counted in; against
+//                   the same library on a file whose search tables are
+//                   empty stand-ins (the view selects nothing, the FTS
+//                   tables are plain tables): no index at all; and against
+//                   indexing at every commit (a search after every append
+//                   or batch: what schema 8 did inside each append).
+//   catch-up        on the big database: the latency of a search that first
+//                   indexes the N messages appended since the last one,
+//                   next to the same search with nothing to index.
 //   size            bytes of the events table and of each FTS table's shadow
 //                   tables (dbstat): what storing the text again would add.
 //
@@ -235,8 +242,19 @@ void strip_search(const fs::path &file) {
   sqlite3_close(raw);
 }
 
-// Events per second: single appends, then batches of 1000.
-std::pair<double, double> append_rate(const fs::path &file, size_t events) {
+// A search that finds nothing: on a writable handle, it indexes whatever
+// is above the mark first (SearchIndex::catch_up).
+void catch_up(ctxdb_db *db) {
+  char *out = nullptr;
+  size_t n = 0;
+  bench::call(ctxdb_search(db, "zqxj", 4, R"({"limit":1})", 11, &out, &n), db, &out, "search");
+}
+
+enum class Indexing { kNone, kDeferred, kEveryCommit }; // kNone: a stand-in file
+
+// Events per second: single appends, then batches of 1000; a deferred
+// index is caught up at the end, inside the time.
+std::pair<double, double> append_rate(const fs::path &file, size_t events, Indexing mode) {
   ctxdb_db *db = open_db(file);
   create_session(db, "a");
   Rng rng;
@@ -247,7 +265,9 @@ std::pair<double, double> append_rate(const fs::path &file, size_t events) {
     char *out = nullptr;
     size_t n = 0;
     bench::call(ctxdb_append(db, "a", 1, e.data(), e.size(), &out, &n), db, &out, "append");
+    if (mode == Indexing::kEveryCommit) catch_up(db);
   }
+  if (mode != Indexing::kNone) catch_up(db);
   double single = double(singles) / seconds_since(t0);
   create_session(db, "b");
   std::vector<std::string> batches;
@@ -257,9 +277,74 @@ std::pair<double, double> append_rate(const fs::path &file, size_t events) {
     batches.push_back(std::move(nd));
   }
   t0 = Clock::now();
-  for (const std::string &nd : batches) append_batch(db, "b", nd);
+  for (const std::string &nd : batches) {
+    append_batch(db, "b", nd);
+    if (mode == Indexing::kEveryCommit) catch_up(db);
+  }
+  if (mode != Indexing::kNone) catch_up(db);
   ctxdb_close(db);
   return {single, double(events) / seconds_since(t0)};
+}
+
+void clean(const fs::path &file) {
+  fs::remove(file);
+  fs::remove(fs::path(file) += "-wal");
+  fs::remove(fs::path(file) += "-shm");
+}
+
+void measure_appends(const fs::path &dir, size_t events) {
+  fs::path with = dir / "with.ctxdb", without = dir / "without.ctxdb", every = dir / "every.ctxdb";
+  std::vector<double> ws, wb, os, ob, es, eb;
+  for (int r = 0; r < 3; ++r) { // interleaved rounds: the machine's noise hits all three
+    clean(with), clean(without), clean(every);
+    strip_search(without);
+    auto [s1, b1] = append_rate(with, events, Indexing::kDeferred);
+    auto [s2, b2] = append_rate(without, events, Indexing::kNone);
+    auto [s3, b3] = append_rate(every, events, Indexing::kEveryCommit);
+    ws.push_back(s1), wb.push_back(b1), os.push_back(s2), ob.push_back(b2);
+    es.push_back(s3), eb.push_back(b3);
+  }
+  std::printf("\nappend (events/s, median of 3)  deferred   no index  every commit"
+              "  deferred/none  every/none\n");
+  std::printf("  single appends             %10.0f %10.0f %10.0f     %10.2f  %10.2f\n", median(ws),
+              median(os), median(es), median(ws) / median(os), median(es) / median(os));
+  std::printf("  batches of 1000            %10.0f %10.0f %10.0f     %10.2f  %10.2f\n", median(wb),
+              median(ob), median(eb), median(wb) / median(ob), median(eb) / median(ob));
+  std::printf("{\"bench\":\"search_append\",\"single_deferred\":%.0f,\"single_without\":%.0f,"
+              "\"single_every_commit\":%.0f,\"batch_deferred\":%.0f,\"batch_without\":%.0f,"
+              "\"batch_every_commit\":%.0f}\n",
+              median(ws), median(os), median(es), median(wb), median(ob), median(eb));
+}
+
+// The latency of a search that first indexes `lag` new events (half of
+// them messages), next to the same search with nothing to index.
+void measure_catch_up(ctxdb_db *db, const std::string &query, int rounds) {
+  std::printf("\n%-28s %14s %14s\n", "search after N new events", "with catch-up", "nothing new");
+  Rng rng;
+  int session = 0;
+  for (size_t lag : {size_t(10), size_t(100), size_t(1000), size_t(10000)}) {
+    std::vector<double> first, again;
+    for (int r = 0; r < std::max(3, rounds / 3); ++r) {
+      std::string sid = "lag" + std::to_string(session++);
+      create_session(db, sid);
+      std::string nd;
+      for (size_t k = 0; k < lag; ++k) nd += event(rng, k) + "\n";
+      append_batch(db, sid, nd);
+      for (std::vector<double> *t : {&first, &again}) {
+        char *out = nullptr;
+        size_t n = 0;
+        auto t0 = Clock::now();
+        int rc = ctxdb_search(db, query.data(), query.size(), "{}", 2, &out, &n);
+        t->push_back(seconds_since(t0));
+        bench::call(rc, db, &out, "search");
+      }
+    }
+    std::printf("  N = %-23zu %11.3f ms %11.3f ms\n", lag, median(first) * 1e3,
+                median(again) * 1e3);
+    std::printf("{\"bench\":\"search_catch_up\",\"events\":%zu,\"ms\":%.4f,"
+                "\"nothing_new_ms\":%.4f}\n",
+                lag, median(first) * 1e3, median(again) * 1e3);
+  }
 }
 
 } // namespace
@@ -280,25 +365,7 @@ int main(int argc, char **argv) {
                 CTXDB_BENCH_BUILD_TYPE);
 
     // --- append cost ----------------------------------------------------
-    fs::path with = dir / "with.ctxdb", without = dir / "without.ctxdb";
-    strip_search(without);
-    std::vector<double> ws, wb, os, ob;
-    for (int r = 0; r < 3; ++r) {
-      fs::remove(with), fs::remove(without);
-      fs::remove(fs::path(with) += "-wal"), fs::remove(fs::path(without) += "-wal");
-      strip_search(without);
-      auto [s1, b1] = append_rate(with, append_events);
-      auto [s2, b2] = append_rate(without, append_events);
-      ws.push_back(s1), wb.push_back(b1), os.push_back(s2), ob.push_back(b2);
-    }
-    std::printf("\nappend (events/s, median of 3)   with index   without   ratio\n");
-    std::printf("  single appends               %10.0f %10.0f   %.2f\n", median(ws), median(os),
-                median(ws) / median(os));
-    std::printf("  batches of 1000              %10.0f %10.0f   %.2f\n", median(wb), median(ob),
-                median(wb) / median(ob));
-    std::printf("{\"bench\":\"search_append\",\"single_with\":%.0f,\"single_without\":%.0f,"
-                "\"batch_with\":%.0f,\"batch_without\":%.0f}\n",
-                median(ws), median(os), median(wb), median(ob));
+    measure_appends(dir, append_events);
 
     // --- the big database -----------------------------------------------
     fs::path file = dir / "search.ctxdb";
@@ -306,6 +373,10 @@ int main(int argc, char **argv) {
     std::printf("\nbuilt %zu messages (%zu events) at %.0f events/s (batches of %zu)\n", messages,
                 messages * 2, rate, kBatch);
     ctxdb_db *db = open_db(file);
+    auto t0 = Clock::now();
+    catch_up(db); // what the build's last commits left unindexed
+    std::printf("first search after the build (indexes the rest): %.1f ms\n",
+                seconds_since(t0) * 1e3);
     sqlite3 *raw = nullptr;
     sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
 
@@ -353,6 +424,8 @@ int main(int argc, char **argv) {
                   "\"ms\":%.4f,\"raw_ms\":%.4f}\n",
                   q.kind.c_str(), messages, hits, ours * 1e3, base * 1e3);
     }
+
+    measure_catch_up(db, rare, rounds);
 
     std::map<std::string, int64_t> sz = sizes(raw);
     std::printf("\nsizes (MiB): file %.1f", double(fs::file_size(file)) / 1048576.0);
