@@ -66,7 +66,7 @@ public:
   SearchIndex(store::Store &store, log::Tree &tree) : store_(store), tree_(tree) {}
 
   // At most this many events are left unindexed by an append's commit.
-  static constexpr int64_t kMaxLag = 20000;
+  static constexpr int64_t kMaxLag = 10000;
 
   void on_append(const log::Event &e) override;
   void flush() override;
