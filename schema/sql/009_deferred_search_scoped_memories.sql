@@ -15,3 +15,12 @@ CREATE TABLE search_mark (
 );
 -- Schema 8 indexed every message inside its append: all of it is indexed.
 INSERT INTO search_mark(id, pos) SELECT 1, ifnull(max(pos), 0) FROM events;
+
+-- Each memory scope owns a contiguous range of memory_fts rowids
+-- (engine/memory/scope_rows.hpp), so retrieval scores the matches of the
+-- scopes it asks for, not of every memory. doc_id was the pos of the
+-- memory's MemoryWritten; it becomes that pos inside its scope's range
+-- (ctxdb_scope_first_row is registered by the library on every connection).
+-- memories_fts_update moves each row of memory_fts with it.
+UPDATE memories SET doc_id = ctxdb_scope_first_row(scope_key) + doc_id;
+
