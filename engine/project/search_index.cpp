@@ -202,8 +202,10 @@ bool SearchIndex::catch_up() {
     tx->commit();
     return true;
   } catch (const SQLite::Exception &e) {
+    // Lock taken, or a file that cannot be written although the handle
+    // was not opened read-only: the search goes on without indexing.
     int rc = e.getErrorCode() & 0xFF;
-    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) throw;
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_READONLY) throw;
     return false;
   }
 }
