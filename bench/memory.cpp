@@ -8,9 +8,9 @@
 // words each from a 20k-word Zipf vocabulary, two keywords. Queries are
 // three words of middle frequency (ranks 200-5000). Both sides run the same
 // MATCH expression. The engine side is memory::retrieve() (what the
-// compiler calls: the FTS query, the scope, reader, validity, expiry and
-// sensitivity filters, the blend over the 200 best bm25 matches, token
-// counts, the budget fit); "abi" adds the JSON round trip of
+// compiler calls: one FTS query per scope over the scope's rowid range,
+// the reader, validity, expiry and sensitivity filters, the blend over the
+// 200 best bm25 matches, token counts, the budget fit); "abi" adds the JSON round trip of
 // ctxdb_memory_retrieve's engine call (usage recording off).
 //
 // It links the engine (memory::retrieve is the compiler's entry point).

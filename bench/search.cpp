@@ -8,11 +8,18 @@
 //                   by side with the raw FTS5 MATCH of the same table on a
 //                   second connection (ORDER BY rank LIMIT, snippet() of the
 //                   hits): the floor of any search over these tables.
-//   append cost     append throughput (single events, and NDJSON batches) of
-//                   ctxdb as built, against the same library on a file whose
-//                   search tables are replaced by empty stand-ins (the view
-//                   selects nothing, the FTS tables are plain tables): the
-//                   whole cost the index adds to an append.
+//   append cost     append throughput (single events, and NDJSON batches of
+//                   1000) of ctxdb as built (indexing deferred to searches,
+//                   search_index.hpp), with the time of the search that
+//                   then indexes everything appended counted in; against
+//                   the same library on a file whose search tables are
+//                   empty stand-ins (the view selects nothing, the FTS
+//                   tables are plain tables): no index at all; and against
+//                   indexing at every commit (a search after every append
+//                   or batch: what schema 8 did inside each append).
+//   catch-up        on the big database: the latency of a search that first
+//                   indexes the N messages appended since the last one,
+//                   next to the same search with nothing to index.
 //   size            bytes of the events table and of each FTS table's shadow
 //                   tables (dbstat): what storing the text again would add.
 //
@@ -235,11 +242,28 @@ void strip_search(const fs::path &file) {
   sqlite3_close(raw);
 }
 
-// Events per second: single appends, then batches of 1000.
-std::pair<double, double> append_rate(const fs::path &file, size_t events) {
+// A search that finds nothing: on a writable handle, it indexes whatever
+// is above the mark first (SearchIndex::catch_up).
+void catch_up(ctxdb_db *db) {
+  char *out = nullptr;
+  size_t n = 0;
+  bench::call(ctxdb_search(db, "zqxj", 4, R"({"limit":1})", 11, &out, &n), db, &out, "search");
+}
+
+enum class Indexing { kNone, kDeferred, kEveryCommit }; // kNone: a stand-in file
+
+// Events per second, of the appends alone and with the search that then
+// indexes what they left (deferred indexing: the whole cost is counted).
+struct Rates {
+  double single = 0, single_total = 0, batch = 0, batch_total = 0;
+};
+
+// Single appends, then batches of 1000.
+Rates append_rate(const fs::path &file, size_t events, Indexing mode) {
   ctxdb_db *db = open_db(file);
   create_session(db, "a");
   Rng rng;
+  Rates r;
   auto t0 = Clock::now();
   size_t singles = events / 10;
   for (size_t i = 0; i < singles; ++i) {
@@ -247,8 +271,11 @@ std::pair<double, double> append_rate(const fs::path &file, size_t events) {
     char *out = nullptr;
     size_t n = 0;
     bench::call(ctxdb_append(db, "a", 1, e.data(), e.size(), &out, &n), db, &out, "append");
+    if (mode == Indexing::kEveryCommit) catch_up(db);
   }
-  double single = double(singles) / seconds_since(t0);
+  r.single = double(singles) / seconds_since(t0);
+  if (mode != Indexing::kNone) catch_up(db);
+  r.single_total = double(singles) / seconds_since(t0);
   create_session(db, "b");
   std::vector<std::string> batches;
   for (size_t i = 0; i < events; i += 1000) {
@@ -257,9 +284,87 @@ std::pair<double, double> append_rate(const fs::path &file, size_t events) {
     batches.push_back(std::move(nd));
   }
   t0 = Clock::now();
-  for (const std::string &nd : batches) append_batch(db, "b", nd);
+  for (const std::string &nd : batches) {
+    append_batch(db, "b", nd);
+    if (mode == Indexing::kEveryCommit) catch_up(db);
+  }
+  r.batch = double(events) / seconds_since(t0);
+  if (mode != Indexing::kNone) catch_up(db);
   ctxdb_close(db);
-  return {single, double(events) / seconds_since(t0)};
+  r.batch_total = double(events) / seconds_since(t0);
+  return r;
+}
+
+void clean(const fs::path &file) {
+  fs::remove(file);
+  fs::remove(fs::path(file) += "-wal");
+  fs::remove(fs::path(file) += "-shm");
+}
+
+void measure_appends(const fs::path &dir, size_t events) {
+  fs::path files[] = {dir / "deferred.ctxdb", dir / "none.ctxdb", dir / "every.ctxdb"};
+  const Indexing modes[] = {Indexing::kDeferred, Indexing::kNone, Indexing::kEveryCommit};
+  std::vector<Rates> runs[3];
+  for (int r = 0; r < 3; ++r) // interleaved rounds: the machine's noise hits all three
+    for (int m = 0; m < 3; ++m) {
+      clean(files[m]);
+      if (modes[m] == Indexing::kNone) strip_search(files[m]);
+      runs[m].push_back(append_rate(files[m], events, modes[m]));
+    }
+  auto med = [&](int m, double Rates::*f) {
+    std::vector<double> v;
+    for (const Rates &x : runs[m]) v.push_back(x.*f);
+    return median(v);
+  };
+  double none_single = med(1, &Rates::single), none_batch = med(1, &Rates::batch);
+  std::printf("\nappend (events/s, median of 3 interleaved)     single   /none    batch   /none\n");
+  auto row = [&](const char *name, int m, double Rates::*single, double Rates::*batch) {
+    std::printf("  %-40s %8.0f %7.2f %8.0f %7.2f\n", name, med(m, single),
+                med(m, single) / none_single, med(m, batch), med(m, batch) / none_batch);
+  };
+  row("no index (stand-in tables)", 1, &Rates::single, &Rates::batch);
+  row("deferred: the appends", 0, &Rates::single, &Rates::batch);
+  row("deferred: the appends + the catch-up", 0, &Rates::single_total, &Rates::batch_total);
+  row("indexed at every commit (schema 8)", 2, &Rates::single_total, &Rates::batch_total);
+  std::printf(
+      "{\"bench\":\"search_append\",\"single_none\":%.0f,\"single_deferred\":%.0f,"
+      "\"single_deferred_total\":%.0f,\"single_every_commit\":%.0f,\"batch_none\":%.0f,"
+      "\"batch_deferred\":%.0f,\"batch_deferred_total\":%.0f,\"batch_every_commit\":%.0f}\n",
+      none_single, med(0, &Rates::single), med(0, &Rates::single_total),
+      med(2, &Rates::single_total), none_batch, med(0, &Rates::batch), med(0, &Rates::batch_total),
+      med(2, &Rates::batch_total));
+}
+
+// The latency of a search that first indexes `lag` new events (half of
+// them messages), next to the same search with nothing to index.
+void measure_catch_up(ctxdb_db *db, const std::string &query, int rounds) {
+  std::printf("\n%-28s %14s %14s\n", "search after N new events", "with catch-up", "nothing new");
+  Rng rng;
+  int session = 0;
+  // 9999: the most a search catches up (a commit indexes beyond SearchIndex::kMaxLag).
+  for (size_t lag : {size_t(10), size_t(100), size_t(1000), size_t(9999)}) {
+    std::vector<double> first, again;
+    for (int r = 0; r < std::max(3, rounds / 3); ++r) {
+      std::string sid = "lag" + std::to_string(session++);
+      create_session(db, sid);
+      std::string nd;
+      for (size_t k = 0; k < lag; ++k) nd += event(rng, k) + "\n";
+      append_batch(db, sid, nd);
+      for (std::vector<double> *t : {&first, &again}) {
+        char *out = nullptr;
+        size_t n = 0;
+        auto t0 = Clock::now();
+        int rc = ctxdb_search(db, query.data(), query.size(), "{}", 2, &out, &n);
+        t->push_back(seconds_since(t0));
+        bench::call(rc, db, &out, "search");
+      }
+    }
+    std::printf("  N = %-23zu %11.3f ms %11.3f ms\n", lag, median(first) * 1e3,
+                median(again) * 1e3);
+    std::printf("{\"bench\":\"search_catch_up\",\"events\":%zu,\"ms\":%.4f,"
+                "\"nothing_new_ms\":%.4f}\n",
+                lag, median(first) * 1e3, median(again) * 1e3);
+  }
 }
 
 } // namespace
@@ -280,25 +385,7 @@ int main(int argc, char **argv) {
                 CTXDB_BENCH_BUILD_TYPE);
 
     // --- append cost ----------------------------------------------------
-    fs::path with = dir / "with.ctxdb", without = dir / "without.ctxdb";
-    strip_search(without);
-    std::vector<double> ws, wb, os, ob;
-    for (int r = 0; r < 3; ++r) {
-      fs::remove(with), fs::remove(without);
-      fs::remove(fs::path(with) += "-wal"), fs::remove(fs::path(without) += "-wal");
-      strip_search(without);
-      auto [s1, b1] = append_rate(with, append_events);
-      auto [s2, b2] = append_rate(without, append_events);
-      ws.push_back(s1), wb.push_back(b1), os.push_back(s2), ob.push_back(b2);
-    }
-    std::printf("\nappend (events/s, median of 3)   with index   without   ratio\n");
-    std::printf("  single appends               %10.0f %10.0f   %.2f\n", median(ws), median(os),
-                median(ws) / median(os));
-    std::printf("  batches of 1000              %10.0f %10.0f   %.2f\n", median(wb), median(ob),
-                median(wb) / median(ob));
-    std::printf("{\"bench\":\"search_append\",\"single_with\":%.0f,\"single_without\":%.0f,"
-                "\"batch_with\":%.0f,\"batch_without\":%.0f}\n",
-                median(ws), median(os), median(wb), median(ob));
+    measure_appends(dir, append_events);
 
     // --- the big database -----------------------------------------------
     fs::path file = dir / "search.ctxdb";
@@ -306,6 +393,10 @@ int main(int argc, char **argv) {
     std::printf("\nbuilt %zu messages (%zu events) at %.0f events/s (batches of %zu)\n", messages,
                 messages * 2, rate, kBatch);
     ctxdb_db *db = open_db(file);
+    auto t0 = Clock::now();
+    catch_up(db); // what the build's last commits left unindexed
+    std::printf("first search after the build (indexes the rest): %.1f ms\n",
+                seconds_since(t0) * 1e3);
     sqlite3 *raw = nullptr;
     sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
 
@@ -353,6 +444,8 @@ int main(int argc, char **argv) {
                   "\"ms\":%.4f,\"raw_ms\":%.4f}\n",
                   q.kind.c_str(), messages, hits, ours * 1e3, base * 1e3);
     }
+
+    measure_catch_up(db, rare, rounds);
 
     std::map<std::string, int64_t> sz = sizes(raw);
     std::printf("\nsizes (MiB): file %.1f", double(fs::file_size(file)) / 1048576.0);

@@ -534,6 +534,7 @@ std::string Engine::search(std::string_view query, std::string_view options_json
   simdjson::dom::parser parser;
   simdjson::dom::element doc =
       options_doc(parser, options_json, "search options", "json/search_options.schema.json");
+  search_.catch_up(); // when it cannot, the search reads the events above the mark itself
   store::Store::ReadTransaction snapshot(store_); // the branch's path and the hits agree
   project::SearchFilters f;
   f.limit = get_int(doc, "limit", f.limit);

@@ -25,7 +25,10 @@ int cmd_search(const Args &args) {
         std::tuple{"--until", "until", "a time (ms)"}, std::tuple{"--limit", "limit", "a count"}})
     if (auto v = args.value(flag)) add(key, std::to_string(non_negative(flag, *v, what)));
   options += "}";
-  auto db = open_db(args, Access::read_only);
+  // Writable: a search first indexes what appends left unindexed, for every
+  // later search too; a read-only handle would index it again, privately,
+  // on every call (search_index.hpp).
+  auto db = open_db(args, Access::existing);
   std::string result = db.search(args.positional.at(0), options);
   if (args.has("--json")) {
     print_row(result);

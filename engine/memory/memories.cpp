@@ -2,6 +2,7 @@
 
 #include "error.hpp"
 #include "memory/number.hpp"
+#include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -293,15 +294,17 @@ void Memories::insert_version(const log::Event &e, const std::string &memory_id,
 }
 
 // The memory's row in memories: its doc_id (its row in memory_fts) is the
-// pos of its MemoryWritten, a function of the log that a replay skipping
-// purged memories still gives every other memory.
+// pos of its MemoryWritten inside its scope's range (scope_rows.hpp), a
+// function of the log that a replay skipping purged memories still gives
+// every other memory. A memory's scope never changes, nor its doc_id.
 void Memories::write_current(const log::Event &e, const std::string &memory_id, const Version &v,
                              bool insert) {
   auto q = store_.statement(insert ? kInsertCurrent : kUpdateCurrent);
-  if (insert) q->bind(1, e.pos);
+  std::string key = scope_key(v.scope, v.scope_id);
+  if (insert) q->bind(1, scope_first_row(key) + e.pos);
   store::bind_text(*q, 2, memory_id);
   q->bind(3, v.version);
-  store::bind_text(*q, 4, scope_key(v.scope, v.scope_id));
+  store::bind_text(*q, 4, key);
   q->bind(5, int(v.sensitive));
   bind_opt(*q, 6, v.readers);
   q->bind(7, v.confidence);

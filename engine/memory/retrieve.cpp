@@ -2,6 +2,7 @@
 
 #include "error.hpp"
 #include "memory/number.hpp"
+#include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
 #include "util/ids.hpp"
 #include "json/json_writer.hpp"
@@ -9,24 +10,32 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace ctxdb::memory {
 
 namespace {
 
 #define CTXDB_RETRIEVE_FILTERS                                                                     \
-  "m.scope_key IN (SELECT value FROM json_each(?2)) "                                              \
-  "AND m.valid_from<=?3 AND (m.expires_at IS NULL OR m.expires_at>?3) "                            \
+  "m.valid_from<=?3 AND (m.expires_at IS NULL OR m.expires_at>?3) "                                \
   "AND (m.sensitive=0 OR ?4) "                                                                     \
   "AND (m.readers IS NULL OR EXISTS (SELECT 1 FROM json_each(m.readers) WHERE value=?5)) "
-constexpr char kSearch[] =
-    "SELECT m.memory_id,m.version,bm25(memory_fts,1.0,2.0) AS s,m.priority,m.confidence,"
-    "m.valid_from FROM memory_fts JOIN memories m ON m.doc_id=memory_fts.rowid "
-    "WHERE memory_fts MATCH ?1 AND " CTXDB_RETRIEVE_FILTERS "ORDER BY s LIMIT ?6";
+// One scope's matches with their bm25 (keywords weigh twice): FTS5 reads
+// and scores only the rows of the scope's range (scope_rows.hpp). Not
+// ORDER BY rank: FTS5 then runs the query twice (once to sort, once to
+// hand the rows over), which costs twice the scoring; sorting the scores
+// here costs far less.
+constexpr char kScopeMatches[] =
+    "SELECT rowid,bm25(memory_fts,1.0,2.0) FROM memory_fts WHERE memory_fts MATCH ?1 "
+    "AND rowid BETWEEN ?2 AND ?3";
+// A match's row, when it passes the filters (?1 doc_id, ?2 scope_key).
+constexpr char kCandidate[] =
+    "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from FROM memories m "
+    "WHERE m.doc_id=?1 AND m.scope_key=?2 AND " CTXDB_RETRIEVE_FILTERS;
 constexpr char kBrowse[] =
     "SELECT m.memory_id,m.version,0.0,m.priority,m.confidence,m.valid_from FROM memories m "
-    "WHERE ?1 IS NULL AND " CTXDB_RETRIEVE_FILTERS
-    "ORDER BY m.priority DESC,m.valid_from DESC,m.memory_id LIMIT ?6";
+    "WHERE ?1 IS NULL AND m.scope_key IN (SELECT value FROM json_each(?2)) "
+    "AND " CTXDB_RETRIEVE_FILTERS "ORDER BY m.priority DESC,m.valid_from DESC,m.memory_id LIMIT ?6";
 constexpr char kDetails[] =
     "SELECT v.scope,v.scope_id,v.kind,v.content,v.source_refs,v.event_id,m.expires_at,"
     "m.sensitive FROM memory_versions v JOIN memories m ON m.memory_id=v.memory_id "
@@ -47,43 +56,126 @@ struct Candidate {
   int64_t valid_from = 0;
 };
 
+std::string scope_key(const ScopeRef &s) { return s.scope + '\x1f' + s.id; }
+
 std::string scope_keys(const std::vector<ScopeRef> &scopes) {
   json::JsonWriter w;
   w.begin_array();
-  for (const ScopeRef &s : scopes) w.value(s.scope + '\x1f' + s.id);
+  for (const ScopeRef &s : scopes) w.value(scope_key(s));
   w.end_array();
   return w.take();
 }
 
-// Runs one candidate query; SQLite errors (an invalid FTS5 expression)
-// propagate to the caller.
-std::vector<Candidate> candidates(store::Store &store, const char *sql, const Query &q,
-                                  const std::string &match, const std::string &keys) {
-  auto s = store.statement(sql);
-  if (!match.empty()) store::bind_text(*s, 1, match);
+// The text part of the blend from a bm25 score (<= 0, lower is better).
+double text_score(double bm25) {
+  double t = -bm25;
+  return t > 0 ? t / (1 + t) : 0;
+}
+
+// The blend of a candidate whose text part is set.
+void blend(Candidate &c, const Query &q, int64_t priority) {
+  c.priority = std::clamp(double(priority) / 100.0, 0.0, 1.0);
+  double age_days = std::max<double>(0, double(q.now - c.valid_from)) / kDayMs;
+  c.recency = std::pow(0.5, age_days / kHalfLifeDays);
+  c.score = kWeightText * c.text + kWeightPriority * c.priority + kWeightConfidence * c.confidence +
+            kWeightRecency * c.recency;
+}
+
+// The highest blend a match of this bm25 can reach (every other part at
+// 1), summed as blend() sums, so no candidate's score exceeds it.
+double best_blend(double bm25) {
+  return kWeightText * text_score(bm25) + kWeightPriority * 1.0 + kWeightConfidence * 1.0 +
+         kWeightRecency * 1.0;
+}
+
+bool better(const Candidate &a, const Candidate &b) {
+  return a.score != b.score ? a.score > b.score : a.memory_id < b.memory_id;
+}
+
+void bind_filters(SQLite::Statement &s, const Query &q) {
+  s.bind(3, q.now);
+  s.bind(4, int(q.allow_sensitive));
+  if (q.agent) store::bind_text(s, 5, *q.agent);
+}
+
+// Browsing (a query without words): the best by priority, then recency.
+std::vector<Candidate> browse(store::Store &store, const Query &q, const std::string &keys) {
+  auto s = store.statement(kBrowse);
   store::bind_text(*s, 2, keys);
-  s->bind(3, q.now);
-  s->bind(4, int(q.allow_sensitive));
-  if (q.agent) store::bind_text(*s, 5, *q.agent);
+  bind_filters(*s, q);
   s->bind(6, std::max(kCandidates, 4 * q.limit));
   std::vector<Candidate> out;
   while (s->executeStep()) {
     Candidate c;
     c.memory_id = s->getColumn(0).getString();
     c.version = s->getColumn(1).getInt64();
-    double t = -s->getColumn(2).getDouble();
-    c.text = t > 0 ? t / (1 + t) : 0;
-    c.priority = std::clamp(double(s->getColumn(3).getInt64()) / 100.0, 0.0, 1.0);
     c.confidence = s->getColumn(4).getDouble();
     c.valid_from = s->getColumn(5).getInt64();
-    double age_days = std::max<double>(0, double(q.now - c.valid_from)) / kDayMs;
-    c.recency = std::pow(0.5, age_days / kHalfLifeDays);
-    c.score = kWeightText * c.text + kWeightPriority * c.priority +
-              kWeightConfidence * c.confidence + kWeightRecency * c.recency;
+    blend(c, q, s->getColumn(3).getInt64());
     out.push_back(std::move(c));
   }
   return out;
 }
+
+// The matches of a MATCH expression in the requested scopes, best bm25
+// first across them: one FTS5 query per scope over its rowid range. The
+// filters (a lookup of the memory's row) run only on the matches ranking
+// asks for. SQLite errors (an invalid FTS5 expression) propagate from the
+// constructor.
+class Matches {
+public:
+  Matches(store::Store &store, const Query &q, const std::string &match) : store_(store), q_(q) {
+    for (const ScopeRef &s : q.scopes)
+      if (std::string k = scope_key(s); std::find(keys_.begin(), keys_.end(), k) == keys_.end())
+        keys_.push_back(std::move(k));
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      auto s = store.statement(kScopeMatches);
+      store::bind_text(*s, 1, match);
+      s->bind(2, scope_first_row(keys_[i]));
+      s->bind(3, scope_last_row(keys_[i]));
+      while (s->executeStep())
+        rows_.push_back({s->getColumn(1).getDouble(), s->getColumn(0).getInt64(), i});
+    }
+    std::sort(rows_.begin(), rows_.end(), [](const Row &a, const Row &b) {
+      return a.bm25 != b.bm25 ? a.bm25 < b.bm25 : a.rowid < b.rowid;
+    });
+  }
+
+  // The bm25 of the next match, or nullopt when none is left.
+  std::optional<double> peek() const {
+    return next_ < rows_.size() ? std::optional<double>(rows_[next_].bm25) : std::nullopt;
+  }
+
+  // Takes the next match: its candidate when it passes the filters.
+  std::optional<Candidate> next() {
+    const Row &row = rows_[next_++];
+    auto f = store_.statement(kCandidate);
+    f->bind(1, row.rowid);
+    store::bind_text(*f, 2, keys_[row.key]);
+    bind_filters(*f, q_);
+    if (!f->executeStep()) return std::nullopt;
+    Candidate c;
+    c.memory_id = f->getColumn(0).getString();
+    c.version = f->getColumn(1).getInt64();
+    c.confidence = f->getColumn(3).getDouble();
+    c.valid_from = f->getColumn(4).getInt64();
+    c.text = text_score(row.bm25);
+    blend(c, q_, f->getColumn(2).getInt64());
+    return c;
+  }
+
+private:
+  struct Row {
+    double bm25;
+    int64_t rowid;
+    size_t key; // in keys_
+  };
+  store::Store &store_;
+  const Query &q_;
+  std::vector<std::string> keys_;
+  std::vector<Row> rows_;
+  size_t next_ = 0;
+};
 
 std::vector<std::string> string_array(std::string_view json_text) {
   simdjson::dom::parser parser;
@@ -93,64 +185,92 @@ std::vector<std::string> string_array(std::string_view json_text) {
   return out;
 }
 
+// Adds a candidate to the retrieval unless it does not fit the budget;
+// false when its row is gone.
+bool take(store::Store &store, const Query &q, const token::Counter &counter, const Candidate &c,
+          Retrieval &r) {
+  auto d = store.statement(kDetails);
+  store::bind_text(*d, 1, c.memory_id);
+  d->bind(2, c.version);
+  if (!d->executeStep()) return false;
+  Retrieved m;
+  m.content = d->getColumn(3).getString();
+  m.tokens = counter.count(m.content);
+  if (q.budget && r.used_tokens + m.tokens > *q.budget) {
+    r.excluded.push_back({c.memory_id, m.tokens, c.score, "budget"});
+    return true;
+  }
+  m.memory_id = c.memory_id;
+  m.version = c.version;
+  m.scope = d->getColumn(0).getString();
+  m.scope_id = d->getColumn(1).getString();
+  m.kind = d->getColumn(2).getString();
+  m.source_refs = string_array(d->getColumn(4).getString());
+  m.event_id = d->getColumn(5).getString();
+  if (!d->getColumn(6).isNull()) m.expires_at = d->getColumn(6).getInt64();
+  m.sensitive = d->getColumn(7).getInt() != 0;
+  m.score = c.score;
+  m.text = c.text;
+  m.priority = c.priority;
+  m.confidence = c.confidence;
+  m.recency = c.recency;
+  m.valid_from = c.valid_from;
+  r.used_tokens += m.tokens;
+  r.included.push_back(std::move(m));
+  return true;
+}
+
+// Takes candidates best blend first until `limit` are included. Matches
+// are read (best bm25 first, at most kCandidates passing the filters) only
+// while one still unread could outrank the best one read: the same
+// memories, in the same order, as blending all kCandidates and sorting.
+void rank(store::Store &store, const Query &q, const token::Counter &counter, Matches *matches,
+          std::vector<Candidate> heap, Retrieval &r) {
+  auto worse = [](const Candidate &a, const Candidate &b) { return better(b, a); };
+  std::make_heap(heap.begin(), heap.end(), worse);
+  int64_t cap = std::max(kCandidates, 4 * q.limit), read = 0;
+  while (int64_t(r.included.size()) < q.limit) {
+    while (matches && read < cap) {
+      std::optional<double> next = matches->peek();
+      if (!next || (!heap.empty() && heap.front().score > best_blend(*next))) break;
+      if (std::optional<Candidate> c = matches->next()) {
+        heap.push_back(std::move(*c));
+        std::push_heap(heap.begin(), heap.end(), worse);
+        ++read;
+      }
+    }
+    if (heap.empty()) break;
+    std::pop_heap(heap.begin(), heap.end(), worse);
+    take(store, q, counter, heap.back(), r);
+    heap.pop_back();
+  }
+}
+
 } // namespace
 
 Retrieval retrieve(store::Store &store, const Query &q, const token::Counter &counter) {
   Retrieval r;
-  std::string keys = scope_keys(q.scopes);
-  std::vector<Candidate> found;
-  bool done = false;
+  std::optional<Matches> matches;
   if (q.match == Match::kFts) {
     std::string fq = fts_query(q.text);
     if (fq.find_first_not_of(" \t\r\n") != std::string::npos) {
       try {
-        found = candidates(store, kSearch, q, fq, keys);
+        matches.emplace(store, q, fq);
         r.fts_query = std::move(fq);
-        done = true;
       } catch (const SQLite::Exception &) {
         r.fell_back = true; // not FTS5 syntax: plain words, never an error
       }
     }
   }
-  if (!done) {
+  std::vector<Candidate> browsed;
+  if (!matches) {
     r.fts_query = words_query(q.text, q.match == Match::kAll);
-    found = r.fts_query.empty() ? candidates(store, kBrowse, q, "", keys)
-                                : candidates(store, kSearch, q, r.fts_query, keys);
+    if (r.fts_query.empty())
+      browsed = browse(store, q, scope_keys(q.scopes));
+    else
+      matches.emplace(store, q, r.fts_query);
   }
-  std::sort(found.begin(), found.end(), [](const Candidate &a, const Candidate &b) {
-    return a.score != b.score ? a.score > b.score : a.memory_id < b.memory_id;
-  });
-  for (const Candidate &c : found) {
-    if (int64_t(r.included.size()) == q.limit) break;
-    auto d = store.statement(kDetails);
-    store::bind_text(*d, 1, c.memory_id);
-    d->bind(2, c.version);
-    if (!d->executeStep()) continue;
-    Retrieved m;
-    m.content = d->getColumn(3).getString();
-    m.tokens = counter.count(m.content);
-    if (q.budget && r.used_tokens + m.tokens > *q.budget) {
-      r.excluded.push_back({c.memory_id, m.tokens, c.score, "budget"});
-      continue;
-    }
-    m.memory_id = c.memory_id;
-    m.version = c.version;
-    m.scope = d->getColumn(0).getString();
-    m.scope_id = d->getColumn(1).getString();
-    m.kind = d->getColumn(2).getString();
-    m.source_refs = string_array(d->getColumn(4).getString());
-    m.event_id = d->getColumn(5).getString();
-    if (!d->getColumn(6).isNull()) m.expires_at = d->getColumn(6).getInt64();
-    m.sensitive = d->getColumn(7).getInt() != 0;
-    m.score = c.score;
-    m.text = c.text;
-    m.priority = c.priority;
-    m.confidence = c.confidence;
-    m.recency = c.recency;
-    m.valid_from = c.valid_from;
-    r.used_tokens += m.tokens;
-    r.included.push_back(std::move(m));
-  }
+  rank(store, q, counter, matches ? &*matches : nullptr, std::move(browsed), r);
   return r;
 }
 

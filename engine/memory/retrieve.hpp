@@ -2,12 +2,19 @@
 // in the scopes it names, readable by its agent, valid and unexpired at its
 // `now`, ranked and fitted to a token budget.
 //
-// Candidates: memory_fts (bm25 over content and keywords, keywords weighed
-// twice) joined to memories and filtered in SQL by scope, readers,
-// sensitivity, validity and expiry; the kCandidates best by bm25 are
-// ranked by the blend below. A query with no words ranks every memory of
-// the scopes by the blend without its text part (the best kCandidates by
-// priority, then recency).
+// Candidates: the matches in memory_fts (bm25 over content and keywords,
+// keywords weighed twice) of the requested scopes that pass the filters
+// (readers, sensitivity, validity and expiry); the kCandidates best by bm25
+// are ranked by the blend below. A query with no words ranks every memory
+// of the scopes by the blend without its text part (the best kCandidates
+// by priority, then recency).
+//
+// How (bench/memory.cpp): each scope owns a range of memory_fts rowids
+// (scope_rows.hpp), so FTS5 scores the matches of the requested scopes
+// only, one query per scope; the matches are merged by bm25, and a match's
+// row is read (filters, priority, confidence, recency) only while a match
+// not yet read could still outrank the best one read, its bound being its
+// text part with every other part at 1.
 //
 // The blend (every part in [0, 1]):
 //

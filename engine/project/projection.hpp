@@ -16,6 +16,11 @@ public:
   // must be a function of the events seen, in order: nothing else (no
   // clock, no randomness), or rebuild could not reproduce them.
   virtual std::span<const char *const> tables() const = 0;
+
+  // Called by rebuild, in its transaction, before it checksums and clears
+  // the tables: a projection that defers work (the search index) does it
+  // now, so that the tables compared are what the events say.
+  virtual void before_rebuild() {}
 };
 
 } // namespace ctxdb::project

@@ -147,6 +147,7 @@ RebuildReport rebuild(store::Store &store, log::EventLog &log,
                       std::span<Projection *const> projections, bool check) {
   store::Store::WriteTransaction tx(store);
   RebuildReport r;
+  for (Projection *p : projections) p->before_rebuild();
   clear(store, log::Tree::tables(), r);
   for (Projection *p : projections) clear(store, p->tables(), r);
   try {

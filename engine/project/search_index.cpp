@@ -5,6 +5,8 @@
 #include "project/search_query.hpp"
 #include "json/json_writer.hpp"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -14,10 +16,32 @@ namespace ctxdb::project {
 
 namespace {
 
-constexpr char kIndexWords[] = "INSERT INTO search_words(rowid,text) "
-                               "SELECT pos,text FROM search_text WHERE pos BETWEEN ?1 AND ?2";
-constexpr char kIndexGrams[] = "INSERT INTO search_grams(rowid,text) "
-                               "SELECT pos,text FROM search_text WHERE pos BETWEEN ?1 AND ?2";
+// Indexing (pos in (?1, ?2]): the project's tables, or the private copy of
+// a handle that cannot write (temp schema, see search_index.hpp).
+constexpr char kIndexWords[] = "INSERT INTO main.search_words(rowid,text) "
+                               "SELECT pos,text FROM search_text WHERE pos>?1 AND pos<=?2";
+constexpr char kIndexGrams[] = "INSERT INTO main.search_grams(rowid,text) "
+                               "SELECT pos,text FROM search_text WHERE pos>?1 AND pos<=?2";
+constexpr char kIndexTailWords[] = "INSERT INTO temp.search_tail_words(rowid,text) "
+                                   "SELECT pos,text FROM search_text WHERE pos>?1 AND pos<=?2";
+constexpr char kIndexTailGrams[] = "INSERT INTO temp.search_tail_grams(rowid,text) "
+                                   "SELECT pos,text FROM search_text WHERE pos>?1 AND pos<=?2";
+// The private copy: a view naming the project's (FTS5 reads an external
+// content table from its own schema) and two tables tokenized as in
+// schema/sql/008_search.sql.
+constexpr char kCreateTail[] =
+    "CREATE TEMP VIEW IF NOT EXISTS search_tail_text(pos,text) AS "
+    "SELECT pos,text FROM main.search_text;"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail_words USING fts5(text,"
+    " content='search_tail_text', content_rowid='pos', tokenize='unicode61 remove_diacritics 2');"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail_grams USING fts5(text,"
+    " content='search_tail_text', content_rowid='pos', tokenize='trigram');";
+constexpr char kClearTail[] =
+    "INSERT INTO temp.search_tail_words(search_tail_words) VALUES('delete-all');"
+    "INSERT INTO temp.search_tail_grams(search_tail_grams) VALUES('delete-all');";
+constexpr char kMark[] = "SELECT pos FROM search_mark WHERE id=1";
+constexpr char kSetMark[] = "INSERT OR REPLACE INTO search_mark(id,pos) VALUES(1,?1)";
+constexpr char kLastEvent[] = "SELECT ifnull(max(pos),0) FROM events";
 constexpr char kProbeWords[] = "SELECT rowid FROM search_words WHERE search_words MATCH ?1 LIMIT 1";
 constexpr char kProbeGrams[] = "SELECT rowid FROM search_grams WHERE search_grams MATCH ?1 LIMIT 1";
 constexpr char kEvent[] = "SELECT session_no,seq,ts,type,id FROM events WHERE pos=?1";
@@ -84,8 +108,14 @@ struct SearchIndex::Hit {
   std::string snippet;
 };
 
+// One FTS5 table a query runs on, and the rowids it answers for.
+struct SearchIndex::Source {
+  std::string table;
+  std::string rowids; // "" or " AND rowid<=N" / " AND rowid>N"
+};
+
 std::span<const char *const> SearchIndex::tables() const {
-  static const char *const kTables[] = {"search_words", "search_grams"};
+  static const char *const kTables[] = {"search_words", "search_grams", "search_mark"};
   return kTables;
 }
 
@@ -96,25 +126,113 @@ std::vector<std::string> SearchIndex::types_of_role(std::string_view role) {
   return out;
 }
 
-void SearchIndex::on_append(const log::Event &e) {
-  if (!Messages::role_of(e.type)) return;
-  // A transaction's events have consecutive pos, and the view skips the
-  // events that carry no message: the range is all flush() needs.
-  if (first_pos_ == 0) first_pos_ = e.pos;
-  last_pos_ = e.pos;
-}
+void SearchIndex::on_append(const log::Event &e) { last_pos_ = e.pos; }
 
 // The log writes its events before it flushes the projections, so the
-// view sees them here.
+// view sees them here. A missing mark is a rebuild's replay (rebuild
+// deletes it with the other tables): the whole log is indexed.
 void SearchIndex::flush() {
-  if (first_pos_ == 0) return;
-  for (const char *sql : {kIndexWords, kIndexGrams}) {
+  int64_t last = last_pos_;
+  last_pos_ = 0;
+  std::optional<int64_t> m = mark();
+  if (!m || last - *m > kMaxLag) index_to_end(m);
+}
+
+std::optional<int64_t> SearchIndex::mark() {
+  auto q = store_.statement(kMark);
+  if (!q->executeStep()) return std::nullopt;
+  return q->getColumn(0).getInt64();
+}
+
+int64_t SearchIndex::last_event_pos() {
+  auto q = store_.statement(kLastEvent);
+  q->executeStep();
+  return q->getColumn(0).getInt64();
+}
+
+void SearchIndex::index_range(int64_t after, int64_t upto, bool tail) {
+  for (const char *sql :
+       {tail ? kIndexTailWords : kIndexWords, tail ? kIndexTailGrams : kIndexGrams}) {
     auto q = store_.statement(sql);
-    q->bind(1, first_pos_);
-    q->bind(2, last_pos_);
+    q->bind(1, after);
+    q->bind(2, upto);
     q->exec();
   }
-  first_pos_ = last_pos_ = 0;
+}
+
+// In the caller's write transaction.
+void SearchIndex::index_to_end(std::optional<int64_t> m) {
+  int64_t last = last_event_pos();
+  if (m && *m >= last) return;
+  index_range(m.value_or(0), last, false);
+  auto q = store_.statement(kSetMark);
+  q->bind(1, last);
+  q->exec();
+}
+
+namespace {
+
+// Sets the connection's busy timeout for its lifetime, then restores it.
+class BusyTimeout {
+public:
+  BusyTimeout(store::Store &store, int ms) : store_(store) { store_.db().setBusyTimeout(ms); }
+  ~BusyTimeout() { store_.db().setBusyTimeout(store_.config().busy_timeout_ms); }
+  BusyTimeout(const BusyTimeout &) = delete;
+  BusyTimeout &operator=(const BusyTimeout &) = delete;
+
+private:
+  store::Store &store_;
+};
+
+} // namespace
+
+bool SearchIndex::catch_up() {
+  if (store_.config().read_only) return false;
+  std::optional<int64_t> m = mark(); // a look without a lock: up to date is the common case
+  if (m && *m >= last_event_pos()) return true;
+  try {
+    // Not waiting for the lock: a search that cannot index searches the
+    // events above the mark itself, which costs less than waiting.
+    std::optional<store::Store::WriteTransaction> tx;
+    {
+      BusyTimeout no_wait(store_, 0);
+      tx.emplace(store_);
+    }
+    index_to_end(mark());
+    tx->commit();
+    return true;
+  } catch (const SQLite::Exception &e) {
+    // Lock taken, or a file that cannot be written although the handle
+    // was not opened read-only: the search goes on without indexing.
+    int rc = e.getErrorCode() & 0xFF;
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_READONLY) throw;
+    return false;
+  }
+}
+
+// The private copy holds (tail_from_, tail_to_]; it answers for (mark,
+// last] once extended to last, and starts again from the mark when the
+// mark has passed all of it (another handle caught up) or went back (a
+// rebuild of another process).
+void SearchIndex::sync_tail(int64_t m, int64_t last) {
+  if (!tail_ready_) {
+    store_.db().exec(kCreateTail);
+    tail_ready_ = true;
+    tail_from_ = tail_to_ = m;
+  }
+  if (m < tail_from_ || m >= tail_to_) {
+    if (tail_to_ > tail_from_) store_.db().exec(kClearTail);
+    tail_from_ = tail_to_ = m;
+  }
+  if (last > tail_to_) index_range(tail_to_, last, true);
+  tail_to_ = std::max(tail_to_, last);
+}
+
+std::vector<SearchIndex::Source> SearchIndex::sources(const char *table) const {
+  if (!tail_above_) return {{table, ""}};
+  std::string t = table, above = std::to_string(*tail_above_);
+  std::string tail = t == "search_words" ? "search_tail_words" : "search_tail_grams";
+  return {{t, " AND " + t + ".rowid<=" + above}, {tail, " AND " + tail + ".rowid>" + above}};
 }
 
 bool SearchIndex::parses(const char *table, const std::string &match) {
@@ -141,18 +259,33 @@ std::set<int64_t> SearchIndex::bind_needles(SQLite::Statement &q, int i,
   return seen;
 }
 
+// Each source's best hits, merged by rank (the sources hold disjoint pos).
 void SearchIndex::run_fts(const char *table, const std::string &match,
                           const std::vector<std::string> &needles, const SearchFilters &f,
                           const char *kind, std::vector<Hit> &hits) {
-  std::string t = table;
-  bool words = t == "search_words";
+  std::vector<Hit> found;
+  for (const Source &s : sources(table)) query_fts(s, match, needles, f, kind, hits, found);
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Hit &a, const Hit &b) { return a.rank < b.rank; });
+  for (Hit &h : found) {
+    if (int64_t(hits.size()) >= f.limit) break;
+    hits.push_back(std::move(h));
+  }
+}
+
+void SearchIndex::query_fts(const Source &s, const std::string &match,
+                            const std::vector<std::string> &needles, const SearchFilters &f,
+                            const char *kind, const std::vector<Hit> &hits,
+                            std::vector<Hit> &found) {
+  const std::string &t = s.table;
+  bool grams = t.ends_with("_grams");
   // The FTS table alone in FROM, so FTS5 ranks the matches itself (bm25
   // reads no text) and hands them over best first: the filters (a lookup
   // of the event by pos) run on the rows read until LIMIT is reached, and
   // snippet() on the rows returned. A join with events would filter and
   // snippet every match before sorting.
-  std::string sql = "SELECT rowid,rank,snippet(" + t + ",0,'«','»','…'," + (words ? "16" : "48") +
-                    ") FROM " + t + " WHERE " + t + " MATCH ?";
+  std::string sql = "SELECT rowid,rank,snippet(" + t + ",0,'«','»','…'," + (grams ? "48" : "16") +
+                    ") FROM " + t + " WHERE " + t + " MATCH ?" + s.rowids;
   std::string filters = filter_sql(f);
   if (!filters.empty())
     sql += " AND EXISTS(SELECT 1 FROM events e WHERE e.pos=" + t + ".rowid" + filters + ")";
@@ -163,7 +296,8 @@ void SearchIndex::run_fts(const char *table, const std::string &match,
   q.bind(i++, match);
   i = bind_filters(q, i, f);
   std::set<int64_t> seen = bind_needles(q, i, needles, f.limit, hits);
-  while (q.executeStep() && int64_t(hits.size()) < f.limit) {
+  size_t wanted = size_t(f.limit) - std::min(size_t(f.limit), hits.size()) + found.size();
+  while (found.size() < wanted && q.executeStep()) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
     Hit h{pos, 0, 0, 0, "", "", q.getColumn(1).getDouble(), kind, q.getColumn(2).getString()};
@@ -175,7 +309,7 @@ void SearchIndex::run_fts(const char *table, const std::string &match,
     h.ts = e->getColumn(2).getInt64();
     h.type = e->getColumn(3).getString();
     h.event_id = e->getColumn(4).getString();
-    hits.push_back(std::move(h));
+    found.push_back(std::move(h));
   }
 }
 
@@ -212,6 +346,15 @@ std::string SearchIndex::search(std::string_view query, const SearchFilters &f) 
   if (terms.empty()) throw Error(Code::kInvalidArg, "search: the query is empty");
   if (f.limit < 1 || f.limit > kMaxLimit)
     throw Error(Code::kInvalidArg, "search: limit must be 1.." + std::to_string(kMaxLimit));
+  // Read in the caller's snapshot: the events above the mark are searched
+  // through the private copy (catch_up() could not index them).
+  std::optional<int64_t> m = mark();
+  int64_t last = last_event_pos();
+  tail_above_.reset();
+  if (last > m.value_or(0)) {
+    sync_tail(m.value_or(0), last);
+    tail_above_ = m.value_or(0);
+  }
   std::vector<Hit> hits;
   std::string q(query);
   bool fts = looks_like_fts(query) && parses("search_words", q);

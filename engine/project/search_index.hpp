@@ -2,14 +2,28 @@
 // over every message's text (schema/sql/008_search.sql) and the queries
 // over them.
 //
-// Indexing. Two FTS5 tables, both external content over the view
-// search_text (a message event's text, rendered from its payload by SQL),
-// keyed by the event's pos: search_words (unicode61: words, bm25) and
-// search_grams (trigram: any substring of 3+ characters, so Chinese and
-// Japanese, pieces of identifiers and paths). An append notes the range
-// of pos it added; flush() indexes it with one INSERT … SELECT per table,
-// after the log has written the events. Rebuild clears both with FTS5's
-// 'delete-all' and replays (project/rebuild.cpp).
+// Indexing is deferred: an append does not index its messages (the FTS5
+// work, above all the trigram table's, costs several times the append
+// itself). search_mark (schema/sql/009) holds the last events.pos that is
+// indexed. A search first brings the index up to date when its handle can
+// write (catch_up(): one transaction indexes (mark, max pos] with one
+// INSERT … SELECT per table and advances the mark); many messages per FTS5
+// transaction also cost less than one small FTS5 flush per append. A
+// handle that cannot write (read-only, or another writer holds the lock)
+// searches the events above the mark through a private copy of the two
+// indexes in its connection's temp schema, kept between searches and
+// extended as the log grows: the same tokenizers, the same queries, so
+// the same messages match. An append whose transaction leaves the index
+// more than kMaxLag events behind indexes it at commit, so a search never
+// has more than that to catch up. Rebuild clears both tables and the mark
+// with the other projections and indexes the whole log at the end of its
+// replay (project/rebuild.cpp).
+//
+// Ranks: bm25 depends on the whole indexed corpus. A hit in the private
+// copy is ranked by bm25 over the events above the mark alone, so with an
+// index that is behind, the hits are the same but ranks (and so the order
+// of word hits, and which ones fill a limit) may differ from those of an
+// index that is up to date.
 //
 // A query, in order:
 //   1. words: the query (plain terms, or FTS5 syntax when it parses, see
@@ -51,14 +65,25 @@ class SearchIndex : public Projection {
 public:
   SearchIndex(store::Store &store, log::Tree &tree) : store_(store), tree_(tree) {}
 
+  // At most this many events are left unindexed by an append's commit.
+  static constexpr int64_t kMaxLag = 10000;
+
   void on_append(const log::Event &e) override;
   void flush() override;
-  void discard() override { first_pos_ = last_pos_ = 0; }
+  void discard() override { last_pos_ = 0; }
   std::span<const char *const> tables() const override;
+  void before_rebuild() override { index_to_end(mark()); }
+
+  // Indexes every event above the mark, in a write transaction of its own,
+  // unless another writer holds the lock (then it does not wait). False
+  // when it could not (read-only handle, lock busy): search() still finds
+  // everything. Call it outside any transaction.
+  bool catch_up();
 
   // The hits for `query` (schema/json/search_result.schema.json). An empty
   // query is kInvalidArg; a query that is not valid FTS5 is plain words.
-  // The caller holds a read transaction (filters and hits agree).
+  // The caller holds a read transaction (filters and hits agree); call
+  // catch_up() before it.
   std::string search(std::string_view query, const SearchFilters &filters);
 
   // The event types that carry a message of `role`, or empty for none.
@@ -66,6 +91,16 @@ public:
 
 private:
   struct Hit;
+  struct Source;
+  void index_range(int64_t after, int64_t upto, bool tail);
+  void index_to_end(std::optional<int64_t> mark);
+  std::optional<int64_t> mark();
+  int64_t last_event_pos();
+  std::vector<Source> sources(const char *table) const;
+  void sync_tail(int64_t mark, int64_t last);
+  void query_fts(const Source &s, const std::string &match, const std::vector<std::string> &needles,
+                 const SearchFilters &f, const char *kind, const std::vector<Hit> &hits,
+                 std::vector<Hit> &found);
   bool parses(const char *table, const std::string &match);
   void run_fts(const char *table, const std::string &match, const std::vector<std::string> &needles,
                const SearchFilters &f, const char *kind, std::vector<Hit> &hits);
@@ -78,7 +113,12 @@ private:
 
   store::Store &store_;
   log::Tree &tree_;
-  int64_t first_pos_ = 0, last_pos_ = 0; // the message events not yet indexed
+  int64_t last_pos_ = 0; // the last message event of the open transaction
+  // The private index of the events above the mark (read-only searches):
+  // it holds (tail_from_, tail_to_]; tail_mark_ is the mark it was used with.
+  bool tail_ready_ = false;
+  int64_t tail_from_ = 0, tail_to_ = 0;
+  std::optional<int64_t> tail_above_; // this search: the mark, when events lie above it
 };
 
 } // namespace ctxdb::project

@@ -1,5 +1,6 @@
 #include "store/store.hpp"
 
+#include "memory/scope_rows.hpp"
 #include "store/embedded_files.hpp"
 #include "json/json_schema.hpp"
 #include "json/parse.hpp"
@@ -62,6 +63,20 @@ SQLite::Database open_database(const std::string &path, const Config &config) {
     Error err = to_error(e);
     throw Error(err.code(), "cannot open '" + path + "': " + e.what());
   }
+}
+
+// ctxdb_scope_first_row(scope_key): memory::scope_first_row, for the
+// migration that moved every memory into its scope's rowid range (009).
+void scope_first_row_sql(sqlite3_context *ctx, int, sqlite3_value **argv) {
+  const auto *text = reinterpret_cast<const char *>(sqlite3_value_text(argv[0]));
+  std::string_view key(text ? text : "", size_t(sqlite3_value_bytes(argv[0])));
+  sqlite3_result_int64(ctx, memory::scope_first_row(key));
+}
+
+void register_functions(SQLite::Database &db) {
+  sqlite3_create_function(db.getHandle(), "ctxdb_scope_first_row", 1,
+                          SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, scope_first_row_sql, nullptr,
+                          nullptr);
 }
 
 int pragma_int(SQLite::Database &db, const char *sql) { return db.execAndGet(sql).getInt(); }
@@ -128,6 +143,7 @@ Error to_error(const SQLite::Exception &e) {
 
 Store::Store(const std::string &path, const Config &config)
     : path_(path), config_(config), db_(open_database(path, config)) {
+  register_functions(db_);
   // Several processes may open (and create) the same file at once. Some of
   // SQLite's lock conflicts here return SQLITE_BUSY without waiting (a
   // reader upgrading to writer, a journal-mode change), so the whole

@@ -874,8 +874,12 @@ test_search() {
   expect_rc 0
   run_in '{"type":"UserPromptSubmitted","actor":"user","payload":{"text":"数据库连接错误 in the parser"}}' ts append s2
   expect_rc 0
+  expect_eq "appends leave the search index behind" "0" \
+    "$("$SQLITE3" "$S" "SELECT (SELECT pos FROM search_mark) = (SELECT max(pos) FROM events);")"
   run ts search parser
   expect_rc 0
+  expect_eq "a search indexes what appends left (for every later search)" "1" \
+    "$("$SQLITE3" "$S" "SELECT (SELECT pos FROM search_mark) = (SELECT max(pos) FROM events);")"
   expect_contains "search: a tool call's args" "s1 #3 assistant" "$OUT"
   expect_contains "search: marks the match" "«parser»" "$OUT"
   expect_contains "search: every session" "s2 #2 user" "$OUT"

@@ -3,6 +3,7 @@
 #include "agent_events.hpp"
 #include "engine.hpp"
 #include "memory/retrieve.hpp"
+#include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
 #include "test_util.hpp"
 #include "json/parse.hpp"
@@ -10,6 +11,10 @@
 #include <doctest/doctest.h>
 #include <fstream>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -534,4 +539,202 @@ TEST_CASE("memory: outputs match their schemas") {
   matches(m.db.memory_get("m1"), "memory.schema.json");
   matches(m.db.memory_forget("m1", R"({"mode":"purge"})"), "memory_forget_result.schema.json");
   matches(m.db.verify(std::nullopt), "verify_report.schema.json");
+}
+
+// --- Scope ranges (memory/scope_rows.hpp): each scope's memories own a
+// range of memory_fts rowids; retrieval reads the requested ranges only.
+
+namespace {
+
+std::string project_key(const std::string &id) { return "project\x1f" + id; }
+
+// Two project ids whose scopes share a rowid range (a 23-bit hash
+// collision, found by counting up).
+std::pair<std::string, std::string> colliding_projects() {
+  std::map<int64_t, std::string> seen;
+  for (int i = 0;; ++i) {
+    std::string id = "p" + std::to_string(i);
+    auto [it, fresh] = seen.emplace(memory::scope_first_row(project_key(id)), id);
+    if (!fresh) return {it->second, id};
+  }
+}
+
+// What retrieval returned before scope ranges, computed the slow way: every
+// match of the scopes joined to its row and filtered in SQL, the best
+// kCandidates by bm25 blended and sorted, then taken within the budget.
+// Its blend is recomputed here from the documented formula.
+struct Expected {
+  Ids included, excluded;
+};
+Expected reference_retrieve(store::Store &store, const memory::Query &q,
+                            const token::Counter &counter) {
+  std::string keys = "[";
+  for (const memory::ScopeRef &s : q.scopes)
+    keys += (keys.size() > 1 ? ",\"" : "\"") + s.scope + "\\u001f" + s.id + "\"";
+  keys += "]";
+  SQLite::Statement s(
+      store.db(),
+      "SELECT m.memory_id,bm25(memory_fts,1.0,2.0) AS b,m.priority,m.confidence,m.valid_from,"
+      "v.content FROM memory_fts JOIN memories m ON m.doc_id=memory_fts.rowid "
+      "JOIN memory_versions v ON v.memory_id=m.memory_id AND v.version=m.version "
+      "WHERE memory_fts MATCH ?1 AND m.scope_key IN (SELECT value FROM json_each(?2)) "
+      "AND m.valid_from<=?3 AND (m.expires_at IS NULL OR m.expires_at>?3) "
+      "AND (m.sensitive=0 OR ?4) AND (m.readers IS NULL OR EXISTS "
+      "(SELECT 1 FROM json_each(m.readers) WHERE value=?5)) ORDER BY b LIMIT ?6");
+  s.bind(1, memory::words_query(q.text, q.match == memory::Match::kAll));
+  s.bind(2, keys);
+  s.bind(3, q.now);
+  s.bind(4, int(q.allow_sensitive));
+  if (q.agent) s.bind(5, *q.agent);
+  s.bind(6, std::max(memory::kCandidates, 4 * q.limit));
+  struct Row {
+    std::string id, content;
+    double score;
+  };
+  std::vector<Row> rows;
+  while (s.executeStep()) {
+    double t = -s.getColumn(1).getDouble();
+    double text = t > 0 ? t / (1 + t) : 0;
+    double age = std::max<double>(0, double(q.now - s.getColumn(4).getInt64())) / kDay;
+    double score = 0.55 * text + 0.15 * std::clamp(s.getColumn(2).getInt() / 100.0, 0.0, 1.0) +
+                   0.15 * s.getColumn(3).getDouble() + 0.15 * std::pow(0.5, age / 30);
+    rows.push_back({s.getColumn(0).getString(), s.getColumn(5).getString(), score});
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  });
+  Expected out;
+  int64_t used = 0;
+  for (const Row &r : rows) {
+    if (int64_t(out.included.size()) == q.limit) break;
+    int64_t tokens = counter.count(r.content);
+    if (q.budget && used + tokens > *q.budget) {
+      out.excluded.push_back(r.id);
+      continue;
+    }
+    used += tokens;
+    out.included.push_back(r.id);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("memory: each scope's memories lie in its own rowid range, rebuilt alike") {
+  MemoryDb m;
+  m.put("a1", "deploy with the blue pipeline");
+  m.put("a2", "deploy on fridays never");
+  m.db.memory_write("s",
+                    R"({"memory_id":"g1","scope":"global","content":"deploy on weekdays",)"
+                    R"("source_refs":["evt_src"],"update_policy":"manual","ts":1700000000000})");
+  m.db.memory_update(
+      "a1",
+      R"({"content":"deploy with the red pipeline","source_refs":["evt_src"],"ts":1700000001000})");
+  store::Store store(m.path, {});
+  SQLite::Statement q(store.db(), "SELECT memory_id,scope_key,doc_id FROM memories ORDER BY 1");
+  int rows = 0;
+  while (q.executeStep()) {
+    ++rows;
+    INFO(q.getColumn(0).getString());
+    int64_t doc = q.getColumn(2).getInt64();
+    std::string key = q.getColumn(1).getString();
+    CHECK(doc >= memory::scope_first_row(key));
+    CHECK(doc <= memory::scope_last_row(key));
+  }
+  CHECK(rows == 3);
+  CHECK(memory::scope_first_row(project_key("p1")) != memory::scope_first_row("global\x1f"));
+  CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
+  CHECK(m.found("red pipeline") == Ids{"a1"});
+  CHECK(m.found("blue").empty()); // the superseded version is not in the index
+}
+
+TEST_CASE("memory: two scopes sharing a rowid range still never see each other's memories") {
+  MemoryDb m;
+  auto [p, q] = colliding_projects();
+  REQUIRE(memory::scope_first_row(project_key(p)) == memory::scope_first_row(project_key(q)));
+  for (const std::string &id : {p, q})
+    m.db.memory_write(
+        "s", R"({"memory_id":"m_)" + id + R"(","scope":"project","scope_id":")" + id +
+                 R"(","content":"the build runs on )" + id +
+                 R"(","source_refs":["evt_src"],"update_policy":"manual","ts":1700000000000})");
+  auto scope = [](const std::string &id) {
+    return R"([{"scope":"project","id":")" + id + R"("}])";
+  };
+  CHECK(m.found("build", "", scope(p)) == Ids{"m_" + p});
+  CHECK(m.found("build", "", scope(q)) == Ids{"m_" + q});
+  CHECK(m.found(q, "", scope(p)).empty());
+}
+
+TEST_CASE("memory: retrieval over scope ranges ranks exactly as one filtered query over all") {
+  MemoryDb m;
+  // Memories in four scopes, with every part of the blend and every filter
+  // varied; words from a small vocabulary so that queries match many.
+  const char *words[] = {"cache", "deploy", "build", "token", "retry", "schema", "vault", "lint"};
+  const char *scopes[] = {R"("scope":"project","scope_id":"p1")",
+                          R"("scope":"project","scope_id":"p2")", R"("scope":"global")",
+                          R"("scope":"user","scope_id":"u1")"};
+  uint64_t rng = 12345;
+  auto next = [&](uint64_t n) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (rng >> 33) % n;
+  };
+  std::string nd;
+  for (int i = 0; i < 400; ++i) {
+    std::string content;
+    for (uint64_t k = 0, n = 2 + next(10); k < n; ++k)
+      content += std::string(k ? " " : "") + words[next(std::size(words))];
+    std::string more = R"(,"priority":)" + std::to_string(next(101)) + R"(,"confidence":)" +
+                       std::to_string(double(next(101)) / 100);
+    if (next(10) == 0) more += R"(,"sensitive":true)";
+    if (next(10) == 0) more += R"(,"readers":["coder"])";
+    int64_t ts = kT0 + int64_t(next(60)) * kDay / 2;
+    if (next(10) == 0)
+      more += R"(,"expires_at":)" + std::to_string(ts + int64_t(1 + next(40)) * kDay / 2);
+    nd += R"({"type":"MemoryWritten","actor":"a","ts":)" + std::to_string(ts) +
+          R"(,"payload":{"memory_id":"m)" + std::to_string(i) + R"(",)" + scopes[next(4)] +
+          R"(,"kind":"fact","content":")" + content + R"(","keywords":[")" +
+          words[next(std::size(words))] +
+          R"("],"source_refs":["evt_src"],"update_policy":"manual")" + more + "}}\n";
+  }
+  m.db.append_batch("s", nd);
+  store::Store store(m.path, {});
+  const token::Counter &counter = token::default_counter();
+  int compared = 0;
+  for (const char *text : {"cache", "deploy build", "token retry vault", "lint schema cache"})
+    for (int64_t limit : {1, 5, 20})
+      for (std::optional<int64_t> budget : {std::optional<int64_t>(), std::optional<int64_t>(12)})
+        for (bool sensitive : {false, true}) {
+          memory::Query q;
+          q.text = text;
+          q.scopes = {{"project", "p1"}, {"global", ""}, {"user", "u1"}};
+          q.now = kT0 + 20 * kDay;
+          q.limit = limit;
+          q.budget = budget;
+          q.allow_sensitive = sensitive;
+          q.agent = sensitive ? std::optional<std::string>("coder") : std::nullopt;
+          INFO(text << " limit " << limit << " budget " << budget.value_or(-1));
+          memory::Retrieval got = memory::retrieve(store, q, counter);
+          Expected want = reference_retrieve(store, q, counter);
+          Ids included, excluded;
+          for (const auto &r : got.included) included.push_back(r.memory_id);
+          for (const auto &x : got.excluded) excluded.push_back(x.memory_id);
+          CHECK(included == want.included);
+          CHECK(excluded == want.excluded);
+          compared += !want.included.empty();
+        }
+  CHECK(compared >= 40);
+}
+
+TEST_CASE("memory: migration 009 moves a schema-8 file's memories into their scope ranges") {
+  MemoryDb m;
+  m.put("a1", "deploy with the blue pipeline");
+  m.db.memory_write("s", R"({"memory_id":"g1","scope":"global","content":"deploy on weekdays",)"
+                         R"("source_refs":["evt_src"],"update_policy":"manual"})");
+  std::string before = snapshot(m.db);
+  // The file as schema 8 left it: doc_id the pos of the write, no mark.
+  raw_sql(m.path, "UPDATE memories SET doc_id = doc_id % (1 << 40);"
+                  "DROP TABLE search_mark; PRAGMA user_version = 8;");
+  Engine reopened(m.path, "");
+  CHECK(snapshot(reopened) == before);
+  CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
 }

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -238,4 +239,193 @@ TEST_CASE("search: bad input is an error code, never a crash") {
   CHECK(code_of([&] { f.search("x", R"({"role":"robot"})"); }) == Code::kInvalidArg);
   CHECK(code_of([&] { f.search("x", R"({"colour":1})"); }) == Code::kInvalidArg);
   CHECK(code_of([&] { f.search("x", "{"); }) == Code::kInvalidJson);
+}
+
+// --- Deferred indexing (schema/sql/009): appends leave the index behind,
+// searches bring it up to date or search the events above the mark.
+
+namespace {
+
+// One integer from the file, read through a raw connection.
+int64_t raw_int(const std::string &path, const char *sql) {
+  sqlite3 *db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt *st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK);
+  int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+int64_t mark_of(const std::string &path) { return raw_int(path, "SELECT pos FROM search_mark"); }
+int64_t last_pos_of(const std::string &path) {
+  return raw_int(path, "SELECT max(pos) FROM events");
+}
+
+// A search's hits without their ranks, in a canonical order: what must not
+// depend on how far the index is behind (bm25 does; search_index.hpp).
+std::vector<std::string> unranked(const std::string &result) {
+  std::vector<std::string> out;
+  for (const std::string &h : items(field(result, "hits")))
+    out.push_back(field(h, "event_id") + " " + field(h, "match") + " " + field(h, "snippet"));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const char *const kQueries[] = {
+    "websocket",     "reconnect websocket", "ngine_ma",         "连接错误", "错误",
+    "rust OR zebra", "\"flaky websocket",   "handle_request_7", "mod_3."};
+
+void add_corpus(Fixture &f, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    f.add(prompt("fix the flaky websocket reconnect " + std::to_string(i) + " in handle_request_" +
+                 std::to_string(i % 10) + " of src/pkg/mod_" + std::to_string(i % 5) + ".py"));
+    f.add(prompt(i % 3 ? "数据库连接错误 rust" : "这个函数的返回值错误 zebra websocket"));
+    f.add(call("c" + std::to_string(i)));
+    f.add(tool_output("c" + std::to_string(i),
+                      "error in src/ctxdb/engine_main.cpp line " + std::to_string(i)));
+  }
+}
+
+} // namespace
+
+TEST_CASE("search: an append leaves the index behind; a search catches it up") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  add_corpus(f, 0, 3);
+  CHECK(mark_of(path) < last_pos_of(path)); // appended, not indexed
+  CHECK(raw_int(path, "SELECT count(*) FROM search_words_docsize") == 0);
+  CHECK(f.found("websocket").size() == 4);
+  CHECK(mark_of(path) == last_pos_of(path));
+  CHECK(raw_int(path, "SELECT count(*) FROM search_words_docsize") == 12);
+}
+
+TEST_CASE("search: a read-only handle finds the events above the mark, as a caught-up index") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  add_corpus(f, 0, 6);
+  f.search("websocket"); // indexes the first half
+  add_corpus(f, 6, 12);
+  REQUIRE(mark_of(path) < last_pos_of(path));
+  Engine ro(path, R"({"read_only":true})");
+  std::vector<std::vector<std::string>> behind;
+  for (const char *q : kQueries) behind.push_back(unranked(ro.search(q, R"({"limit":100})")));
+  CHECK(mark_of(path) < last_pos_of(path)); // the read-only handle wrote nothing
+  f.search("websocket");
+  REQUIRE(mark_of(path) == last_pos_of(path));
+  for (size_t i = 0; i < std::size(kQueries); ++i) {
+    INFO(kQueries[i]);
+    std::vector<std::string> caught_up = unranked(f.search(kQueries[i], R"({"limit":100})"));
+    CHECK(!caught_up.empty());
+    CHECK(behind[i] == caught_up);
+  }
+  // The private copy follows later appends, and starts again once the
+  // mark has passed it.
+  add_corpus(f, 12, 13);
+  CHECK(column(field(ro.search("\"reconnect 12\"", ""), "hits"), "match") ==
+        std::vector<std::string>{"words"});
+  f.search("websocket");
+  add_corpus(f, 13, 14);
+  CHECK(items(field(ro.search("\"reconnect 13\"", ""), "hits")).size() == 1);
+  CHECK(items(field(ro.search("\"reconnect 12\"", ""), "hits")).size() == 1);
+}
+
+TEST_CASE("search: while another writer holds the lock, a search neither waits nor misses") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  add_corpus(f, 0, 4);
+  sqlite3 *other = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  std::vector<std::string> locked;
+  CHECK(code_of([&] { locked = unranked(f.search("websocket", R"({"limit":100})")); }) ==
+        Code::kOk);
+  CHECK(mark_of(path) < last_pos_of(path));
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  CHECK(locked.size() == 6);
+  CHECK(unranked(f.search("websocket", R"({"limit":100})")) == locked);
+  CHECK(mark_of(path) == last_pos_of(path));
+}
+
+TEST_CASE("search: another handle's appends after our catch-up are found by our next search") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  add_corpus(f, 0, 2);
+  CHECK(f.found("reconnect").size() == 2); // caught up
+  Engine other(path, "");
+  other.append("s", prompt("reconnect from the other process"));
+  CHECK(mark_of(path) < last_pos_of(path));
+  CHECK(f.found("reconnect").size() == 3);
+  CHECK(mark_of(path) == last_pos_of(path));
+  CHECK(other.search("process", "").find("the other «process»") != std::string::npos);
+}
+
+TEST_CASE("search: rebuild indexes the whole log, whatever the mark") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  add_corpus(f, 0, 2);
+  f.search("websocket");
+  add_corpus(f, 2, 4); // not indexed yet
+  std::string report = f.db.rebuild(R"({"check":true})");
+  CHECK(field(report, "identical") == "true");
+  CHECK(report.find(R"("table":"search_words","rows":16)") != std::string::npos);
+  CHECK(mark_of(path) == last_pos_of(path));
+  // A rebuild without the check indexes everything too.
+  add_corpus(f, 4, 5);
+  f.db.rebuild("");
+  CHECK(mark_of(path) == last_pos_of(path));
+  CHECK(raw_int(path, "SELECT count(*) FROM search_grams_docsize") == 20);
+}
+
+TEST_CASE("search: imported events are found, indexed or not") {
+  Fixture f;
+  add_corpus(f, 0, 3);
+  std::string exported = export_all(f.db);
+  TempDir dir;
+  std::string copy_path = dir.file("copy.ctxdb");
+  {
+    Engine copy(copy_path, "");
+    copy.import(exported);
+    CHECK(mark_of(copy_path) < last_pos_of(copy_path));
+    Engine ro(copy_path, R"({"read_only":true})");
+    CHECK(unranked(ro.search("engine_main", R"({"limit":100})")) ==
+          unranked(f.search("engine_main", R"({"limit":100})")));
+    CHECK(unranked(copy.search("engine_main", R"({"limit":100})")) ==
+          unranked(f.search("engine_main", R"({"limit":100})")));
+  }
+  CHECK(mark_of(copy_path) == last_pos_of(copy_path));
+}
+
+TEST_CASE("search: forgetting a memory, even purging it, leaves session search whole") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  std::string p = f.add(prompt("the deploy key is in the vault"));
+  f.search("vault");
+  std::string m = f.add(event("MemoryWritten", "agent",
+                              R"({"memory_id":"k","scope":"session","kind":"fact",)"
+                              R"("content":"deploy key in vault","source_refs":[")" +
+                                  p + R"("]})"));
+  std::string q = f.add(prompt("rotate the vault key"));
+  f.db.memory_forget("k", R"({"mode":"purge"})");
+  REQUIRE(mark_of(path) < last_pos_of(path));
+  Engine ro(path, R"({"read_only":true})");
+  std::vector<std::string> behind = unranked(ro.search("vault", R"({"limit":100})"));
+  CHECK(behind.size() == 2);
+  CHECK(unranked(f.search("vault", R"({"limit":100})")) == behind);
+  CHECK(field(f.db.verify(std::nullopt), "ok") == "true");
+  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
+TEST_CASE("search: a commit that leaves the index kMaxLag events behind indexes it") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  std::string nd;
+  for (int64_t i = 0; i <= project::SearchIndex::kMaxLag; ++i)
+    nd += prompt("bulk " + std::to_string(i)) + "\n";
+  f.db.append_batch("s", nd);
+  CHECK(mark_of(path) == last_pos_of(path));
+  f.add(prompt("one more"));
+  CHECK(mark_of(path) < last_pos_of(path));
 }
