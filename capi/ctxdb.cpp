@@ -9,6 +9,7 @@
 
 #include "engine.hpp"
 #include "error.hpp"
+#include "handle.hpp"
 #include "store/store.hpp"
 #include "token/bpe.hpp"
 #include "token/counter.hpp"
@@ -49,16 +50,6 @@ static_assert(CTXDB_SCHEMA == int(Code::kSchema));
 static_assert(CTXDB_READONLY == int(Code::kReadOnly));
 static_assert(CTXDB_INTERNAL == int(Code::kInternal));
 static_assert(CTXDB_NOTADB == int(Code::kNotADb));
-
-struct ctxdb_db {
-  std::mutex mu;                         // serializes calls on the handle
-  std::unique_ptr<ctxdb::Engine> engine; // null once closed
-  // The thread inside a call on the handle, so that a host callback (a
-  // token counter) calling back into it fails instead of deadlocking.
-  std::atomic<std::thread::id> owner{};
-  std::mutex messages_mu;
-  std::unordered_map<std::thread::id, std::string> messages;
-};
 
 struct ctxdb_iter {
   // Reads the page of at most `limit` rows after `cursor` and advances it.
@@ -152,6 +143,14 @@ int reentered(ctxdb_db *h) {
               "(a host callback must not use the handle that called it)");
 }
 
+// A call on a handle with an artifact writer open: it would run inside the
+// writer's transaction (and be rolled back with an abort).
+int writer_open(ctxdb_db *h) {
+  return fail(h, Code::kMisuse,
+              "an artifact writer is open on this handle: commit or free it first "
+              "(or use another handle)");
+}
+
 // A (pointer, length) argument as a string_view; NULL is only allowed
 // with length 0.
 std::string_view arg(const char *p, size_t n, const char *name) {
@@ -197,6 +196,7 @@ template <class Fn> int with_engine(ctxdb_db *db, Fn &&fn) {
   if (h->owner == std::this_thread::get_id()) return reentered(h.get());
   std::lock_guard lock(h->mu);
   if (!h->engine) return fail(nullptr, Code::kMisuse, "the ctxdb handle is closed");
+  if (h->writer) return writer_open(h.get());
   OwnerMark mark(*h);
   try {
     fn(*h->engine);
@@ -337,6 +337,8 @@ CTXDB_API int ctxdb_close(ctxdb_db *db) {
   }
   std::lock_guard lock(h->mu); // waits for a call in flight on another thread
   try {
+    h->writer.reset(); // an open streaming put is rolled back
+    h->writer_owner = nullptr;
     h->engine.reset();
     return CTXDB_OK;
   } catch (...) {
@@ -617,6 +619,7 @@ CTXDB_API int ctxdb_iter_next(ctxdb_iter *it, const char **row, size_t *row_len)
   if (h->owner == std::this_thread::get_id()) return reentered(h);
   std::lock_guard lock(h->mu);
   if (!h->engine) return fail(nullptr, Code::kMisuse, "the iterator's database was closed");
+  if (h->writer) return writer_open(h);
   OwnerMark mark(*h);
   try {
     if (it->next == it->rows.size() && !it->exhausted) fill_page(it, *h->engine);
@@ -950,3 +953,28 @@ CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_
 }
 
 } // extern "C"
+
+// ---- for the other capi/*.cpp files (capi/handle.hpp) ----------------------
+
+namespace ctxdb::capi {
+
+std::shared_ptr<ctxdb_db> live_handle(const ctxdb_db *db) { return ::live_handle(db); }
+int fail(ctxdb_db *h, Code code, const std::string &message) { return ::fail(h, code, message); }
+int fail_current(ctxdb_db *h) { return ::fail_current(h); }
+std::string_view arg(const char *p, size_t n, const char *name) { return ::arg(p, n, name); }
+void put_out(const std::string &s, char **out, size_t *out_len) { ::put_out(s, out, out_len); }
+
+int with_handle(const std::shared_ptr<ctxdb_db> &h, const std::function<void(ctxdb_db &)> &fn) {
+  if (h->owner == std::this_thread::get_id()) return reentered(h.get());
+  std::lock_guard lock(h->mu);
+  if (!h->engine) return ::fail(nullptr, Code::kMisuse, "the ctxdb handle is closed");
+  OwnerMark mark(*h);
+  try {
+    fn(*h);
+    return CTXDB_OK;
+  } catch (...) {
+    return ::fail_current(h.get());
+  }
+}
+
+} // namespace ctxdb::capi

@@ -379,7 +379,10 @@ int64_t get_int(simdjson::dom::element o, const char *key, int64_t fallback) {
 
 } // namespace
 
-std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_json) {
+namespace {
+
+// artifact_meta.schema.json text (empty is {}) as the store's Meta.
+artifact::Meta parse_artifact_meta(std::string_view meta_json) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc =
       options_doc(parser, meta_json, "artifact meta", "json/artifact_meta.schema.json");
@@ -389,8 +392,18 @@ std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_j
   meta.name = get_string(doc, "name").value_or("");
   meta.event_id = get_string(doc, "event_id").value_or("");
   if (auto role = get_string(doc, "role")) meta.role = *role;
-  std::string id = artifacts_.put(bytes, meta);
+  return meta;
+}
+
+} // namespace
+
+std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_json) {
+  std::string id = artifacts_.put(bytes, parse_artifact_meta(meta_json));
   return artifact_info(id);
+}
+
+artifact::ArtifactStore::Writer Engine::artifact_writer(std::string_view meta_json) {
+  return artifacts_.writer(parse_artifact_meta(meta_json));
 }
 
 std::string Engine::artifact_info(std::string_view id) {

@@ -93,6 +93,10 @@ public:
   // artifact (artifact.schema.json), as info does. An id that cannot be an
   // artifact's is kInvalidArg, one not stored kNotFound.
   std::string artifact_put(std::string_view bytes, std::string_view meta_json);
+  // A streaming put with the same meta: write() pieces, then finish() for
+  // the id (artifact_info gives the artifact). Holds the write transaction
+  // until it finishes or is destroyed (a rollback).
+  artifact::ArtifactStore::Writer artifact_writer(std::string_view meta_json);
   std::string artifact_info(std::string_view id);
   // Every artifact, or those an event of the session refers to, oldest
   // first: a JSON array of artifact.schema.json objects.

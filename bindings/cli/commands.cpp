@@ -426,7 +426,9 @@ const CommandSpec kCommands[] = {
     {"artifact put", "FILE [--kind KIND] [--mime MIME] [--name NAME] [--json]",
      "store a file (or - for stdin) as an artifact",
      "Stores the bytes of FILE as an artifact and prints its id (art_ and the\n"
-     "SHA-256 of the bytes; the same bytes are stored once).\n"
+     "SHA-256 of the bytes; the same bytes are stored once). The file is\n"
+     "streamed a block at a time, so its size is not bounded by memory;\n"
+     "nothing is stored unless all of it was read.\n"
      "\n"
      "  --kind KIND  file, diff, tool_output, command_log, image, dataset,\n"
      "               url_snapshot or other (default)\n"

@@ -344,6 +344,45 @@ CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_le
 CTXDB_API int ctxdb_artifact_put(ctxdb_db *db, const void *data, size_t len, const char *meta_json,
                                  size_t meta_len, char **out, size_t *out_len);
 
+/* A streaming put, for content too large to hold in memory (after
+ * sqlite3_blob and libgit2's writestream): open a writer, write the bytes
+ * in pieces of any size, commit. Chunks are compressed and stored as they
+ * fill, so the writer holds one chunk (256 KiB) of the content at a time;
+ * at commit the content's SHA-256 names it, and bytes stored already are
+ * kept once (only the reference is added), as ctxdb_artifact_put does.
+ *
+ * A writer holds its handle's write transaction from open to commit:
+ *  - Nothing of it is visible or durable before the commit. Freeing an
+ *    uncommitted writer, a failed write or commit, closing the handle and
+ *    a crash all roll the whole put back: no chunk, no artifact, no
+ *    reference. After a failed write the writer takes no more calls
+ *    (CTXDB_MISUSE naming the first failure); it must still be freed.
+ *  - While it is open, every other call on the same handle (but
+ *    ctxdb_close and ctxdb_errmsg) fails with CTXDB_MISUSE: it would run
+ *    inside the writer's transaction. One writer per handle. Other
+ *    handles (threads, processes) read meanwhile; their writes wait for
+ *    the commit up to busy_timeout_ms, then fail with CTXDB_BUSY. */
+typedef struct ctxdb_artifact_writer ctxdb_artifact_writer;
+
+/* Opens a writer on db. meta_json is ctxdb_artifact_put's (NULL/0 is {}).
+ * Waits for the write lock like any write (CTXDB_BUSY); a bad meta is
+ * CTXDB_INVALID_ARG, as for ctxdb_artifact_put. */
+CTXDB_API int ctxdb_artifact_writer_open(ctxdb_db *db, const char *meta_json, size_t meta_len,
+                                         ctxdb_artifact_writer **out_writer);
+
+/* Appends len bytes at data (NULL with len 0: nothing) to the content. */
+CTXDB_API int ctxdb_artifact_writer_write(ctxdb_artifact_writer *w, const void *data, size_t len);
+
+/* Stores what was written and ends the put; *out is the artifact (as
+ * ctxdb_artifact_put's). The writer takes no more calls, and is still
+ * released with ctxdb_artifact_writer_free. */
+CTXDB_API int ctxdb_artifact_writer_commit(ctxdb_artifact_writer *w, char **out, size_t *out_len);
+
+/* Releases the writer; a put not committed is rolled back (an abort).
+ * NULL is a no-op; so is a writer freed already. Valid after its handle
+ * was closed. */
+CTXDB_API void ctxdb_artifact_writer_free(ctxdb_artifact_writer *w);
+
 /* The bytes [offset, offset+length) of an artifact (length -1: to the end;
  * a length past the end is clamped to it). *out is released with
  * ctxdb_free and is NUL-terminated for convenience (the NUL is not counted

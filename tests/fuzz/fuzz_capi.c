@@ -43,6 +43,23 @@ static void fuzz_artifacts(ctxdb_db *db, const char *p, size_t n, const char *me
   out = NULL;
   ctxdb_artifact_info(db, p, n, &out, &out_len);
   drop(out);
+  out = NULL;
+  /* The streaming put: the piece in two halves gives the same id; meta
+   * as the writer's meta, and an aborted writer stores nothing. */
+  ctxdb_artifact_writer *w = NULL;
+  if (ctxdb_artifact_writer_open(db, NULL, 0, &w) != CTXDB_OK ||
+      ctxdb_artifact_writer_write(w, p, n / 2) != CTXDB_OK ||
+      ctxdb_artifact_writer_write(w, p + n / 2, n - n / 2) != CTXDB_OK ||
+      ctxdb_artifact_writer_commit(w, &out, &out_len) != CTXDB_OK || !strstr(out, art))
+    abort();
+  ctxdb_artifact_writer_free(w);
+  drop(out);
+  out = NULL;
+  w = NULL;
+  if (ctxdb_artifact_writer_open(db, meta, meta_len, &w) == CTXDB_OK) {
+    ctxdb_artifact_writer_write(w, meta, meta_len);
+    ctxdb_artifact_writer_free(w);
+  }
 }
 
 /* ---- the context compiler ---- */
