@@ -61,6 +61,8 @@ struct ctxdb_iter {
   std::vector<std::string> rows;
   size_t next = 0;
   bool exhausted = false;
+  // The pager may return short pages; only an empty one ends (ctxdb_export).
+  bool short_pages = false;
 };
 
 namespace {
@@ -220,7 +222,7 @@ void fill_page(ctxdb_iter *it, ctxdb::Engine &e) {
   it->rows.clear(); // ends the life of the previous page's borrowed rows
   it->next = 0;
   it->rows = it->page(e, it->cursor, kIterPage);
-  it->exhausted = int64_t(it->rows.size()) < kIterPage;
+  it->exhausted = it->short_pages ? it->rows.empty() : int64_t(it->rows.size()) < kIterPage;
 }
 
 // Opens an iterator over what make_pager(engine, iter) returns: it checks
@@ -593,6 +595,22 @@ CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_
     it.cursor = from_seq > 1 ? from_seq - 1 : 0;
     return [sid = std::string(sid), to_seq](ctxdb::Engine &eng, int64_t &cursor, int64_t limit) {
       return eng.events_page(sid, cursor, to_seq, limit);
+    };
+  });
+}
+
+CTXDB_API int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
+                           ctxdb_iter **out_iter) {
+  return open_iter(db, out_iter, false, [&](ctxdb::Engine &e, ctxdb_iter &it) -> ctxdb_iter::Pager {
+    auto state = std::make_shared<ctxdb::Engine::ExportState>();
+    if (auto sid = opt_id_arg(session_id, id_len, "session_id")) {
+      if (!e.session_exists(*sid))
+        throw Error(Code::kNotFound, "session '" + std::string(*sid) + "' not found");
+      state->session_id = std::string(*sid);
+    }
+    it.short_pages = true;
+    return [state](ctxdb::Engine &eng, int64_t &, int64_t limit) {
+      return eng.export_page(*state, limit);
     };
   });
 }

@@ -67,10 +67,47 @@ std::string Engine::append_batch(std::string_view session_id, std::string_view n
 }
 
 std::string Engine::import(std::string_view ndjson) {
-  log::ImportResult r = log_.import(ndjson);
+  artifact::Importer artifacts(artifacts_);
+  log::ImportExtras extras{[&](std::string_view line) { return artifacts.take(line); },
+                           [&] { artifacts.finish(); }};
+  log::ImportResult r = log_.import(ndjson, &extras);
   json::JsonWriter w;
   w.begin_object().field("imported", r.imported).field("skipped", r.skipped).end_object();
   return w.take();
+}
+
+namespace {
+
+// The artifacts an export of one session (or of all) carries: those its
+// events refer to, each with those references only (every artifact, with
+// every reference, for all).
+std::vector<artifact::Info> exported_artifacts(artifact::ArtifactStore &store,
+                                               const std::optional<std::string> &session_id) {
+  std::vector<artifact::Info> infos = store.list(session_id);
+  if (session_id)
+    for (artifact::Info &a : infos)
+      std::erase_if(a.refs, [&](const artifact::Ref &r) { return r.session_id != *session_id; });
+  return infos;
+}
+
+} // namespace
+
+std::vector<std::string> Engine::export_page(ExportState &s, int64_t limit) {
+  // An artifact page holds a few chunk records (each up to a base64 chunk).
+  constexpr size_t kArtifactLines = 8;
+  std::vector<std::string> rows;
+  if (!s.events_done) {
+    std::optional<std::string_view> sid;
+    if (s.session_id) sid = *s.session_id;
+    rows = events_page(sid, s.cursor, -1, limit);
+    s.events_done = int64_t(rows.size()) < limit;
+    if (!rows.empty()) return rows;
+  }
+  if (!s.artifacts)
+    s.artifacts = std::make_unique<artifact::Exporter>(
+        artifacts_, exported_artifacts(artifacts_, s.session_id));
+  s.artifacts->next(rows, kArtifactLines);
+  return rows;
 }
 
 bool Engine::session_exists(std::string_view id) { return log_.session_exists(id); }

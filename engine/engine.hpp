@@ -6,6 +6,7 @@
 #pragma once
 
 #include "artifact/artifact_store.hpp"
+#include "artifact/transfer.hpp"
 #include "compact/compactor.hpp"
 #include "compile/compiler.hpp"
 #include "log/event_log.hpp"
@@ -43,7 +44,20 @@ public:
 
   std::string append(std::string_view session_id, std::string_view json);
   std::string append_batch(std::string_view session_id, std::string_view ndjson);
+  // Imports the export stream: events, and the artifact records after
+  // them (artifact/transfer.hpp), in one transaction.
   std::string import(std::string_view ndjson);
+  // The export stream a page at a time (ctxdb_export): the events of one
+  // session (or of all), then the records of the artifacts they refer to
+  // (every artifact for all). A page may hold fewer than limit rows; an
+  // empty one is the end.
+  struct ExportState {
+    std::optional<std::string> session_id;
+    int64_t cursor = 0; // the last seq (one session) or pos (all) given
+    bool events_done = false;
+    std::unique_ptr<artifact::Exporter> artifacts; // once the events are out
+  };
+  std::vector<std::string> export_page(ExportState &state, int64_t limit);
   std::string event_get(std::string_view id);
   std::string verify(std::optional<std::string_view> session_id);
   // Replays the log into every derived table (options: rebuild_options.schema.json).

@@ -985,8 +985,11 @@ export declare class Database {
   /** Every event of every session in append order (the export stream). */
   export(options: { raw: true }): EventIterator<string>;
   export(options?: { raw?: boolean }): EventIterator<StoredEvent>;
-  /** The export stream as NDJSON text, one event per line. */
-  exportNdjson(): string;
+  /**
+   * The export stream as NDJSON text: the events (of every session, or of
+   * sessionId), then the artifacts they refer to, checked by hash on import.
+   */
+  exportNdjson(sessionId?: string | null): string;
   /** Forks a branch at an event of the session; returns the new branch. */
   fork(sessionId: string, eventId: string, options?: ForkOptions): Branch;
   /** The session's branches, main first (NOT_FOUND for an unknown session). */

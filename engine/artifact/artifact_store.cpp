@@ -317,6 +317,30 @@ void ArtifactStore::decode_chunk(const Layout &l, size_t i, char *dst) {
   decoder_.decode(codec, stored, size_t(c.raw_size), digest, dst, what);
 }
 
+ArtifactStore::StoredChunk ArtifactStore::stored_chunk(const Layout &l, size_t i) {
+  l.chunks.at(i);
+  auto q = store_.statement(kChunkSql);
+  q->bind(1, l.no);
+  q->bind(2, int64_t(i));
+  if (!q->executeStep())
+    throw Error(Code::kCorrupt,
+                "chunk " + std::to_string(i) + " of artifact " + l.info.id + " is missing");
+  SQLite::Column data = q->getColumn(2);
+  return {parse_codec(q->getColumn(0).getString()),
+          std::string(static_cast<const char *>(data.getBlob()), size_t(data.getBytes()))};
+}
+
+void ArtifactStore::add_reference(std::string_view id, std::string_view event_id,
+                                  std::string_view role) {
+  check_id(id);
+  auto no = find_no(store_, id);
+  if (!no) throw Error(Code::kNotFound, "no artifact " + std::string(id));
+  Meta meta;
+  meta.event_id = event_id;
+  meta.role = role;
+  add_ref(*no, meta);
+}
+
 void ArtifactStore::scan(const Layout &l, int64_t offset, int64_t length,
                          const std::function<bool(std::string_view)> &fn) {
   int64_t end = length > l.info.raw_size - offset ? l.info.raw_size : offset + length;

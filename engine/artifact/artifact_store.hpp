@@ -107,6 +107,17 @@ public:
   void load_chunk(const Layout &layout, size_t i, std::string &out);
   // Decodes chunk i into dst, which has room for its raw_size bytes.
   void decode_chunk(const Layout &layout, size_t i, char *dst);
+  // Chunk i as stored (a zstd frame or the raw bytes), undecoded and
+  // unchecked: what the export stream carries (transfer.hpp).
+  struct StoredChunk {
+    Codec codec = Codec::kRaw;
+    std::string data;
+  };
+  StoredChunk stored_chunk(const Layout &layout, size_t i);
+  // Adds a reference from event_id to the stored artifact id (kNotFound
+  // when it is not stored).
+  void add_reference(std::string_view id, std::string_view event_id, std::string_view role);
+
   // The offset where line `line` (1-based) starts; line_count+1 gives the
   // end of the content.
   int64_t line_offset(const Layout &layout, int64_t line);

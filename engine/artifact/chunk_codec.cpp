@@ -45,6 +45,13 @@ ChunkDecoder::~ChunkDecoder() { ZSTD_freeDCtx(ctx_); }
 
 void ChunkDecoder::decode(Codec codec, std::string_view stored, size_t raw_size,
                           const util::Digest &sha256, char *dst, const std::string &what) {
+  decode_unchecked(codec, stored, raw_size, dst, what);
+  if (hash_.update(dst, raw_size).finish() != sha256)
+    throw Error(Code::kCorrupt, what + " does not match its SHA-256");
+}
+
+void ChunkDecoder::decode_unchecked(Codec codec, std::string_view stored, size_t raw_size,
+                                    char *dst, const std::string &what) {
   if (codec == Codec::kRaw) {
     if (stored.size() != raw_size)
       throw Error(Code::kCorrupt, what + " holds " + std::to_string(stored.size()) +
@@ -57,8 +64,6 @@ void ChunkDecoder::decode(Codec codec, std::string_view stored, size_t raw_size,
                   what + " does not decompress to its " + std::to_string(raw_size) + " bytes" +
                       (ZSTD_isError(n) ? std::string(": ") + ZSTD_getErrorName(n) : std::string()));
   }
-  if (hash_.update(dst, raw_size).finish() != sha256)
-    throw Error(Code::kCorrupt, what + " does not match its SHA-256");
 }
 
 } // namespace ctxdb::artifact

@@ -51,6 +51,11 @@ public:
   // sha256; throws kCorrupt (naming `what`) on any mismatch.
   void decode(Codec codec, std::string_view stored, size_t raw_size, const util::Digest &sha256,
               char *dst, const std::string &what);
+  // Writes the chunk's raw_size bytes to dst without a hash check (the
+  // caller checked the stored bytes); kCorrupt when they do not decode to
+  // exactly raw_size bytes.
+  void decode_unchecked(Codec codec, std::string_view stored, size_t raw_size, char *dst,
+                        const std::string &what);
 
 private:
   ZSTD_DCtx_s *ctx_;

@@ -188,7 +188,8 @@ CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
  * ctxdb_event_get). With a session id: that session's events with
  * from_seq <= seq <= to_seq (to_seq < 0: no upper bound), in seq order.
  * With session_id NULL: every event of every session in append order
- * (from_seq/to_seq ignored) -- the export stream, which ctxdb_import takes. */
+ * (from_seq/to_seq ignored) -- the events of the export stream
+ * (ctxdb_export adds the artifacts they refer to). */
 CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
                                 int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter);
 
@@ -218,11 +219,33 @@ CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, 
 CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, char **out,
                             size_t *out_len);
 
+/* The export stream: a streaming iterator over NDJSON rows that
+ * ctxdb_import takes. First the stored events (as ctxdb_events_iter: of
+ * the session, or with session_id NULL of every session in append
+ * order), then the artifacts (format 1, schema/json/export_artifact.schema.json
+ * and export_artifact_chunk.schema.json): for each artifact the events
+ * refer to (with session_id NULL: every artifact), one row
+ * {"ctxdb_record": "artifact", "format": 1, "id", "raw_size",
+ * "chunk_count", "kind", "mime", "name", "refs": [{"event_id", "role"}],
+ * ...} and then its chunks, one row each, in order: {"ctxdb_record":
+ * "artifact_chunk", "format": 1, "artifact_id", "idx", "raw_size",
+ * "codec", "sha256", "data"} with the chunk as stored (a zstd frame or the
+ * raw bytes) in base64 and the SHA-256 of those bytes. A row stays below
+ * ~350 KiB. Unknown session: CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
+                           ctxdb_iter **out_iter);
+
 /* Imports NDJSON of stored events (the export stream) in one transaction.
  * Every event keeps its id, seq, ts and hash; an event already present
  * with identical content is skipped; a hash or seq that does not match
  * what this database computes is CTXDB_CORRUPT naming the line.
- * *out: {"imported": N, "skipped": M}. */
+ * Artifact rows (see ctxdb_export; a row is one when it starts with
+ * {"ctxdb_record":) are stored with their references, or only the
+ * references when the bytes are there already; every chunk is checked
+ * against its SHA-256 and the content against its id: a mismatch, a
+ * chunk out of order or an artifact cut short is CTXDB_CORRUPT, a newer
+ * format CTXDB_SCHEMA, and nothing (no event either) is imported.
+ * *out: {"imported": N, "skipped": M} (events). */
 CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
                            size_t *out_len);
 

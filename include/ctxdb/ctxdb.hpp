@@ -235,10 +235,19 @@ public:
     return Iter(it);
   }
 
-  // Every event of every session in append order: the export stream.
+  // Every event of every session in append order: the export stream's events.
   Iter all_events() {
     ctxdb_iter *it = nullptr;
     detail::check(ctxdb_events_iter(db_, nullptr, 0, 0, -1, &it), db_);
+    return Iter(it);
+  }
+
+  // The export stream (what import_ndjson takes): the events of one
+  // session (or of all), then the artifacts they refer to.
+  Iter export_stream(std::optional<std::string_view> session_id = {}) {
+    ctxdb_iter *it = nullptr;
+    const char *id = session_id ? session_id->data() : nullptr;
+    detail::check(ctxdb_export(db_, id, session_id ? session_id->size() : 0, &it), db_);
     return Iter(it);
   }
 

@@ -58,6 +58,10 @@ int main() {
     rows = 0;
     for (auto it = db.all_events(); it.next(row);) ++rows;
     CHECK(rows == 4);
+    rows = 0;
+    for (auto it = db.export_stream("ses_x"); it.next(row);) ++rows;
+    CHECK(rows == 4); // no artifacts yet
+    CHECK(code_of([&] { db.export_stream("ses_nope"); }) == CTXDB_NOT_FOUND);
     CHECK(db.verify().find(R"("ok":true)") != std::string::npos);
     CHECK(db.verify("ses_x").find(R"("ok":true)") != std::string::npos);
     CHECK(db.session_list().front() == '[');

@@ -3,7 +3,8 @@
 # and `put -`): a large file goes in a block at a time (the process stays
 # far smaller than the file), stdin and a file give the same id, cat and
 # export stream it back byte for byte, and a put that fails or is killed
-# half way stores nothing.
+# half way stores nothing; export and import carry artifacts, checked by
+# hash.
 # usage: artifact_stream_test.sh PATH/TO/ctxdb [SQLITE3]
 set -euo pipefail
 
@@ -92,5 +93,57 @@ expect_eq "no chunk left behind" "$chunks" "$(count artifact_chunks)"
 expect_eq "no artifact left behind" "$arts" "$(count artifacts)"
 run "$CLI" artifact put - <"$WORK/small"
 expect_rc 0 # the lock went with the process
+
+CURRENT="export and import carry artifacts"
+export CTXDB_DB="$WORK/src.ctxdb"
+"$CLI" session new --id s1 --agent a >/dev/null
+python3 - "$WORK/out.txt" "$WORK/events.ndjson" <<'PY'
+import json, sys
+out = "".join("test %05d ... ok (%d ms)\n" % (i, i % 97) for i in range(30000))
+open(sys.argv[1], "w").write(out)
+with open(sys.argv[2], "w") as f:
+    f.write(json.dumps({"type": "AssistantMessageCreated", "actor": "assistant", "payload":
+                        {"content": [{"type": "tool_call", "id": "c1", "name": "pytest"}]}}) + "\n")
+    f.write(json.dumps({"id": "e_out", "type": "ToolCallFinished", "actor": "tool",
+                        "payload": {"tool_call_id": "c1", "output": out}}) + "\n")
+PY
+"$CLI" append s1 <"$WORK/events.ndjson" >/dev/null
+id=$("$CLI" artifact ls s1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+expect_eq "the output was spilled" "art_$(sha256sum "$WORK/out.txt" | cut -c1-64)" "$id"
+"$CLI" export s1 >"$WORK/s1.ndjson"
+expect_eq "3 events, the artifact and its 3 chunks (~750 KB)" "7" "$(wc -l <"$WORK/s1.ndjson" | tr -d ' ')"
+run "$CLI" export s1 --events-only
+expect_eq "--events-only" "3" "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')"
+export CTXDB_DB="$WORK/dst.ctxdb"
+run "$CLI" import "$WORK/s1.ndjson"
+expect_rc 0
+expect_eq "import" "imported 3, skipped 0" "$OUT"
+"$CLI" artifact cat "$id" >"$WORK/out.back"
+cmp -s "$WORK/out.txt" "$WORK/out.back" || fail "artifact cat after the import gives other bytes"
+run "$CLI" verify
+expect_rc 0
+run "$CLI" artifact show "$id"
+expect_contains "the reference came along" '"event_id":"e_out","role":"output","session_id":"s1"' "$OUT"
+
+CURRENT="a corrupted chunk imports nothing"
+export CTXDB_DB="$WORK/bad.ctxdb"
+python3 - "$WORK/s1.ndjson" "$WORK/bad.ndjson" <<'PY'
+import base64, json, sys
+lines = open(sys.argv[1]).read().splitlines()
+for i, line in enumerate(lines):
+    rec = json.loads(line)
+    if rec.get("ctxdb_record") == "artifact_chunk" and rec["idx"] == 2:
+        data = bytearray(base64.b64decode(rec["data"]))
+        data[len(data) // 2] ^= 0x01
+        rec["data"] = base64.b64encode(bytes(data)).decode()
+        lines[i] = json.dumps(rec, separators=(",", ":"))
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+PY
+run "$CLI" import "$WORK/bad.ndjson"
+expect_rc 1
+expect_contains "the corrupted chunk is named" "CTXDB_CORRUPT" "$ERR"
+expect_contains "the corrupted chunk is named" "chunk 2 of artifact $id" "$ERR"
+run "$CLI" export
+expect_eq "nothing was imported" "" "$OUT"
 
 echo "artifact_stream_test: ok"

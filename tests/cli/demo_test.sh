@@ -31,14 +31,18 @@ expect_contains "the pytest logs were spilled" "262 lines  command_log  run_comm
 expect_contains "the context view shows the budget" "budget 2500 of 3000 tokens" "$OUT"
 expect_contains "the context view explains the request" "the current request: the last user prompt" "$OUT"
 expect_contains "rebuild reproduces the projections" "state                   2 rows  unchanged" "$OUT"
-expect_eq "export line count is the last line" 20 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
+# 20 events, then the two spilled pytest logs: an artifact line and one
+# chunk line each.
+expect_eq "export line count is the last line" 24 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
 
 # Every event the demo wrote is in the file with its payload intact.
 EXPORT=$("$CLI" --db "$DB" export)
 expect_eq "one session in the file" 2 "$("$CLI" --db "$DB" sessions | wc -l)"
 types=$(python3 -c '
 import json, sys
-events = [json.loads(line) for line in sys.stdin]
+rows = [json.loads(line) for line in sys.stdin]
+events = [r for r in rows if "ctxdb_record" not in r]
+assert [r["ctxdb_record"] for r in rows[len(events):]] == ["artifact", "artifact_chunk"] * 2
 print(" ".join(sorted({e["type"] for e in events})))
 # The pytest logs were spilled: the event keeps a preview, the line count
 # and the artifact that holds the whole.

@@ -74,3 +74,49 @@ test('bad input', (t) => {
   assert.equal(w.commit().raw_size, 0); // the bad writes wrote nothing
   assert.equal(db.artifacts().length, 1);
 });
+
+// ---- export / import carry artifacts ----
+
+function spilledSession(db) {
+  db.createSession({ id: 's1', agentId: 'a' });
+  db.append('s1', { type: 'AssistantMessageCreated', actor: 'assistant',
+    payload: { content: [{ type: 'tool_call', id: 'c1', name: 'pytest' }] } });
+  let out = '';
+  for (let i = 0; i < 40000; i++) out += `test ${String(i).padStart(5, '0')} ... ok\n`;
+  db.append('s1', { id: 'e2', type: 'ToolCallFinished', actor: 'tool',
+    payload: { tool_call_id: 'c1', output: out } });
+  return Buffer.from(out);
+}
+
+test('exportNdjson carries the artifacts; importNdjson restores them', (t) => {
+  const { db } = tmpDb(t, 'src.ctxdb');
+  const out = spilledSession(db);
+  const [art] = db.artifacts('s1');
+  const text = db.exportNdjson('s1');
+  const lines = text.trimEnd().split('\n');
+  assert.equal(lines.length, 3 + 1 + art.chunk_count);
+  assert.ok(lines[3].startsWith('{"ctxdb_record":"artifact","format":1,'));
+  const { db: dst } = tmpDb(t, 'dst.ctxdb');
+  assert.deepEqual(dst.importNdjson(text), { imported: 3, skipped: 0 });
+  assert.ok(dst.readArtifact(art.id).equals(out));
+  assert.equal(dst.verify().ok, true);
+  assert.equal(dst.exportNdjson('s1').split('\n').slice(0, 3).join('\n'),
+    lines.slice(0, 3).join('\n'));
+  throwsCode(() => db.exportNdjson('nope'), ctxdb.codes.NOT_FOUND);
+  assert.throws(() => db.exportNdjson(3), TypeError);
+});
+
+test('a corrupted chunk imports nothing', (t) => {
+  const { db } = tmpDb(t, 'src.ctxdb');
+  spilledSession(db);
+  const lines = db.exportNdjson().trimEnd().split('\n');
+  const rec = JSON.parse(lines[lines.length - 1]);
+  const data = Buffer.from(rec.data, 'base64');
+  data[5] ^= 0xff;
+  rec.data = data.toString('base64');
+  lines[lines.length - 1] = JSON.stringify(rec);
+  const { db: dst } = tmpDb(t, 'dst.ctxdb');
+  throwsCode(() => dst.importNdjson(lines.join('\n')), ctxdb.codes.CORRUPT, /chunk \d+ of artifact art_/);
+  assert.deepEqual(dst.artifacts(), []);
+  assert.deepEqual(dst.sessions(), []);
+});

@@ -1,6 +1,8 @@
 """The streaming artifact put (Database.artifact_writer, put_artifact_file)."""
+import base64
 import hashlib
 import io
+import json
 import shutil
 
 import pytest
@@ -111,3 +113,48 @@ def test_bad_input(db):
     assert [a["raw_size"] for a in db.artifacts()] == [17]  # nothing else was stored
     with pytest.raises(FileNotFoundError):
         db.put_artifact_file("/nonexistent/file")
+
+
+# ---- export / import carry artifacts ----
+
+def spilled_session(db):
+    db.create_session({"id": "s1", "event_id": "e0", "payload": {"agent_id": "a"}})
+    db.append("s1", type="AssistantMessageCreated", actor="assistant",
+              payload={"content": [{"type": "tool_call", "id": "c1", "name": "pytest"}]})
+    out = "".join("test %05d ... ok\n" % i for i in range(40000))
+    db.append("s1", type="ToolCallFinished", actor="tool", id="e2",
+              payload={"tool_call_id": "c1", "output": out})
+    return out.encode()
+
+
+def test_export_import_round_trip(db, tmp_path):
+    out = spilled_session(db)
+    (art,) = db.artifacts("s1")
+    lines = list(db.export_ndjson("s1"))
+    assert len(lines) == 3 + 1 + art["chunk_count"]
+    assert lines[3].startswith('{"ctxdb_record":"artifact","format":1,')
+    with ctxdb.open(str(tmp_path / "dst.ctxdb")) as dst:
+        assert dst.import_ndjson(lines) == {"imported": 3, "skipped": 0}
+        assert dst.read_artifact(art["id"]) == out
+        assert dst.verify()["ok"]
+        assert dst.artifact(art["id"])["refs"] == [
+            {"event_id": "e2", "role": "output", "session_id": "s1"}]
+        assert list(dst.export_ndjson())[:3] == lines[:3]  # the events, ids and hashes kept
+
+
+def test_import_of_a_corrupted_chunk_imports_nothing(db, tmp_path):
+    spilled_session(db)
+    lines = list(db.export_ndjson())
+    rec = json.loads(lines[-1])
+    data = bytearray(base64.b64decode(rec["data"]))
+    data[5] ^= 0xFF
+    rec["data"] = base64.b64encode(bytes(data)).decode()
+    lines[-1] = json.dumps(rec, separators=(",", ":"))
+    with ctxdb.open(str(tmp_path / "dst.ctxdb")) as dst:
+        with pytest.raises(ctxdb.Corrupt, match=f"line {len(lines)}: chunk"):
+            dst.import_ndjson("\n".join(lines))
+        assert dst.artifacts() == [] and dst.sessions() == []
+    with pytest.raises(ctxdb.NotFound):
+        db.export_ndjson("nope")
+    with pytest.raises(TypeError):
+        db.export_ndjson(3)

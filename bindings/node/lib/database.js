@@ -281,10 +281,17 @@ class Database {
     return new EventIterator(this, it, raw);
   }
 
-  /** The whole export stream as NDJSON text (one event per line). */
-  exportNdjson() {
+  /**
+   * The export stream as NDJSON text, what importNdjson takes: the events
+   * (of every session, or of sessionId), one per line, then the artifacts
+   * they refer to (an artifact line and its chunk lines each).
+   */
+  exportNdjson(sessionId) {
+    const sid = sessionId === undefined || sessionId === null
+      ? null : check.string(sessionId, 'sessionId');
+    const it = new EventIterator(this, call(() => this.#db.exportIter(sid)), true);
     let out = '';
-    for (const line of this.export({ raw: true })) out += `${line}\n`;
+    for (const line of it) out += `${line}\n`;
     return out;
   }
 

@@ -435,6 +435,7 @@ public:
                         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
                         InstanceMethod<&Database::EventGet>("eventGet"),
                         InstanceMethod<&Database::EventsIter>("eventsIter"),
+                        InstanceMethod<&Database::ExportIter>("exportIter"),
                         InstanceMethod<&Database::BranchFork>("branchFork"),
                         InstanceMethod<&Database::BranchList>("branchList"),
                         InstanceMethod<&Database::BranchPath>("branchPath"),
@@ -641,6 +642,17 @@ private:
     return OpenIter(env, db, [&](ctxdb_iter **it) {
       return ctxdb_branch_path(db, sid.data(), sid.size(), has_branch ? branch.data() : nullptr,
                                has_branch ? branch.size() : 0, it);
+    });
+  }
+
+  // exportIter(sessionId: string | null): the export stream, artifacts included.
+  Napi::Value ExportIter(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    return OpenIter(env, db, [&](ctxdb_iter **it) {
+      return ctxdb_export(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, it);
     });
   }
 

@@ -266,6 +266,10 @@ _proto("ctxdb_artifact_search", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
+#                  ctxdb_iter **out_iter);
+_proto("ctxdb_export", c_int, ctxdb_db_p, c_char_p, c_size_t, POINTER(ctxdb_iter_p))
+
 # ---- the streaming put (ctxdb_artifact_writer_*) ----
 ctxdb_artifact_writer_p = c_void_p  # ctxdb_artifact_writer *
 

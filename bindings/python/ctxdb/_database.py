@@ -574,8 +574,17 @@ class Database:
 
     def export(self, *, raw: bool = False) -> EventIterator:
         """Streams every event of every session in append order -- the
-        stream import_ndjson() takes. raw=True yields the JSON text lines."""
+        events of the stream import_ndjson() takes (export_ndjson() adds
+        the artifacts). raw=True yields the JSON text lines."""
         return self._iter(_capi.ctxdb_events_iter, raw, None, 0, 0, -1)
+
+    def export_ndjson(self, session_id: Union[None, str, bytes] = None) -> EventIterator:
+        """The export stream as NDJSON lines (str), what import_ndjson()
+        takes: the events (of every session, or of session_id), then the
+        artifacts they refer to, each an artifact line and its chunk lines
+        (checked by hash on import)."""
+        sid = None if session_id is None else _text(session_id, "session_id")
+        return self._iter(_capi.ctxdb_export, True, sid, 0 if sid is None else len(sid))
 
     def _iter(self, fn: Callable[..., int], raw: bool, *args: Any) -> EventIterator:
         """Opens an iterator with fn(db, *args, &iter)."""
