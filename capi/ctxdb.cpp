@@ -476,11 +476,21 @@ CTXDB_API int ctxdb_artifact_read(ctxdb_db *db, const char *id, size_t id_len, i
                                   int64_t length, void **out, size_t *out_len) {
   if (out_len) *out_len = 0;
   if (!out) return fail(live_handle(db).get(), Code::kMisuse, "out is NULL");
-  char *buf = nullptr;
-  int rc = with_output(db, &buf, out_len, [&](ctxdb::Engine &e) {
-    return e.artifact_read(id_arg(id, id_len, "id"), offset, length);
+  *out = nullptr;
+  // The chunks decode straight into the buffer the caller gets.
+  std::unique_ptr<char, decltype(&std::free)> buf(nullptr, &std::free);
+  size_t n = 0;
+  int rc = with_engine(db, [&](ctxdb::Engine &e) {
+    n = e.artifact_read_into(id_arg(id, id_len, "id"), offset, length, [&](size_t size) {
+      buf.reset(static_cast<char *>(std::malloc(size + 1)));
+      if (!buf) throw std::bad_alloc();
+      buf.get()[size] = '\0';
+      return buf.get();
+    });
   });
-  *out = buf;
+  if (rc != CTXDB_OK) return rc;
+  *out = buf.release();
+  if (out_len) *out_len = n;
   return rc;
 }
 

@@ -468,6 +468,12 @@ std::string Engine::artifact_read(std::string_view id, int64_t offset, int64_t l
   return artifacts_.read_range(id, offset, length == -1 ? INT64_MAX : length);
 }
 
+size_t Engine::artifact_read_into(std::string_view id, int64_t offset, int64_t length,
+                                  const std::function<char *(size_t)> &alloc) {
+  if (length < -1) throw Error(Code::kInvalidArg, "length must be >= 0 (or -1: to the end)");
+  return artifacts_.read_range_into(id, offset, length == -1 ? INT64_MAX : length, alloc);
+}
+
 std::string Engine::artifact_lines(std::string_view id, int64_t first, int64_t count) {
   if (count < -1) throw Error(Code::kInvalidArg, "count must be >= 0 (or -1: to the end)");
   return artifacts_.read_lines(id, first, count == -1 ? INT64_MAX : count);

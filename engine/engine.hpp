@@ -117,6 +117,10 @@ public:
   std::string artifact_list(std::optional<std::string_view> session_id);
   // The bytes [offset, offset+length); length -1 is to the end.
   std::string artifact_read(std::string_view id, int64_t offset, int64_t length);
+  // artifact_read into memory alloc(size) returns (the C ABI's malloc'd
+  // buffer): decoded straight into it. Returns the size.
+  size_t artifact_read_into(std::string_view id, int64_t offset, int64_t length,
+                            const std::function<char *(size_t)> &alloc);
   // Lines first .. first+count-1 (1-based) as text; count -1 is to the end.
   std::string artifact_lines(std::string_view id, int64_t first, int64_t count);
   // spec (artifact_preview_spec.schema.json) -> artifact_preview.schema.json.

@@ -158,7 +158,8 @@ void Importer::add_chunk(simdjson::dom::element rec) {
                                     (open_ ? " where chunk " + std::to_string(open_->next_idx) +
                                                  " of " + open_->id + " was due"
                                            : " without its artifact record before it"));
-  std::string what = "chunk " + std::to_string(idx) + " of artifact " + open_->id;
+  ChunkName name{open_->id, size_t(idx)};
+  std::string what = name.str();
   std::optional<std::string> stored = util::decode_base64(get_str(rec, "data"));
   if (!stored) throw Error(Code::kCorrupt, what + ": data is not base64");
   util::Digest want{};
@@ -168,7 +169,7 @@ void Importer::add_chunk(simdjson::dom::element rec) {
   size_t raw_size = size_t(get_int(rec, "raw_size"));
   open_->raw.resize(raw_size);
   Codec codec = parse_codec(get_str(rec, "codec"));
-  decoder_.decode_unchecked(codec, *stored, raw_size, open_->raw.data(), what);
+  decoder_.decode_unchecked(codec, *stored, raw_size, open_->raw.data(), name);
   open_->writer->write(open_->raw);
   open_->written += int64_t(raw_size);
   if (++open_->next_idx == open_->chunk_count) close_artifact();
