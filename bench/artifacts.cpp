@@ -2,9 +2,10 @@
 // realistic content generated in-process — a build/test log and JSON tool
 // output — side by side with the floor of any such store: raw zstd
 // compressing and decompressing the same 256 KiB chunks at the same level
-// in memory, in the same run. Also the stored size over the raw size.
+// in memory, in the same run (the same chunking: each chunk its own frame,
+// as the store keeps them). Also the stored size over the raw size.
 //
-// It links the engine directly (the artifact store has no C ABI yet).
+// It links the engine directly: the store without the C ABI around it.
 //
 // usage: bench_artifacts [--log-mb N] [--rounds R] [--quick]
 #include "bench_util.hpp"
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -117,28 +119,31 @@ std::string json_output(size_t bytes) {
 }
 
 struct Figures {
-  double put = 0, raw_compress = 0, get = 0, scan = 0, raw_decompress = 0, grep = 0;
+  double put = 0, raw_compress = 0, get = 0, scan = 0, raw_decompress = 0, raw_whole = 0, grep = 0;
   double stored_ratio = 0, raw_ratio = 0;
 };
 
 // Raw zstd on the same chunks: the floor for put (compress) and get
-// (decompress), returning MB/s of raw bytes.
+// (decompress), returning MB/s of raw bytes. Compression goes through one
+// reused output buffer, each frame then kept at its size (as a store must
+// keep it); decompression into one reused chunk buffer is the floor of the
+// streaming get, and into one fresh malloc'd buffer of the whole size that
+// of a whole get (which also pays for the buffer's pages).
 void raw_zstd(const std::string &data, double &compress_mbs, double &decompress_mbs,
-              double &ratio) {
+              double &decompress_whole_mbs, double &ratio) {
   ZSTD_CCtx *c = ZSTD_createCCtx();
   ZSTD_DCtx *d = ZSTD_createDCtx();
   ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, kLevel);
   std::vector<std::string> frames;
+  std::unique_ptr<char[]> buf(new char[ZSTD_compressBound(kChunk)]);
   auto t0 = Clock::now();
   size_t stored = 0;
   for (size_t at = 0; at < data.size(); at += kChunk) {
     size_t n = std::min(kChunk, data.size() - at);
-    std::string f(ZSTD_compressBound(n), '\0');
-    size_t z = ZSTD_compress2(c, f.data(), f.size(), data.data() + at, n);
+    size_t z = ZSTD_compress2(c, buf.get(), ZSTD_compressBound(kChunk), data.data() + at, n);
     if (ZSTD_isError(z)) throw std::runtime_error("zstd compress");
-    f.resize(z);
     stored += z;
-    frames.push_back(std::move(f));
+    frames.emplace_back(buf.get(), z);
   }
   compress_mbs = double(data.size()) / 1e6 / seconds_since(t0);
   std::string out(kChunk, '\0');
@@ -150,6 +155,18 @@ void raw_zstd(const std::string &data, double &compress_mbs, double &decompress_
     total += n;
   }
   decompress_mbs = double(total) / 1e6 / seconds_since(t0);
+  t0 = Clock::now();
+  std::unique_ptr<char, decltype(&std::free)> whole(static_cast<char *>(std::malloc(data.size())),
+                                                    &std::free);
+  total = 0;
+  for (const std::string &f : frames) {
+    size_t n = ZSTD_decompressDCtx(d, whole.get() + total, data.size() - total, f.data(), f.size());
+    if (ZSTD_isError(n)) throw std::runtime_error("zstd decompress");
+    total += n;
+  }
+  decompress_whole_mbs = double(total) / 1e6 / seconds_since(t0);
+  if (total != data.size() || std::memcmp(whole.get(), data.data(), total) != 0)
+    throw std::runtime_error("zstd gave other bytes");
   ratio = double(stored) / double(data.size());
   ZSTD_freeCCtx(c);
   ZSTD_freeDCtx(d);
@@ -157,13 +174,14 @@ void raw_zstd(const std::string &data, double &compress_mbs, double &decompress_
 
 Figures measure(const fs::path &dir, const std::string &name, const std::string &data, int rounds,
                 bool grep) {
-  std::vector<double> put, rc, get, scan, rd, gr;
+  std::vector<double> put, rc, get, scan, rd, rw, gr;
   Figures f;
   for (int r = 0; r < rounds; ++r) {
-    double c = 0, d = 0;
-    raw_zstd(data, c, d, f.raw_ratio);
+    double c = 0, d = 0, w = 0;
+    raw_zstd(data, c, d, w, f.raw_ratio);
     rc.push_back(c);
     rd.push_back(d);
+    rw.push_back(w);
     // A fresh file per round: a second put of the same bytes is a dedupe.
     fs::path file = dir / (name + std::to_string(r) + ".ctxdb");
     {
@@ -173,10 +191,18 @@ Figures measure(const fs::path &dir, const std::string &name, const std::string 
       auto t0 = Clock::now();
       std::string id = art.put(data, meta);
       put.push_back(double(data.size()) / 1e6 / seconds_since(t0));
+      // The whole content into one malloc'd buffer, as ctxdb_artifact_read
+      // hands it to the caller.
       t0 = Clock::now();
-      std::string back = art.read(id);
+      std::unique_ptr<char, decltype(&std::free)> back(nullptr, &std::free);
+      size_t got = art.read_range_into(id, 0, INT64_MAX, [&](size_t n) {
+        back.reset(static_cast<char *>(std::malloc(n)));
+        return back.get();
+      });
       get.push_back(double(data.size()) / 1e6 / seconds_since(t0));
-      if (back != data) throw std::runtime_error("read back other bytes");
+      if (got != data.size() || std::memcmp(back.get(), data.data(), got) != 0)
+        throw std::runtime_error("read back other bytes");
+      back.reset();
       // The streaming reader: one reused chunk buffer, as raw zstd has.
       artifact::Layout layout = art.layout(id);
       size_t seen = 0;
@@ -209,6 +235,7 @@ Figures measure(const fs::path &dir, const std::string &name, const std::string 
   f.get = median(get);
   f.scan = median(scan);
   f.raw_decompress = median(rd);
+  f.raw_whole = median(rw);
   if (grep) f.grep = median(gr);
   return f;
 }
@@ -219,23 +246,22 @@ void report(const char *name, size_t bytes, int rounds, const Figures &f, bool g
   std::printf("%-34s %10s %10s %8s\n", "", "ctxdb", "raw zstd", "ratio");
   std::printf("%-34s %10.0f %10.0f %8.2f\n", "put (hash, compress, insert)", f.put, f.raw_compress,
               f.put / f.raw_compress);
-  std::printf("%-34s %10.0f %10.0f %8.2f\n", "get whole (read into one string)", f.get,
-              f.raw_decompress, f.get / f.raw_decompress);
+  std::printf("%-34s %10.0f %10.0f %8.2f\n", "get whole (into one malloc'd buffer)", f.get,
+              f.raw_whole, f.get / f.raw_whole);
   std::printf("%-34s %10.0f %10.0f %8.2f\n", "get streaming (scan, chunk buffer)", f.scan,
               f.raw_decompress, f.scan / f.raw_decompress);
   if (grep) std::printf("%-34s %10.0f\n", "grep (rare pattern, 2+2 context)", f.grep);
   std::printf("stored/raw: ctxdb %.4f, raw zstd %.4f\n", f.stored_ratio, f.raw_ratio);
   std::printf("goals: put >= 0.8 of raw: %s; get >= 0.8 of raw: %s",
               f.put / f.raw_compress >= 0.8 ? "met" : "NOT met",
-              std::max(f.get, f.scan) / f.raw_decompress >= 0.8 ? "met" : "NOT met");
+              std::min(f.get / f.raw_whole, f.scan / f.raw_decompress) >= 0.8 ? "met" : "NOT met");
   if (grep) std::printf("; grep >= 300 MB/s: %s", f.grep >= 300 ? "met" : "NOT met");
-  std::printf(
-      "\n{\"bench\":\"artifacts\",\"data\":\"%s\",\"bytes\":%zu,\"rounds\":%d,"
-      "\"put_mbs\":%.1f,\"raw_compress_mbs\":%.1f,\"get_mbs\":%.1f,"
-      "\"scan_mbs\":%.1f,\"raw_decompress_mbs\":%.1f,\"grep_mbs\":%.1f,\"stored_ratio\":%.4f,"
-      "\"raw_zstd_ratio\":%.4f}\n",
-      name, bytes, rounds, f.put, f.raw_compress, f.get, f.scan, f.raw_decompress, f.grep,
-      f.stored_ratio, f.raw_ratio);
+  std::printf("\n{\"bench\":\"artifacts\",\"data\":\"%s\",\"bytes\":%zu,\"rounds\":%d,"
+              "\"put_mbs\":%.1f,\"raw_compress_mbs\":%.1f,\"get_mbs\":%.1f,"
+              "\"scan_mbs\":%.1f,\"raw_decompress_mbs\":%.1f,\"raw_decompress_whole_mbs\":%.1f,"
+              "\"grep_mbs\":%.1f,\"stored_ratio\":%.4f,\"raw_zstd_ratio\":%.4f}\n",
+              name, bytes, rounds, f.put, f.raw_compress, f.get, f.scan, f.raw_decompress,
+              f.raw_whole, f.grep, f.stored_ratio, f.raw_ratio);
 }
 
 } // namespace

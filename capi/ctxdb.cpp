@@ -9,6 +9,7 @@
 
 #include "engine.hpp"
 #include "error.hpp"
+#include "handle.hpp"
 #include "store/store.hpp"
 #include "token/bpe.hpp"
 #include "token/counter.hpp"
@@ -50,16 +51,6 @@ static_assert(CTXDB_READONLY == int(Code::kReadOnly));
 static_assert(CTXDB_INTERNAL == int(Code::kInternal));
 static_assert(CTXDB_NOTADB == int(Code::kNotADb));
 
-struct ctxdb_db {
-  std::mutex mu;                         // serializes calls on the handle
-  std::unique_ptr<ctxdb::Engine> engine; // null once closed
-  // The thread inside a call on the handle, so that a host callback (a
-  // token counter) calling back into it fails instead of deadlocking.
-  std::atomic<std::thread::id> owner{};
-  std::mutex messages_mu;
-  std::unordered_map<std::thread::id, std::string> messages;
-};
-
 struct ctxdb_iter {
   // Reads the page of at most `limit` rows after `cursor` and advances it.
   using Pager =
@@ -70,6 +61,8 @@ struct ctxdb_iter {
   std::vector<std::string> rows;
   size_t next = 0;
   bool exhausted = false;
+  // The pager may return short pages; only an empty one ends (ctxdb_export).
+  bool short_pages = false;
 };
 
 namespace {
@@ -152,6 +145,14 @@ int reentered(ctxdb_db *h) {
               "(a host callback must not use the handle that called it)");
 }
 
+// A call on a handle with an artifact writer open: it would run inside the
+// writer's transaction (and be rolled back with an abort).
+int writer_open(ctxdb_db *h) {
+  return fail(h, Code::kMisuse,
+              "an artifact writer is open on this handle: commit or free it first "
+              "(or use another handle)");
+}
+
 // A (pointer, length) argument as a string_view; NULL is only allowed
 // with length 0.
 std::string_view arg(const char *p, size_t n, const char *name) {
@@ -197,6 +198,7 @@ template <class Fn> int with_engine(ctxdb_db *db, Fn &&fn) {
   if (h->owner == std::this_thread::get_id()) return reentered(h.get());
   std::lock_guard lock(h->mu);
   if (!h->engine) return fail(nullptr, Code::kMisuse, "the ctxdb handle is closed");
+  if (h->writer) return writer_open(h.get());
   OwnerMark mark(*h);
   try {
     fn(*h->engine);
@@ -220,7 +222,7 @@ void fill_page(ctxdb_iter *it, ctxdb::Engine &e) {
   it->rows.clear(); // ends the life of the previous page's borrowed rows
   it->next = 0;
   it->rows = it->page(e, it->cursor, kIterPage);
-  it->exhausted = int64_t(it->rows.size()) < kIterPage;
+  it->exhausted = it->short_pages ? it->rows.empty() : int64_t(it->rows.size()) < kIterPage;
 }
 
 // Opens an iterator over what make_pager(engine, iter) returns: it checks
@@ -337,6 +339,8 @@ CTXDB_API int ctxdb_close(ctxdb_db *db) {
   }
   std::lock_guard lock(h->mu); // waits for a call in flight on another thread
   try {
+    h->writer.reset(); // an open streaming put is rolled back
+    h->writer_owner = nullptr;
     h->engine.reset();
     return CTXDB_OK;
   } catch (...) {
@@ -472,11 +476,21 @@ CTXDB_API int ctxdb_artifact_read(ctxdb_db *db, const char *id, size_t id_len, i
                                   int64_t length, void **out, size_t *out_len) {
   if (out_len) *out_len = 0;
   if (!out) return fail(live_handle(db).get(), Code::kMisuse, "out is NULL");
-  char *buf = nullptr;
-  int rc = with_output(db, &buf, out_len, [&](ctxdb::Engine &e) {
-    return e.artifact_read(id_arg(id, id_len, "id"), offset, length);
+  *out = nullptr;
+  // The chunks decode straight into the buffer the caller gets.
+  std::unique_ptr<char, decltype(&std::free)> buf(nullptr, &std::free);
+  size_t n = 0;
+  int rc = with_engine(db, [&](ctxdb::Engine &e) {
+    n = e.artifact_read_into(id_arg(id, id_len, "id"), offset, length, [&](size_t size) {
+      buf.reset(static_cast<char *>(std::malloc(size + 1)));
+      if (!buf) throw std::bad_alloc();
+      buf.get()[size] = '\0';
+      return buf.get();
+    });
   });
-  *out = buf;
+  if (rc != CTXDB_OK) return rc;
+  *out = buf.release();
+  if (out_len) *out_len = n;
   return rc;
 }
 
@@ -595,6 +609,22 @@ CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_
   });
 }
 
+CTXDB_API int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
+                           ctxdb_iter **out_iter) {
+  return open_iter(db, out_iter, false, [&](ctxdb::Engine &e, ctxdb_iter &it) -> ctxdb_iter::Pager {
+    auto state = std::make_shared<ctxdb::Engine::ExportState>();
+    if (auto sid = opt_id_arg(session_id, id_len, "session_id")) {
+      if (!e.session_exists(*sid))
+        throw Error(Code::kNotFound, "session '" + std::string(*sid) + "' not found");
+      state->session_id = std::string(*sid);
+    }
+    it.short_pages = true;
+    return [state](ctxdb::Engine &eng, int64_t &, int64_t limit) {
+      return eng.export_page(*state, limit);
+    };
+  });
+}
+
 CTXDB_API int ctxdb_branch_path(ctxdb_db *db, const char *session_id, size_t id_len,
                                 const char *branch, size_t branch_len, ctxdb_iter **out_iter) {
   return open_iter(db, out_iter, true, [&](ctxdb::Engine &, ctxdb_iter &) -> ctxdb_iter::Pager {
@@ -617,6 +647,7 @@ CTXDB_API int ctxdb_iter_next(ctxdb_iter *it, const char **row, size_t *row_len)
   if (h->owner == std::this_thread::get_id()) return reentered(h);
   std::lock_guard lock(h->mu);
   if (!h->engine) return fail(nullptr, Code::kMisuse, "the iterator's database was closed");
+  if (h->writer) return writer_open(h);
   OwnerMark mark(*h);
   try {
     if (it->next == it->rows.size() && !it->exhausted) fill_page(it, *h->engine);
@@ -950,3 +981,28 @@ CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_
 }
 
 } // extern "C"
+
+// ---- for the other capi/*.cpp files (capi/handle.hpp) ----------------------
+
+namespace ctxdb::capi {
+
+std::shared_ptr<ctxdb_db> live_handle(const ctxdb_db *db) { return ::live_handle(db); }
+int fail(ctxdb_db *h, Code code, const std::string &message) { return ::fail(h, code, message); }
+int fail_current(ctxdb_db *h) { return ::fail_current(h); }
+std::string_view arg(const char *p, size_t n, const char *name) { return ::arg(p, n, name); }
+void put_out(const std::string &s, char **out, size_t *out_len) { ::put_out(s, out, out_len); }
+
+int with_handle(const std::shared_ptr<ctxdb_db> &h, const std::function<void(ctxdb_db &)> &fn) {
+  if (h->owner == std::this_thread::get_id()) return reentered(h.get());
+  std::lock_guard lock(h->mu);
+  if (!h->engine) return ::fail(nullptr, Code::kMisuse, "the ctxdb handle is closed");
+  OwnerMark mark(*h);
+  try {
+    fn(*h);
+    return CTXDB_OK;
+  } catch (...) {
+    return ::fail_current(h.get());
+  }
+}
+
+} // namespace ctxdb::capi

@@ -69,10 +69,47 @@ std::string Engine::append_batch(std::string_view session_id, std::string_view n
 }
 
 std::string Engine::import(std::string_view ndjson) {
-  log::ImportResult r = log_.import(ndjson);
+  artifact::Importer artifacts(artifacts_);
+  log::ImportExtras extras{[&](std::string_view line) { return artifacts.take(line); },
+                           [&] { artifacts.finish(); }};
+  log::ImportResult r = log_.import(ndjson, &extras);
   json::JsonWriter w;
   w.begin_object().field("imported", r.imported).field("skipped", r.skipped).end_object();
   return w.take();
+}
+
+namespace {
+
+// The artifacts an export of one session (or of all) carries: those its
+// events refer to, each with those references only (every artifact, with
+// every reference, for all).
+std::vector<artifact::Info> exported_artifacts(artifact::ArtifactStore &store,
+                                               const std::optional<std::string> &session_id) {
+  std::vector<artifact::Info> infos = store.list(session_id);
+  if (session_id)
+    for (artifact::Info &a : infos)
+      std::erase_if(a.refs, [&](const artifact::Ref &r) { return r.session_id != *session_id; });
+  return infos;
+}
+
+} // namespace
+
+std::vector<std::string> Engine::export_page(ExportState &s, int64_t limit) {
+  // An artifact page holds a few chunk records (each up to a base64 chunk).
+  constexpr size_t kArtifactLines = 8;
+  std::vector<std::string> rows;
+  if (!s.events_done) {
+    std::optional<std::string_view> sid;
+    if (s.session_id) sid = *s.session_id;
+    rows = events_page(sid, s.cursor, -1, limit);
+    s.events_done = int64_t(rows.size()) < limit;
+    if (!rows.empty()) return rows;
+  }
+  if (!s.artifacts)
+    s.artifacts = std::make_unique<artifact::Exporter>(
+        artifacts_, exported_artifacts(artifacts_, s.session_id));
+  s.artifacts->next(rows, kArtifactLines);
+  return rows;
 }
 
 bool Engine::session_exists(std::string_view id) { return log_.session_exists(id); }
@@ -381,7 +418,10 @@ int64_t get_int(simdjson::dom::element o, const char *key, int64_t fallback) {
 
 } // namespace
 
-std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_json) {
+namespace {
+
+// artifact_meta.schema.json text (empty is {}) as the store's Meta.
+artifact::Meta parse_artifact_meta(std::string_view meta_json) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc =
       options_doc(parser, meta_json, "artifact meta", "json/artifact_meta.schema.json");
@@ -391,8 +431,18 @@ std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_j
   meta.name = get_string(doc, "name").value_or("");
   meta.event_id = get_string(doc, "event_id").value_or("");
   if (auto role = get_string(doc, "role")) meta.role = *role;
-  std::string id = artifacts_.put(bytes, meta);
+  return meta;
+}
+
+} // namespace
+
+std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_json) {
+  std::string id = artifacts_.put(bytes, parse_artifact_meta(meta_json));
   return artifact_info(id);
+}
+
+artifact::ArtifactStore::Writer Engine::artifact_writer(std::string_view meta_json) {
+  return artifacts_.writer(parse_artifact_meta(meta_json));
 }
 
 std::string Engine::artifact_info(std::string_view id) {
@@ -418,6 +468,12 @@ std::string Engine::artifact_list(std::optional<std::string_view> session_id) {
 std::string Engine::artifact_read(std::string_view id, int64_t offset, int64_t length) {
   if (length < -1) throw Error(Code::kInvalidArg, "length must be >= 0 (or -1: to the end)");
   return artifacts_.read_range(id, offset, length == -1 ? INT64_MAX : length);
+}
+
+size_t Engine::artifact_read_into(std::string_view id, int64_t offset, int64_t length,
+                                  const std::function<char *(size_t)> &alloc) {
+  if (length < -1) throw Error(Code::kInvalidArg, "length must be >= 0 (or -1: to the end)");
+  return artifacts_.read_range_into(id, offset, length == -1 ? INT64_MAX : length, alloc);
 }
 
 std::string Engine::artifact_lines(std::string_view id, int64_t first, int64_t count) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "artifact/artifact_store.hpp"
+#include "artifact/transfer.hpp"
 #include "compact/compactor.hpp"
 #include "compile/compiler.hpp"
 #include "log/event_log.hpp"
@@ -43,7 +44,20 @@ public:
 
   std::string append(std::string_view session_id, std::string_view json);
   std::string append_batch(std::string_view session_id, std::string_view ndjson);
+  // Imports the export stream: events, and the artifact records after
+  // them (artifact/transfer.hpp), in one transaction.
   std::string import(std::string_view ndjson);
+  // The export stream a page at a time (ctxdb_export): the events of one
+  // session (or of all), then the records of the artifacts they refer to
+  // (every artifact for all). A page may hold fewer than limit rows; an
+  // empty one is the end.
+  struct ExportState {
+    std::optional<std::string> session_id;
+    int64_t cursor = 0; // the last seq (one session) or pos (all) given
+    bool events_done = false;
+    std::unique_ptr<artifact::Exporter> artifacts; // once the events are out
+  };
+  std::vector<std::string> export_page(ExportState &state, int64_t limit);
   std::string event_get(std::string_view id);
   std::string verify(std::optional<std::string_view> session_id);
   // Replays the log into every derived table (options: rebuild_options.schema.json).
@@ -93,12 +107,20 @@ public:
   // artifact (artifact.schema.json), as info does. An id that cannot be an
   // artifact's is kInvalidArg, one not stored kNotFound.
   std::string artifact_put(std::string_view bytes, std::string_view meta_json);
+  // A streaming put with the same meta: write() pieces, then finish() for
+  // the id (artifact_info gives the artifact). Holds the write transaction
+  // until it finishes or is destroyed (a rollback).
+  artifact::ArtifactStore::Writer artifact_writer(std::string_view meta_json);
   std::string artifact_info(std::string_view id);
   // Every artifact, or those an event of the session refers to, oldest
   // first: a JSON array of artifact.schema.json objects.
   std::string artifact_list(std::optional<std::string_view> session_id);
   // The bytes [offset, offset+length); length -1 is to the end.
   std::string artifact_read(std::string_view id, int64_t offset, int64_t length);
+  // artifact_read into memory alloc(size) returns (the C ABI's malloc'd
+  // buffer): decoded straight into it. Returns the size.
+  size_t artifact_read_into(std::string_view id, int64_t offset, int64_t length,
+                            const std::function<char *(size_t)> &alloc);
   // Lines first .. first+count-1 (1-based) as text; count -1 is to the end.
   std::string artifact_lines(std::string_view id, int64_t first, int64_t count);
   // spec (artifact_preview_spec.schema.json) -> artifact_preview.schema.json.

@@ -8,9 +8,11 @@
 
 #include <ctxdb/ctxdb.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,22 @@ void write_bytes(std::FILE *f, std::string_view bytes, const std::string &name) 
 int64_t line_limit(const Args &args) {
   auto n = args.value("-n");
   return n ? non_negative("-n", *n, "a line count") : 10;
+}
+
+// Writes the bytes [offset, offset+length) of an artifact (length -1: to
+// the end) to f a range at a time, so a large artifact never sits whole in
+// memory.
+void copy_out(ctxdb::Database &db, const std::string &id, int64_t offset, int64_t length,
+              std::FILE *f, const std::string &name) {
+  constexpr int64_t kRange = 16 << 20;
+  for (;;) {
+    int64_t want = length < 0 ? kRange : std::min(kRange, length);
+    std::string piece = db.artifact_read(id, offset, want);
+    write_bytes(f, piece, name);
+    offset += int64_t(piece.size());
+    if (length >= 0) length -= int64_t(piece.size());
+    if (int64_t(piece.size()) < want || length == 0) return;
+  }
 }
 
 int print_preview(const Args &args, const char *mode) {
@@ -66,7 +84,7 @@ int cmd_artifact_cat(const Args &args) {
   if (auto o = args.value("--offset")) offset = non_negative("--offset", *o, "a byte offset");
   if (auto l = args.value("--length")) length = non_negative("--length", *l, "a byte count");
   auto db = open_db(args, Access::read_only);
-  write_bytes(stdout, db.artifact_read(args.positional.at(0), offset, length), "stdout");
+  copy_out(db, args.positional.at(0), offset, length, stdout, "stdout");
   return 0;
 }
 
@@ -127,9 +145,22 @@ int cmd_artifact_grep(const Args &args) {
   return 0;
 }
 
+// Streams FILE (or stdin) into a writer a block at a time, so a file of
+// any size never sits in memory; nothing is stored unless all of it is read.
+std::string put_stream(ctxdb::Database &db, std::FILE *in, const std::string &name,
+                       const std::string &meta) {
+  ctxdb::ArtifactWriter w = db.artifact_writer(meta);
+  std::vector<char> block(1 << 20);
+  size_t n;
+  while ((n = std::fread(block.data(), 1, block.size(), in)) > 0)
+    w.write(std::string_view(block.data(), n));
+  if (std::ferror(in))
+    throw ctxdb::Error(CTXDB_IO, "cannot read " + name + ": " + std::strerror(errno));
+  return w.commit();
+}
+
 int cmd_artifact_put(const Args &args) {
   const std::string &file = args.positional.at(0);
-  std::string data = read_input(file);
   std::string meta = "{";
   auto add = [&](const char *key, std::optional<std::string> v) {
     if (!v) return;
@@ -140,8 +171,14 @@ int cmd_artifact_put(const Args &args) {
   add("name", args.value("--name") ? args.value("--name")
                                    : (file == "-" ? std::nullopt : std::optional(file)));
   meta += "}";
+  // The input first: a missing file must not leave a new database behind.
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> opened(
+      file == "-" ? nullptr : std::fopen(file.c_str(), "rb"), std::fclose);
+  if (file != "-" && !opened)
+    throw ctxdb::Error(CTXDB_IO, "cannot open '" + file + "': " + std::strerror(errno));
   auto db = open_db(args, Access::create);
-  std::string artifact = db.artifact_put(data, meta);
+  std::string artifact =
+      put_stream(db, opened ? opened.get() : stdin, file == "-" ? "stdin" : "'" + file + "'", meta);
   if (args.has("--json")) {
     print_row(artifact);
     return 0;
@@ -153,17 +190,18 @@ int cmd_artifact_put(const Args &args) {
 
 int cmd_artifact_export(const Args &args) {
   auto db = open_db(args, Access::read_only);
-  std::string bytes = db.artifact_read(args.positional.at(0));
+  const std::string &id = args.positional.at(0);
   const std::string &file = args.positional.at(1);
   if (file == "-") {
-    write_bytes(stdout, bytes, "stdout");
+    copy_out(db, id, 0, -1, stdout, "stdout");
     return 0;
   }
-  std::FILE *f = std::fopen(file.c_str(), "wb");
+  db.artifact_info(id); // an unknown id fails before the file is created
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(std::fopen(file.c_str(), "wb"), std::fclose);
   if (!f) throw ctxdb::Error(CTXDB_IO, "cannot open " + file + ": " + std::strerror(errno));
-  bool ok = bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) throw ctxdb::Error(CTXDB_IO, "cannot write " + file + ": " + std::strerror(errno));
+  copy_out(db, id, 0, -1, f.get(), file);
+  if (std::fclose(f.release()) != 0)
+    throw ctxdb::Error(CTXDB_IO, "cannot write " + file + ": " + std::strerror(errno));
   return 0;
 }
 

@@ -209,12 +209,17 @@ int cmd_rebuild(const Args &args) {
 int cmd_export(const Args &args) {
   auto db = open_db(args, Access::read_only);
   std::optional<ctxdb::Iter> it;
-  if (args.positional.empty()) {
-    it.emplace(db.all_events());
-  } else {
+  std::optional<std::string_view> session;
+  if (!args.positional.empty()) {
     db.session_get(args.positional[0]); // an unknown session is an error
-    it.emplace(db.events(args.positional[0]));
+    session = args.positional[0];
   }
+  if (!args.has("--events-only"))
+    it.emplace(db.export_stream(session));
+  else if (session)
+    it.emplace(db.events(*session));
+  else
+    it.emplace(db.all_events());
   std::string_view row;
   while (it->next(row)) print_row(row);
   return 0;
@@ -426,7 +431,9 @@ const CommandSpec kCommands[] = {
     {"artifact put", "FILE [--kind KIND] [--mime MIME] [--name NAME] [--json]",
      "store a file (or - for stdin) as an artifact",
      "Stores the bytes of FILE as an artifact and prints its id (art_ and the\n"
-     "SHA-256 of the bytes; the same bytes are stored once).\n"
+     "SHA-256 of the bytes; the same bytes are stored once). The file is\n"
+     "streamed a block at a time, so its size is not bounded by memory;\n"
+     "nothing is stored unless all of it was read.\n"
      "\n"
      "  --kind KIND  file, diff, tool_output, command_log, image, dataset,\n"
      "               url_snapshot or other (default)\n"
@@ -544,15 +551,23 @@ const CommandSpec kCommands[] = {
      "  --check  fail (exit 1, nothing changed) when any rebuilt table differs\n"
      "           from the stored one\n",
      {}, {"--check"}, 0, 0, cmd_rebuild},
-    {"export", "[SESSION]", "print stored events as NDJSON",
+    {"export", "[SESSION] [--events-only]", "print stored events and their artifacts as NDJSON",
      "Prints every stored event, one JSON object per line: the whole\n"
-     "database in append order, or one session in seq order. The output is\n"
-     "what 'ctxdb import' takes; ids, seqs and hashes are kept.\n",
-     {}, {}, 0, 1, cmd_export},
+     "database in append order, or one session in seq order; then the\n"
+     "artifacts those events refer to (all of them for the whole database),\n"
+     "each as an {\"ctxdb_record\":\"artifact\",...} line and its chunks (the\n"
+     "stored bytes in base64, with their SHA-256). The output is what\n"
+     "'ctxdb import' takes; ids, seqs and hashes are kept, and the artifacts\n"
+     "are checked against their hashes on the way in.\n"
+     "\n"
+     "  --events-only  the events alone\n",
+     {}, {"--events-only"}, 0, 1, cmd_export},
     {"import", "FILE", "import an export (FILE, or - for stdin)",
      "Imports NDJSON written by 'ctxdb export' in one transaction. Events\n"
      "already present with identical content are skipped; a hash or seq that\n"
-     "does not match is an error naming the line.\n",
+     "does not match is an error naming the line. Artifacts are stored (or\n"
+     "only their references, when the bytes are there already); a chunk or\n"
+     "content that fails its hash is CTXDB_CORRUPT and nothing is imported.\n",
      {}, {}, 1, 1, cmd_import},
     // ---- Tokenizer
     {"tokens", "[FILE|-] [--encoding E] [--specials MODE] [--ids]",

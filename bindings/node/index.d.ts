@@ -800,6 +800,26 @@ export declare class EventIterator<T = StoredEvent>
   [Symbol.iterator](): EventIterator<T>;
 }
 
+/**
+ * A streaming artifact put (Database.artifactWriter): write() pieces, then
+ * commit() for the artifact, or abort(). Nothing is stored unless it
+ * commits; collected uncommitted, it aborts. While it is open, other calls
+ * on its Database throw CtxdbError MISUSE.
+ */
+export declare class ArtifactWriter {
+  private constructor();
+  /** Appends a string (as UTF-8) or bytes. */
+  write(data: string | Bytes): this;
+  /** Stores what was written; returns the artifact and closes the writer. */
+  commit(): Artifact;
+  /** Drops what was written; closes the writer (a no-op once closed). */
+  abort(): void;
+  /** True once committed or aborted. */
+  readonly closed: boolean;
+  /** The artifact, once committed. */
+  artifact: Artifact | undefined;
+}
+
 // ---- Compaction ----
 
 /** compaction_policy.schema.json; every field optional. */
@@ -965,8 +985,11 @@ export declare class Database {
   /** Every event of every session in append order (the export stream). */
   export(options: { raw: true }): EventIterator<string>;
   export(options?: { raw?: boolean }): EventIterator<StoredEvent>;
-  /** The export stream as NDJSON text, one event per line. */
-  exportNdjson(): string;
+  /**
+   * The export stream as NDJSON text: the events (of every session, or of
+   * sessionId), then the artifacts they refer to, checked by hash on import.
+   */
+  exportNdjson(sessionId?: string | null): string;
   /** Forks a branch at an event of the session; returns the new branch. */
   fork(sessionId: string, eventId: string, options?: ForkOptions): Branch;
   /** The session's branches, main first (NOT_FOUND for an unknown session). */
@@ -991,6 +1014,8 @@ export declare class Database {
   stats(sessionId?: string | null): Stats;
   /** Stores bytes (a string as UTF-8) as an artifact; the same bytes are stored once. */
   putArtifact(data: string | Bytes, options?: PutArtifactOptions): Artifact;
+  /** A streaming put, for content too large to hold in memory. */
+  artifactWriter(options?: PutArtifactOptions): ArtifactWriter;
   /** The bytes [offset, offset+length) of an artifact (length -1: to the end). */
   readArtifact(id: string, options?: { offset?: number; length?: number }): Bytes; // a Buffer
   /** One artifact (NOT_FOUND when unknown). */

@@ -6,11 +6,13 @@ const { Database, EventIterator, open } = require('./lib/database');
 const { CtxdbError, codes, codeName } = require('./lib/errors');
 const { NEEDED_ABI } = require('./lib/loader');
 const { countTokens, encodeTokens } = require('./lib/tokens');
+const { ArtifactWriter } = require('./lib/artifact_writer');
 
 module.exports = {
   open,
   Database,
   EventIterator,
+  ArtifactWriter,
   CtxdbError,
   codes,
   codeName,

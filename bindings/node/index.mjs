@@ -8,6 +8,7 @@ export const {
   open,
   Database,
   EventIterator,
+  ArtifactWriter,
   CtxdbError,
   codes,
   codeName,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 
 namespace ctxdb::artifact {
 
@@ -17,8 +18,8 @@ constexpr const char *kFindSql = "SELECT no FROM artifacts WHERE id=?";
 constexpr const char *kNextNoSql = "SELECT max(coalesce((SELECT max(no) FROM artifacts),0),"
                                    "coalesce((SELECT max(artifact_no) FROM artifact_chunks),0))+1";
 constexpr const char *kInsertChunkSql =
-    "INSERT INTO artifact_chunks(artifact_no,idx,raw_size,codec,newlines,sha256,data)"
-    " VALUES(?,?,?,?,?,?,?)";
+    "INSERT INTO artifact_chunks(artifact_no,idx,raw_size,codec,newlines,sha256,data,sha256_of)"
+    " VALUES(?,?,?,?,?,?,?,'stored')";
 constexpr const char *kDropChunksSql = "DELETE FROM artifact_chunks WHERE artifact_no=?";
 constexpr const char *kInsertArtifactSql =
     "INSERT INTO artifacts(no,id,raw_size,stored_size,chunk_size,chunk_count,line_count,kind,"
@@ -39,7 +40,7 @@ const std::string kListSessionSql =
 constexpr const char *kChunksSql =
     "SELECT raw_size,newlines FROM artifact_chunks WHERE artifact_no=? ORDER BY idx";
 constexpr const char *kChunkSql =
-    "SELECT codec,sha256,data FROM artifact_chunks WHERE artifact_no=? AND idx=?";
+    "SELECT codec,sha256,data,sha256_of FROM artifact_chunks WHERE artifact_no=? AND idx=?";
 constexpr const char *kRefsSql =
     "SELECT r.event_id,r.role,c.session_id FROM artifact_refs r"
     " LEFT JOIN events e ON e.id=r.event_id LEFT JOIN chains c ON c.session_no=e.session_no"
@@ -58,6 +59,12 @@ void check_id(std::string_view id) {
     throw Error(Code::kInvalidArg,
                 "'" + std::string(id) +
                     "' is not an artifact id (art_ and 64 lowercase hex digits)");
+}
+
+// A TEXT column without a copy (valid until the statement steps or resets).
+std::string_view column_text(const SQLite::Column &c) {
+  const char *text = c.getText(); // before getBytes, as SQLite asks
+  return std::string_view(text, size_t(c.getBytes()));
 }
 
 std::optional<int64_t> find_no(store::Store &store, std::string_view id) {
@@ -132,9 +139,9 @@ struct ArtifactStore::Writer::State {
   int64_t newlines = 0;
   char last = '\n'; // the content's last byte ('\n' while it is empty)
   std::string pending;
-  std::string frame;
   util::Sha256 whole;
-  std::string known_id; // put() hashed the bytes already: skip `whole`
+  bool hash_whole = true; // false: put() hashes the bytes itself (known_id)
+  std::string known_id;
   util::Sha256 chunk_hash;
   bool finished = false;
 
@@ -142,9 +149,10 @@ struct ArtifactStore::Writer::State {
 };
 
 void ArtifactStore::Writer::State::store_chunk(std::string_view raw) {
-  Codec codec = owner.encoder_.encode(raw, frame);
-  std::string_view data = codec == Codec::kZstd ? std::string_view(frame) : raw;
-  util::Digest sha = chunk_hash.update(raw).finish();
+  std::string_view frame;
+  Codec codec = owner.encoder_.encode(raw, &frame);
+  std::string_view data = codec == Codec::kZstd ? frame : raw;
+  util::Digest sha = chunk_hash.update(data).finish(); // of the stored bytes (sha256_of)
   int64_t lines = count_newlines(raw);
   auto q = owner.store_.statement(kInsertChunkSql);
   q->bind(1, no);
@@ -155,7 +163,7 @@ void ArtifactStore::Writer::State::store_chunk(std::string_view raw) {
   q->bindNoCopy(6, sha.data(), int(sha.size()));
   q->bindNoCopy(7, data.data(), int(data.size()));
   q->exec();
-  if (known_id.empty()) whole.update(raw);
+  if (hash_whole) whole.update(raw);
   ++chunks;
   raw_size += int64_t(raw.size());
   stored_size += int64_t(data.size());
@@ -192,7 +200,7 @@ std::string ArtifactStore::Writer::finish() {
   State &s = *s_;
   if (!s.pending.empty()) s.store_chunk(s.pending);
   s.pending.clear();
-  std::string id = s.known_id.empty() ? id_of(s.whole.finish()) : s.known_id;
+  std::string id = s.hash_whole ? id_of(s.whole.finish()) : s.known_id;
   store::Store &store = s.owner.store_;
   if (auto existing = find_no(store, id)) {
     auto q = store.statement(kDropChunksSql);
@@ -240,6 +248,7 @@ ArtifactStore::Writer ArtifactStore::writer(const Meta &meta) {
 }
 
 std::string ArtifactStore::put(std::string_view bytes, const Meta &meta) {
+  if (bytes.size() >= kHashAsideBytes) return put_hashing_aside(bytes, meta);
   std::string id = content_id(bytes);
   Writer w = writer(meta);
   if (auto existing = find_no(store_, id)) {
@@ -248,8 +257,30 @@ std::string ArtifactStore::put(std::string_view bytes, const Meta &meta) {
     w.s_->finished = true;
     return id;
   }
+  w.s_->hash_whole = false;
   w.s_->known_id = id;
   w.write(bytes);
+  return w.finish();
+}
+
+// The SHA-256 of the whole (the id) is a pass over the bytes that costs a
+// fifth of compressing them. For large content it runs on a second thread
+// while the chunks compress; once it is done, bytes that are stored
+// already stop the compression, and finish() drops the chunks written.
+std::string ArtifactStore::put_hashing_aside(std::string_view bytes, const Meta &meta) {
+  std::future<std::string> hashing =
+      std::async(std::launch::async, [bytes] { return content_id(bytes); });
+  Writer w = writer(meta);
+  w.s_->hash_whole = false;
+  std::optional<std::string> id;
+  for (size_t at = 0; at < bytes.size(); at += options_.chunk_size) {
+    w.write(bytes.substr(at, options_.chunk_size));
+    if (!id && hashing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      id = hashing.get();
+      if (find_no(store_, *id)) break; // a duplicate: only its reference is added
+    }
+  }
+  w.s_->known_id = id ? *id : hashing.get();
   return w.finish();
 }
 
@@ -302,19 +333,46 @@ void ArtifactStore::load_chunk(const Layout &l, size_t i, std::string &out) {
 
 void ArtifactStore::decode_chunk(const Layout &l, size_t i, char *dst) {
   const Layout::Chunk &c = l.chunks.at(i);
-  std::string what = "chunk " + std::to_string(i) + " of artifact " + l.info.id;
+  ChunkName name{l.info.id, i};
   auto q = store_.statement(kChunkSql);
   q->bind(1, l.no);
   q->bind(2, int64_t(i));
-  if (!q->executeStep()) throw Error(Code::kCorrupt, what + " is missing");
-  Codec codec = parse_codec(q->getColumn(0).getString());
+  if (!q->executeStep()) throw Error(Code::kCorrupt, name.str() + " is missing");
+  Codec codec = parse_codec(column_text(q->getColumn(0)));
   SQLite::Column sha = q->getColumn(1);
   util::Digest digest{};
-  if (sha.getBytes() != int(digest.size())) throw Error(Code::kCorrupt, what + " has no SHA-256");
+  if (sha.getBytes() != int(digest.size()))
+    throw Error(Code::kCorrupt, name.str() + " has no SHA-256");
   std::memcpy(digest.data(), sha.getBlob(), digest.size());
+  // The blob as SQLite holds it for the row: no copy of ours.
   SQLite::Column data = q->getColumn(2);
   std::string_view stored(static_cast<const char *>(data.getBlob()), size_t(data.getBytes()));
-  decoder_.decode(codec, stored, size_t(c.raw_size), digest, dst, what);
+  HashOf hash_of = column_text(q->getColumn(3)) == "stored" ? HashOf::kStored : HashOf::kRaw;
+  decoder_.decode(codec, stored, size_t(c.raw_size), hash_of, digest, dst, name);
+}
+
+ArtifactStore::StoredChunk ArtifactStore::stored_chunk(const Layout &l, size_t i) {
+  l.chunks.at(i);
+  auto q = store_.statement(kChunkSql);
+  q->bind(1, l.no);
+  q->bind(2, int64_t(i));
+  if (!q->executeStep())
+    throw Error(Code::kCorrupt,
+                "chunk " + std::to_string(i) + " of artifact " + l.info.id + " is missing");
+  SQLite::Column data = q->getColumn(2);
+  return {parse_codec(q->getColumn(0).getString()),
+          std::string(static_cast<const char *>(data.getBlob()), size_t(data.getBytes()))};
+}
+
+void ArtifactStore::add_reference(std::string_view id, std::string_view event_id,
+                                  std::string_view role) {
+  check_id(id);
+  auto no = find_no(store_, id);
+  if (!no) throw Error(Code::kNotFound, "no artifact " + std::string(id));
+  Meta meta;
+  meta.event_id = event_id;
+  meta.role = role;
+  add_ref(*no, meta);
 }
 
 void ArtifactStore::scan(const Layout &l, int64_t offset, int64_t length,
@@ -334,27 +392,41 @@ void ArtifactStore::scan(const Layout &l, int64_t offset, int64_t length,
   }
 }
 
-std::string ArtifactStore::read(std::string_view id) {
-  Layout l = layout(id);
-  // Sized once: growing chunk by chunk would zero-fill every byte first.
-  std::string out(size_t(l.info.raw_size), '\0');
-  for (size_t i = 0; i < l.chunks.size(); ++i) decode_chunk(l, i, out.data() + l.chunks[i].offset);
+std::string ArtifactStore::read(std::string_view id) { return read_range(id, 0, INT64_MAX); }
+
+std::string ArtifactStore::read_range(std::string_view id, int64_t offset, int64_t length) {
+  std::string out;
+  read_range_into(id, offset, length, [&](size_t n) {
+    out.resize(n);
+    return out.data();
+  });
   return out;
 }
 
-std::string ArtifactStore::read_range(std::string_view id, int64_t offset, int64_t length) {
+size_t ArtifactStore::read_range_into(std::string_view id, int64_t offset, int64_t length,
+                                      const std::function<char *(size_t)> &alloc) {
   Layout l = layout(id);
   if (offset < 0 || length < 0 || offset > l.info.raw_size)
     throw Error(Code::kInvalidArg, "byte range (" + std::to_string(offset) + ", " +
                                        std::to_string(length) + ") is outside artifact " +
                                        l.info.id + " of " + std::to_string(l.info.raw_size) +
                                        " bytes");
-  std::string out;
-  scan(l, offset, length, [&](std::string_view piece) {
-    out.append(piece);
-    return true;
-  });
-  return out;
+  int64_t end = length > l.info.raw_size - offset ? l.info.raw_size : offset + length;
+  char *dst = alloc(size_t(end - offset));
+  std::string partial; // a chunk the range holds only part of
+  for (size_t i = 0; i < l.chunks.size(); ++i) {
+    const Layout::Chunk &c = l.chunks[i];
+    if (c.offset + c.raw_size <= offset || c.offset >= end) continue;
+    if (c.offset >= offset && c.offset + c.raw_size <= end) {
+      decode_chunk(l, i, dst + (c.offset - offset));
+      continue;
+    }
+    partial.resize(size_t(c.raw_size));
+    decode_chunk(l, i, partial.data());
+    int64_t from = std::max(offset, c.offset), to = std::min(end, c.offset + c.raw_size);
+    std::memcpy(dst + (from - offset), partial.data() + (from - c.offset), size_t(to - from));
+  }
+  return size_t(end - offset);
 }
 
 int64_t ArtifactStore::line_offset(const Layout &l, int64_t line) {

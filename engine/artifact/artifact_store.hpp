@@ -80,7 +80,9 @@ public:
 
   Writer writer(const Meta &meta);
   // A put of bytes already in memory; hashes them first, so a duplicate
-  // costs one SHA-256 pass and no compression.
+  // costs one SHA-256 pass and no compression (from 1 MiB on, the hash
+  // runs on a second thread while the first chunks compress, and a
+  // duplicate stops the compression once it is known).
   std::string put(std::string_view bytes, const Meta &meta);
 
   // kNotFound for an id that is not stored; kInvalidArg for one that
@@ -93,6 +95,11 @@ public:
   // offset beyond the end is kInvalidArg; a length running past the end
   // is clamped to it (like pread), so (0, INT64_MAX) reads everything.
   std::string read_range(std::string_view id, int64_t offset, int64_t length);
+  // read_range into memory that alloc(size) returns: each chunk decodes
+  // straight into it (no zero-fill, no copy) but the partly read first
+  // and last. Returns the size.
+  size_t read_range_into(std::string_view id, int64_t offset, int64_t length,
+                         const std::function<char *(size_t)> &alloc);
   // Lines first .. first+count-1, 1-based, each with its '\n'. first may
   // be line_count+1 (an empty result, as offset == size is for bytes);
   // beyond that is kInvalidArg; count is clamped to the last line.
@@ -107,6 +114,17 @@ public:
   void load_chunk(const Layout &layout, size_t i, std::string &out);
   // Decodes chunk i into dst, which has room for its raw_size bytes.
   void decode_chunk(const Layout &layout, size_t i, char *dst);
+  // Chunk i as stored (a zstd frame or the raw bytes), undecoded and
+  // unchecked: what the export stream carries (transfer.hpp).
+  struct StoredChunk {
+    Codec codec = Codec::kRaw;
+    std::string data;
+  };
+  StoredChunk stored_chunk(const Layout &layout, size_t i);
+  // Adds a reference from event_id to the stored artifact id (kNotFound
+  // when it is not stored).
+  void add_reference(std::string_view id, std::string_view event_id, std::string_view role);
+
   // The offset where line `line` (1-based) starts; line_count+1 gives the
   // end of the content.
   int64_t line_offset(const Layout &layout, int64_t line);
@@ -116,6 +134,9 @@ public:
   std::vector<Info> list(const std::optional<std::string> &session_id = std::nullopt);
 
 private:
+  // Content at least this large is hashed on a second thread during put.
+  static constexpr size_t kHashAsideBytes = 1 << 20;
+  std::string put_hashing_aside(std::string_view bytes, const Meta &meta);
   std::vector<Ref> refs(int64_t no);
   void add_ref(int64_t no, const Meta &meta);
 

@@ -24,16 +24,17 @@ ChunkEncoder::ChunkEncoder(int level) : ctx_(ZSTD_createCCtx()) {
 
 ChunkEncoder::~ChunkEncoder() { ZSTD_freeCCtx(ctx_); }
 
-Codec ChunkEncoder::encode(std::string_view raw, std::string &out) {
-  out.resize(ZSTD_compressBound(raw.size()));
-  size_t n = ZSTD_compress2(ctx_, out.data(), out.size(), raw.data(), raw.size());
+Codec ChunkEncoder::encode(std::string_view raw, std::string_view *frame) {
+  size_t bound = ZSTD_compressBound(raw.size());
+  if (bound > cap_) {
+    buf_.reset(new char[bound]);
+    cap_ = bound;
+  }
+  size_t n = ZSTD_compress2(ctx_, buf_.get(), cap_, raw.data(), raw.size());
   if (ZSTD_isError(n))
     throw Error(Code::kInternal, std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-  if (n >= raw.size()) {
-    out.clear();
-    return Codec::kRaw;
-  }
-  out.resize(n);
+  if (n >= raw.size()) return Codec::kRaw;
+  *frame = std::string_view(buf_.get(), n);
   return Codec::kZstd;
 }
 
@@ -43,22 +44,33 @@ ChunkDecoder::ChunkDecoder() : ctx_(ZSTD_createDCtx()) {
 
 ChunkDecoder::~ChunkDecoder() { ZSTD_freeDCtx(ctx_); }
 
-void ChunkDecoder::decode(Codec codec, std::string_view stored, size_t raw_size,
-                          const util::Digest &sha256, char *dst, const std::string &what) {
+std::string ChunkName::str() const {
+  return "chunk " + std::to_string(idx) + " of artifact " + std::string(artifact_id);
+}
+
+void ChunkDecoder::decode(Codec codec, std::string_view stored, size_t raw_size, HashOf hash_of,
+                          const util::Digest &sha256, char *dst, const ChunkName &name) {
+  if (hash_of == HashOf::kStored && hash_.update(stored).finish() != sha256)
+    throw Error(Code::kCorrupt, name.str() + " does not match its SHA-256");
+  decode_unchecked(codec, stored, raw_size, dst, name);
+  if (hash_of == HashOf::kRaw && hash_.update(dst, raw_size).finish() != sha256)
+    throw Error(Code::kCorrupt, name.str() + " does not match its SHA-256");
+}
+
+void ChunkDecoder::decode_unchecked(Codec codec, std::string_view stored, size_t raw_size,
+                                    char *dst, const ChunkName &name) {
   if (codec == Codec::kRaw) {
     if (stored.size() != raw_size)
-      throw Error(Code::kCorrupt, what + " holds " + std::to_string(stored.size()) +
+      throw Error(Code::kCorrupt, name.str() + " holds " + std::to_string(stored.size()) +
                                       " bytes, not " + std::to_string(raw_size));
     std::memcpy(dst, stored.data(), raw_size);
-  } else {
-    size_t n = ZSTD_decompressDCtx(ctx_, dst, raw_size, stored.data(), stored.size());
-    if (ZSTD_isError(n) || n != raw_size)
-      throw Error(Code::kCorrupt,
-                  what + " does not decompress to its " + std::to_string(raw_size) + " bytes" +
-                      (ZSTD_isError(n) ? std::string(": ") + ZSTD_getErrorName(n) : std::string()));
+    return;
   }
-  if (hash_.update(dst, raw_size).finish() != sha256)
-    throw Error(Code::kCorrupt, what + " does not match its SHA-256");
+  size_t n = ZSTD_decompressDCtx(ctx_, dst, raw_size, stored.data(), stored.size());
+  if (ZSTD_isError(n) || n != raw_size)
+    throw Error(Code::kCorrupt,
+                name.str() + " does not decompress to its " + std::to_string(raw_size) + " bytes" +
+                    (ZSTD_isError(n) ? std::string(": ") + ZSTD_getErrorName(n) : std::string()));
 }
 
 } // namespace ctxdb::artifact

@@ -9,6 +9,7 @@
 #include "util/sha256.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -32,13 +33,28 @@ public:
   ChunkEncoder(const ChunkEncoder &) = delete;
   ChunkEncoder &operator=(const ChunkEncoder &) = delete;
 
-  // Compresses raw into out (replacing it); returns kRaw, leaving out
-  // empty, when the frame would not be smaller than raw.
-  Codec encode(std::string_view raw, std::string &out);
+  // Compresses raw; returns kZstd with the frame in *frame (valid until
+  // the next encode), or kRaw when the frame would not be smaller than raw.
+  Codec encode(std::string_view raw, std::string_view *frame);
 
 private:
   ZSTD_CCtx_s *ctx_;
+  // The frame buffer, grown to the largest bound seen and never shrunk or
+  // cleared (resizing a std::string per chunk zero-fills it each time).
+  std::unique_ptr<char[]> buf_;
+  size_t cap_ = 0;
 };
+
+// Names a chunk in error messages ("chunk 3 of artifact art_…"), built
+// only when there is an error to report.
+struct ChunkName {
+  std::string_view artifact_id;
+  size_t idx = 0;
+  std::string str() const;
+};
+
+// What a chunk's stored SHA-256 covers (schema/sql/010_artifact_chunk_hash.sql).
+enum class HashOf { kRaw, kStored };
 
 class ChunkDecoder {
 public:
@@ -47,10 +63,16 @@ public:
   ChunkDecoder(const ChunkDecoder &) = delete;
   ChunkDecoder &operator=(const ChunkDecoder &) = delete;
 
-  // Writes the chunk's raw_size bytes to dst and checks them against
-  // sha256; throws kCorrupt (naming `what`) on any mismatch.
-  void decode(Codec codec, std::string_view stored, size_t raw_size, const util::Digest &sha256,
-              char *dst, const std::string &what);
+  // Writes the chunk's raw_size bytes to dst, checked against sha256 (of
+  // the stored bytes before decoding them, or of the raw bytes after);
+  // throws kCorrupt naming the chunk on any mismatch.
+  void decode(Codec codec, std::string_view stored, size_t raw_size, HashOf hash_of,
+              const util::Digest &sha256, char *dst, const ChunkName &name);
+  // Writes the chunk's raw_size bytes to dst without a hash check (the
+  // caller checked the stored bytes); kCorrupt when they do not decode to
+  // exactly raw_size bytes.
+  void decode_unchecked(Codec codec, std::string_view stored, size_t raw_size, char *dst,
+                        const ChunkName &name);
 
 private:
   ZSTD_DCtx_s *ctx_;

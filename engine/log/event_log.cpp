@@ -421,16 +421,18 @@ BatchResult EventLog::append_batch(std::string_view session_id, std::string_view
   });
 }
 
-ImportResult EventLog::import(std::string_view ndjson) {
+ImportResult EventLog::import(std::string_view ndjson, const ImportExtras *extras) {
   return write([&](Writes &w) {
     ImportResult r;
     for_each_line(ndjson, [&](std::string_view line) {
+      if (extras && extras->take(line)) return;
       Event e = parser_.parse_stored(line);
       if (place_imported(e, w))
         ++r.imported;
       else
         ++r.skipped;
     });
+    if (extras) extras->end();
     return r;
   });
 }

@@ -48,6 +48,15 @@ struct ImportResult {
   int64_t skipped = 0;
 };
 
+// The lines of an import that are not events (the artifact records of an
+// export, artifact/transfer.hpp): take returns false for a line it leaves
+// to the log; end runs after the last line. Both run inside the import's
+// transaction, so what they throw rolls back the events too.
+struct ImportExtras {
+  std::function<bool(std::string_view)> take;
+  std::function<void()> end;
+};
+
 // A payload a privacy purge removed from the log (memory/purger.hpp).
 struct PurgedPayload {
   std::string session_id;
@@ -88,7 +97,7 @@ public:
   Event create_session(std::string_view json);
   Event append(std::string_view session_id, std::string_view json);
   BatchResult append_batch(std::string_view session_id, std::string_view ndjson);
-  ImportResult import(std::string_view ndjson);
+  ImportResult import(std::string_view ndjson, const ImportExtras *extras = nullptr);
 
   // Reads return events as stored; locate() adds their branch.
   std::optional<Event> find(std::string_view id);

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <climits>
 
 namespace ctxdb::util {
@@ -35,6 +36,22 @@ std::optional<std::string> decode_base64(std::string_view text) {
                             reinterpret_cast<const unsigned char *>(clean.data()), int(n));
   if (got < 0 || size_t(got) != out.size()) return std::nullopt;
   out.resize(out.size() - pad); // padding decodes as zero bytes
+  return out;
+}
+
+std::string encode_base64(std::string_view bytes) {
+  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0'); // EVP_EncodeBlock adds a NUL
+  // One call per block of whole 3-byte groups keeps int lengths in range.
+  constexpr size_t kBlock = 3 << 20;
+  size_t at = 0, written = 0;
+  while (at < bytes.size()) {
+    size_t n = std::min(kBlock, bytes.size() - at);
+    written +=
+        size_t(EVP_EncodeBlock(reinterpret_cast<unsigned char *>(out.data() + written),
+                               reinterpret_cast<const unsigned char *>(bytes.data() + at), int(n)));
+    at += n;
+  }
+  out.resize(written);
   return out;
 }
 

@@ -188,7 +188,8 @@ CTXDB_API int ctxdb_event_get(ctxdb_db *db, const char *event_id, size_t id_len,
  * ctxdb_event_get). With a session id: that session's events with
  * from_seq <= seq <= to_seq (to_seq < 0: no upper bound), in seq order.
  * With session_id NULL: every event of every session in append order
- * (from_seq/to_seq ignored) -- the export stream, which ctxdb_import takes. */
+ * (from_seq/to_seq ignored) -- the events of the export stream
+ * (ctxdb_export adds the artifacts they refer to). */
 CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
                                 int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter);
 
@@ -218,11 +219,33 @@ CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, 
 CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, char **out,
                             size_t *out_len);
 
+/* The export stream: a streaming iterator over NDJSON rows that
+ * ctxdb_import takes. First the stored events (as ctxdb_events_iter: of
+ * the session, or with session_id NULL of every session in append
+ * order), then the artifacts (format 1, schema/json/export_artifact.schema.json
+ * and export_artifact_chunk.schema.json): for each artifact the events
+ * refer to (with session_id NULL: every artifact), one row
+ * {"ctxdb_record": "artifact", "format": 1, "id", "raw_size",
+ * "chunk_count", "kind", "mime", "name", "refs": [{"event_id", "role"}],
+ * ...} and then its chunks, one row each, in order: {"ctxdb_record":
+ * "artifact_chunk", "format": 1, "artifact_id", "idx", "raw_size",
+ * "codec", "sha256", "data"} with the chunk as stored (a zstd frame or the
+ * raw bytes) in base64 and the SHA-256 of those bytes. A row stays below
+ * ~350 KiB. Unknown session: CTXDB_NOT_FOUND. */
+CTXDB_API int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
+                           ctxdb_iter **out_iter);
+
 /* Imports NDJSON of stored events (the export stream) in one transaction.
  * Every event keeps its id, seq, ts and hash; an event already present
  * with identical content is skipped; a hash or seq that does not match
  * what this database computes is CTXDB_CORRUPT naming the line.
- * *out: {"imported": N, "skipped": M}. */
+ * Artifact rows (see ctxdb_export; a row is one when it starts with
+ * {"ctxdb_record":) are stored with their references, or only the
+ * references when the bytes are there already; every chunk is checked
+ * against its SHA-256 and the content against its id: a mismatch, a
+ * chunk out of order or an artifact cut short is CTXDB_CORRUPT, a newer
+ * format CTXDB_SCHEMA, and nothing (no event either) is imported.
+ * *out: {"imported": N, "skipped": M} (events). */
 CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
                            size_t *out_len);
 
@@ -343,6 +366,45 @@ CTXDB_API int ctxdb_stats_get(ctxdb_db *db, const char *session_id, size_t id_le
  * unknown field is CTXDB_INVALID_ARG. */
 CTXDB_API int ctxdb_artifact_put(ctxdb_db *db, const void *data, size_t len, const char *meta_json,
                                  size_t meta_len, char **out, size_t *out_len);
+
+/* A streaming put, for content too large to hold in memory (after
+ * sqlite3_blob and libgit2's writestream): open a writer, write the bytes
+ * in pieces of any size, commit. Chunks are compressed and stored as they
+ * fill, so the writer holds one chunk (256 KiB) of the content at a time;
+ * at commit the content's SHA-256 names it, and bytes stored already are
+ * kept once (only the reference is added), as ctxdb_artifact_put does.
+ *
+ * A writer holds its handle's write transaction from open to commit:
+ *  - Nothing of it is visible or durable before the commit. Freeing an
+ *    uncommitted writer, a failed write or commit, closing the handle and
+ *    a crash all roll the whole put back: no chunk, no artifact, no
+ *    reference. After a failed write the writer takes no more calls
+ *    (CTXDB_MISUSE naming the first failure); it must still be freed.
+ *  - While it is open, every other call on the same handle (but
+ *    ctxdb_close and ctxdb_errmsg) fails with CTXDB_MISUSE: it would run
+ *    inside the writer's transaction. One writer per handle. Other
+ *    handles (threads, processes) read meanwhile; their writes wait for
+ *    the commit up to busy_timeout_ms, then fail with CTXDB_BUSY. */
+typedef struct ctxdb_artifact_writer ctxdb_artifact_writer;
+
+/* Opens a writer on db. meta_json is ctxdb_artifact_put's (NULL/0 is {}).
+ * Waits for the write lock like any write (CTXDB_BUSY); a bad meta is
+ * CTXDB_INVALID_ARG, as for ctxdb_artifact_put. */
+CTXDB_API int ctxdb_artifact_writer_open(ctxdb_db *db, const char *meta_json, size_t meta_len,
+                                         ctxdb_artifact_writer **out_writer);
+
+/* Appends len bytes at data (NULL with len 0: nothing) to the content. */
+CTXDB_API int ctxdb_artifact_writer_write(ctxdb_artifact_writer *w, const void *data, size_t len);
+
+/* Stores what was written and ends the put; *out is the artifact (as
+ * ctxdb_artifact_put's). The writer takes no more calls, and is still
+ * released with ctxdb_artifact_writer_free. */
+CTXDB_API int ctxdb_artifact_writer_commit(ctxdb_artifact_writer *w, char **out, size_t *out_len);
+
+/* Releases the writer; a put not committed is rolled back (an abort).
+ * NULL is a no-op; so is a writer freed already. Valid after its handle
+ * was closed. */
+CTXDB_API void ctxdb_artifact_writer_free(ctxdb_artifact_writer *w);
 
 /* The bytes [offset, offset+length) of an artifact (length -1: to the end;
  * a length past the end is clamped to it). *out is released with

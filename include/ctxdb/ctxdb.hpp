@@ -116,6 +116,42 @@ private:
   ctxdb_iter *it_;
 };
 
+// A streaming put (ctxdb_artifact_writer_*): write() pieces, then
+// commit() for the artifact JSON. Destroyed uncommitted, it aborts: nothing
+// of it is stored. While it is open, other calls on its Database throw
+// (CTXDB_MISUSE).
+class ArtifactWriter {
+public:
+  explicit ArtifactWriter(ctxdb_artifact_writer *w) noexcept : w_(w) {}
+  ArtifactWriter(ArtifactWriter &&o) noexcept : w_(std::exchange(o.w_, nullptr)) {}
+  ArtifactWriter &operator=(ArtifactWriter &&o) noexcept {
+    if (this != &o) {
+      ctxdb_artifact_writer_free(w_);
+      w_ = std::exchange(o.w_, nullptr);
+    }
+    return *this;
+  }
+  ArtifactWriter(const ArtifactWriter &) = delete;
+  ArtifactWriter &operator=(const ArtifactWriter &) = delete;
+  ~ArtifactWriter() { ctxdb_artifact_writer_free(w_); }
+
+  void write(std::string_view bytes) {
+    // errmsg(NULL): the thread's last failure, also when w_ is not live.
+    detail::check(ctxdb_artifact_writer_write(w_, bytes.data(), bytes.size()), nullptr);
+  }
+  std::string commit() {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_artifact_writer_commit(w_, &out, &n), nullptr);
+    return detail::take(out, n);
+  }
+  // Rolls the put back now (as destruction does).
+  void abort() noexcept { ctxdb_artifact_writer_free(std::exchange(w_, nullptr)); }
+
+private:
+  ctxdb_artifact_writer *w_;
+};
+
 class Database {
 public:
   static Database open(const std::string &path, std::string_view config = {}) {
@@ -199,10 +235,19 @@ public:
     return Iter(it);
   }
 
-  // Every event of every session in append order: the export stream.
+  // Every event of every session in append order: the export stream's events.
   Iter all_events() {
     ctxdb_iter *it = nullptr;
     detail::check(ctxdb_events_iter(db_, nullptr, 0, 0, -1, &it), db_);
+    return Iter(it);
+  }
+
+  // The export stream (what import_ndjson takes): the events of one
+  // session (or of all), then the artifacts they refer to.
+  Iter export_stream(std::optional<std::string_view> session_id = {}) {
+    ctxdb_iter *it = nullptr;
+    const char *id = session_id ? session_id->data() : nullptr;
+    detail::check(ctxdb_export(db_, id, session_id ? session_id->size() : 0, &it), db_);
     return Iter(it);
   }
 
@@ -321,6 +366,13 @@ public:
     detail::check(
         ctxdb_artifact_put(db_, data.data(), data.size(), meta.data(), meta.size(), &out, &n), db_);
     return detail::take(out, n);
+  }
+
+  // A streaming put with the same meta, for content too large for memory.
+  ArtifactWriter artifact_writer(std::string_view meta = {}) {
+    ctxdb_artifact_writer *w = nullptr;
+    detail::check(ctxdb_artifact_writer_open(db_, meta.data(), meta.size(), &w), db_);
+    return ArtifactWriter(w);
   }
 
   // The bytes [offset, offset+length); length -1: to the end.

@@ -58,6 +58,10 @@ int main() {
     rows = 0;
     for (auto it = db.all_events(); it.next(row);) ++rows;
     CHECK(rows == 4);
+    rows = 0;
+    for (auto it = db.export_stream("ses_x"); it.next(row);) ++rows;
+    CHECK(rows == 4); // no artifacts yet
+    CHECK(code_of([&] { db.export_stream("ses_nope"); }) == CTXDB_NOT_FOUND);
     CHECK(db.verify().find(R"("ok":true)") != std::string::npos);
     CHECK(db.verify("ses_x").find(R"("ok":true)") != std::string::npos);
     CHECK(db.session_list().front() == '[');
@@ -121,6 +125,29 @@ int main() {
                        R"("payload":{"text":"again"}})");
     CHECK(code_of([&] { db.compact("ses_x", on_b, &throws); }) == CTXDB_CHECK_FAILED);
     CHECK(db.compactions("ses_x", "b").find(R"("checks":)") != std::string::npos);
+
+    // The streaming put: pieces in, the artifact out; an abort keeps
+    // nothing; other calls throw while a writer is open.
+    {
+      auto w = db.artifact_writer(R"({"kind":"command_log"})");
+      w.write("line 1\n");
+      CHECK(code_of([&] { db.session_list(); }) == CTXDB_MISUSE);
+      w.write(std::string(300000, 'x'));
+      std::string art = w.commit();
+      CHECK(art.find(R"("raw_size":300007)") != std::string::npos);
+      CHECK(code_of([&] { w.write("more"); }) == CTXDB_MISUSE);
+      CHECK(db.artifact_put("line 1\n" + std::string(300000, 'x')) ==
+            db.artifact_info(art.substr(art.find("art_"), 68)));
+    }
+    {
+      std::string before = db.artifact_list();
+      auto w = db.artifact_writer();
+      w.write("never stored");
+      w.abort();
+      CHECK(code_of([&] { w.write("x"); }) == CTXDB_MISUSE);
+      CHECK(db.artifact_list() == before);
+      CHECK(code_of([&] { db.artifact_writer("{"); }) == CTXDB_INVALID_JSON);
+    }
 
     // Moves hand the handle over; close() is explicit and final.
     ctxdb::Database moved = std::move(db);

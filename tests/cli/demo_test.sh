@@ -34,14 +34,18 @@ expect_contains "grep finds the error inside the spilled log" "256:>       raise
 expect_match "search marks the match" "#2 user .*test_«trailing»_«comma» fails" "$OUT"
 expect_match "memory search retrieves the lesson" "mem_[0-9A-Z]+ +[0-9.]+ +[0-9]+ tok +fact +tinyparse: run the tests" "$OUT"
 expect_contains "rebuild reproduces the projections" "state                   2 rows  unchanged" "$OUT"
-expect_eq "export line count is the last line" 21 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
+# 21 events, then the two spilled pytest logs: an artifact line and one
+# chunk line each.
+expect_eq "export line count is the last line" 25 "$(tail -n 1 <<<"$OUT" | tr -d ' ')"
 
 # Every event the demo wrote is in the file with its payload intact.
 EXPORT=$("$CLI" --db "$DB" export)
 expect_eq "one session in the file" 2 "$("$CLI" --db "$DB" sessions | wc -l)"
 types=$(python3 -c '
 import json, sys
-events = [json.loads(line) for line in sys.stdin]
+rows = [json.loads(line) for line in sys.stdin]
+events = [r for r in rows if "ctxdb_record" not in r]
+assert [r["ctxdb_record"] for r in rows[len(events):]] == ["artifact", "artifact_chunk"] * 2
 print(" ".join(sorted({e["type"] for e in events})))
 # The pytest logs were spilled: the event keeps a preview, the line count
 # and the artifact that holds the whole.

@@ -445,6 +445,72 @@ TEST_CASE("a damaged chunk is reported as corrupt, never read as other bytes") {
   }
 }
 
+TEST_CASE("a large put (hashed on a second thread) stores once and dedupes") {
+  Fixture f;
+  std::string content = log_text(120000); // ~3 MB: past the 1 MiB of hashing aside
+  REQUIRE(content.size() > 2 * (1u << 20));
+  std::string id = f.art.put(content, ref("evt_1"));
+  CHECK(id == expected_id(content));
+  CHECK(f.art.read(id) == content);
+  int64_t chunks = f.art.info(id).chunk_count;
+  // The same bytes again: the compression stops once the hash is known,
+  // and the chunks it wrote are dropped.
+  CHECK(f.art.put(content, ref("evt_2")) == id);
+  CHECK(count(f.db, "SELECT count(*) FROM artifact_chunks") == chunks);
+  CHECK(count(f.db, "SELECT count(*) FROM artifacts") == 1);
+  CHECK(f.art.info(id).refs.size() == 2);
+  // Other bytes of the same size: another artifact.
+  std::string other = content;
+  other[other.size() / 2] ^= 1;
+  CHECK(f.art.put(other, {}) == expected_id(other));
+  CHECK(f.art.read(expected_id(other)) == other);
+}
+
+TEST_CASE("chunks hash their stored bytes; chunks from before schema 10 hash the raw ones") {
+  test::TempDir dir;
+  std::string file = dir.file("a.ctxdb");
+  std::string content = log_text(200);
+  std::string id;
+  int64_t chunks = 0;
+  {
+    store::Store db(file, {});
+    ArtifactStore art(db, small_chunks(256));
+    id = art.put(content, {});
+    chunks = art.info(id).chunk_count;
+    // Every chunk's sha256 is that of its stored bytes (its zstd frame).
+    auto q = db.statement("SELECT sha256_of, sha256, data FROM artifact_chunks");
+    int64_t seen = 0;
+    while (q->executeStep()) {
+      ++seen;
+      CHECK(q->getColumn(0).getString() == "stored");
+      std::string sha = q->getColumn(1).getString(), data = q->getColumn(2).getString();
+      auto want = util::sha256(data);
+      CHECK(sha == std::string(want.begin(), want.end()));
+    }
+    CHECK(seen == chunks);
+  }
+  // As a file written before schema 10 holds them: SHA-256 of the raw chunk.
+  std::string sql = "DROP TRIGGER artifact_chunks_no_update;";
+  for (int64_t i = 0; i < chunks; ++i) {
+    std::string raw = content.substr(size_t(i) * 256, 256);
+    sql += "UPDATE artifact_chunks SET sha256_of='raw', sha256=x'" +
+           util::to_hex(util::sha256(raw)) + "' WHERE idx=" + std::to_string(i) + ";";
+  }
+  raw_sql(file, sql);
+  {
+    store::Store db(file, {});
+    ArtifactStore art(db, small_chunks(256));
+    CHECK(art.read(id) == content);
+    CHECK(art.read_range(id, 300, 700) == content.substr(300, 700));
+  }
+  raw_sql(file, "UPDATE artifact_chunks SET data=(SELECT data FROM artifact_chunks WHERE idx=3)"
+                " WHERE idx=2");
+  store::Store db(file, {});
+  ArtifactStore art(db, small_chunks(256));
+  CHECK(code_of([&] { art.read(id); }) == Code::kCorrupt);
+  CHECK(art.read_range(id, 0, 256) == content.substr(0, 256));
+}
+
 TEST_CASE("stored artifacts cannot be changed or deleted") {
   Fixture f(small_chunks());
   std::string id = f.art.put(log_text(10), ref("evt_1"));

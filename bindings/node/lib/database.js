@@ -6,6 +6,7 @@ const native = require('./native');
 const { call, convert } = require('./errors');
 const check = require('./check');
 const tokens = require('./tokens');
+const { ArtifactWriter } = require('./artifact_writer');
 
 const NEWLINE = 0x0a;
 
@@ -280,10 +281,17 @@ class Database {
     return new EventIterator(this, it, raw);
   }
 
-  /** The whole export stream as NDJSON text (one event per line). */
-  exportNdjson() {
+  /**
+   * The export stream as NDJSON text, what importNdjson takes: the events
+   * (of every session, or of sessionId), one per line, then the artifacts
+   * they refer to (an artifact line and its chunk lines each).
+   */
+  exportNdjson(sessionId) {
+    const sid = sessionId === undefined || sessionId === null
+      ? null : check.string(sessionId, 'sessionId');
+    const it = new EventIterator(this, call(() => this.#db.exportIter(sid)), true);
     let out = '';
-    for (const line of this.export({ raw: true })) out += `${line}\n`;
+    for (const line of it) out += `${line}\n`;
     return out;
   }
 
@@ -427,6 +435,28 @@ class Database {
     const json = check.stringify(meta, 'options');
     return parse(call(() => this.#db.artifactPut(data, json)));
   }
+
+  // ---- the streaming put (ctxdb_artifact_writer_*) ----
+
+  /**
+   * A streaming put, for content too large to hold in memory: an
+   * ArtifactWriter (write(), commit(), abort()). options as putArtifact's.
+   * While it is open, other calls on this Database throw CTXDB_MISUSE.
+   */
+  artifactWriter(options) {
+    const opts = check.optObject(options, 'options');
+    const meta = {};
+    for (const [key, name] of [['kind', 'kind'], ['mime', 'mime'], ['name', 'name'],
+      ['eventId', 'event_id'], ['role', 'role']]) {
+      const v = check.optString(opts[key], `options.${key}`);
+      if (v !== undefined) meta[name] = v;
+    }
+    const json = check.stringify(meta, 'options');
+    const handle = call(() => this.#db.artifactWriterOpen(json));
+    return new ArtifactWriter(this.#db, handle);
+  }
+
+  // ---- (end of the streaming put) ----
 
   /**
    * The bytes [offset, offset+length) of an artifact as a Buffer. options:

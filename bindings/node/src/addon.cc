@@ -435,6 +435,7 @@ public:
                         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
                         InstanceMethod<&Database::EventGet>("eventGet"),
                         InstanceMethod<&Database::EventsIter>("eventsIter"),
+                        InstanceMethod<&Database::ExportIter>("exportIter"),
                         InstanceMethod<&Database::BranchFork>("branchFork"),
                         InstanceMethod<&Database::BranchList>("branchList"),
                         InstanceMethod<&Database::BranchPath>("branchPath"),
@@ -451,6 +452,11 @@ public:
                         InstanceMethod<&Database::ArtifactLines>("artifactLines"),
                         InstanceMethod<&Database::ArtifactPreview>("artifactPreview"),
                         InstanceMethod<&Database::ArtifactSearch>("artifactSearch"),
+                        // the streaming put (ctxdb_artifact_writer_*)
+                        InstanceMethod<&Database::ArtifactWriterOpen>("artifactWriterOpen"),
+                        InstanceMethod<&Database::ArtifactWriterWrite>("artifactWriterWrite"),
+                        InstanceMethod<&Database::ArtifactWriterCommit>("artifactWriterCommit"),
+                        InstanceMethod<&Database::ArtifactWriterFree>("artifactWriterFree"),
                         InstanceMethod<&Database::MemoryWrite>("memoryWrite"),
                         InstanceMethod<&Database::MemoryUpdate>("memoryUpdate"),
                         InstanceMethod<&Database::MemoryForget>("memoryForget"),
@@ -639,6 +645,17 @@ private:
     });
   }
 
+  // exportIter(sessionId: string | null): the export stream, artifacts included.
+  Napi::Value ExportIter(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid;
+    bool has_sid = GetOptString(info, 0, "sessionId", &sid);
+    return OpenIter(env, db, [&](ctxdb_iter **it) {
+      return ctxdb_export(db, has_sid ? sid.data() : nullptr, has_sid ? sid.size() : 0, it);
+    });
+  }
+
   Napi::Value EventChildren(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     ctxdb_db *db = Live(env);
@@ -704,6 +721,66 @@ private:
       return ctxdb_artifact_put(db, data.p, data.n, meta.data(), meta.size(), out, n);
     });
   }
+
+  // ---- the streaming put (ctxdb_artifact_writer_*) ----
+  // The writer is an External over a WriterBox: free() empties it at once,
+  // the finalizer frees what free() did not (never twice: a freed writer's
+  // address may be reused by a new one).
+  struct WriterBox {
+    ctxdb_artifact_writer *w = nullptr;
+    std::shared_ptr<DbState> state; // keeps the handle while the writer lives
+  };
+
+  static WriterBox &Box(const Napi::CallbackInfo &info) {
+    if (!info[0].IsExternal())
+      throw Napi::TypeError::New(info.Env(), "writer must be an artifact writer");
+    return *info[0].As<Napi::External<WriterBox>>().Data();
+  }
+
+  // artifactWriterOpen(metaJson: string) -> External
+  Napi::Value ArtifactWriterOpen(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string meta = GetString(info, 0, "meta");
+    ctxdb_artifact_writer *w = nullptr;
+    int rc = ctxdb_artifact_writer_open(db, meta.data(), meta.size(), &w);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    auto *box = new WriterBox{w, state_};
+    return Napi::External<WriterBox>::New(env, box, [](Napi::Env, WriterBox *b) {
+      ctxdb_artifact_writer_free(b->w);
+      delete b;
+    });
+  }
+
+  // artifactWriterWrite(writer, data: string | Uint8Array)
+  Napi::Value ArtifactWriterWrite(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    WriterBox &box = Box(info);
+    Bytes data = GetBytes(info, 1, "data");
+    int rc = ctxdb_artifact_writer_write(box.w, data.p, data.n);
+    if (rc != CTXDB_OK) throw StatusError(env, rc, ErrMsg(nullptr));
+    return env.Undefined();
+  }
+
+  // artifactWriterCommit(writer) -> the artifact JSON
+  Napi::Value ArtifactWriterCommit(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    WriterBox &box = Box(info);
+    OwnedBuf out;
+    int rc = ctxdb_artifact_writer_commit(box.w, &out.p, &out.n);
+    if (rc != CTXDB_OK) throw StatusError(env, rc, ErrMsg(nullptr));
+    return out.ToJs(env);
+  }
+
+  // artifactWriterFree(writer): an abort unless committed.
+  Napi::Value ArtifactWriterFree(const Napi::CallbackInfo &info) {
+    WriterBox &box = Box(info);
+    ctxdb_artifact_writer_free(std::exchange(box.w, nullptr));
+    box.state.reset();
+    return info.Env().Undefined();
+  }
+
+  // ---- (end of the streaming put) ----
 
   // artifactRead(id: string, offset: number, length: number) -> Buffer
   Napi::Value ArtifactRead(const Napi::CallbackInfo &info) {

@@ -13,6 +13,7 @@ library is found as described in ctxdb._loader (CTXDB_LIB_PATH first).
 """
 from ._database import (Database, EventIterator, abi_version, open, version,
                         version_number)
+from ._artifact_writer import ArtifactWriter
 from ._database import count_tokens, encode_tokens  # Tokenizer
 from ._loader import (EXPECTED_ABI as ABI_VERSION, AbiMismatch, LibraryError,
                       LibraryNotFound)
@@ -33,7 +34,7 @@ from .types import SearchHit, SearchResult
 __version__ = "0.1.0"
 
 __all__ = [
-    "open", "Database", "EventIterator", "version", "version_number",
+    "open", "Database", "EventIterator", "ArtifactWriter", "version", "version_number",
     "abi_version", "ABI_VERSION",
     "Error", "Misuse", "InvalidInput", "NotFound", "Conflict", "Busy",
     "BudgetExceeded", "CheckFailed", "Corrupt", "IOFailure", "OutOfMemory",

@@ -266,6 +266,28 @@ _proto("ctxdb_artifact_search", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
+#                  ctxdb_iter **out_iter);
+_proto("ctxdb_export", c_int, ctxdb_db_p, c_char_p, c_size_t, POINTER(ctxdb_iter_p))
+
+# ---- the streaming put (ctxdb_artifact_writer_*) ----
+ctxdb_artifact_writer_p = c_void_p  # ctxdb_artifact_writer *
+
+# int ctxdb_artifact_writer_open(ctxdb_db *db, const char *meta_json,
+#                                size_t meta_len, ctxdb_artifact_writer **out_writer);
+_proto("ctxdb_artifact_writer_open", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(ctxdb_artifact_writer_p))
+
+# int ctxdb_artifact_writer_write(ctxdb_artifact_writer *w, const void *data, size_t len);
+_proto("ctxdb_artifact_writer_write", c_int, ctxdb_artifact_writer_p, c_char_p, c_size_t)
+
+# int ctxdb_artifact_writer_commit(ctxdb_artifact_writer *w, char **out, size_t *out_len);
+_proto("ctxdb_artifact_writer_commit", c_int,
+       ctxdb_artifact_writer_p, POINTER(c_void_p), POINTER(c_size_t))
+
+# void ctxdb_artifact_writer_free(ctxdb_artifact_writer *w);
+_proto("ctxdb_artifact_writer_free", None, ctxdb_artifact_writer_p)
+
 
 # ---- the context compiler ----------------------------------------------------------
 

@@ -6,6 +6,7 @@ ctxdb.Error subclasses. What the data must look like is the engine's call.
 """
 from __future__ import annotations
 
+import builtins
 import json
 import operator
 import os
@@ -573,8 +574,17 @@ class Database:
 
     def export(self, *, raw: bool = False) -> EventIterator:
         """Streams every event of every session in append order -- the
-        stream import_ndjson() takes. raw=True yields the JSON text lines."""
+        events of the stream import_ndjson() takes (export_ndjson() adds
+        the artifacts). raw=True yields the JSON text lines."""
         return self._iter(_capi.ctxdb_events_iter, raw, None, 0, 0, -1)
+
+    def export_ndjson(self, session_id: Union[None, str, bytes] = None) -> EventIterator:
+        """The export stream as NDJSON lines (str), what import_ndjson()
+        takes: the events (of every session, or of session_id), then the
+        artifacts they refer to, each an artifact line and its chunk lines
+        (checked by hash on import)."""
+        sid = None if session_id is None else _text(session_id, "session_id")
+        return self._iter(_capi.ctxdb_export, True, sid, 0 if sid is None else len(sid))
 
     def _iter(self, fn: Callable[..., int], raw: bool, *args: Any) -> EventIterator:
         """Opens an iterator with fn(db, *args, &iter)."""
@@ -816,6 +826,54 @@ class Database:
                 meta[key] = value
         m = _json(meta, "put_artifact() meta")
         return json.loads(self._out(_capi.ctxdb_artifact_put, content, len(content), m, len(m)))
+
+    # ---- the streaming put (ctxdb_artifact_writer_*) ----
+
+    def artifact_writer(self, kind: Optional[str] = None, mime: Optional[str] = None,
+                        name: Optional[str] = None, event_id: Optional[str] = None,
+                        role: Optional[str] = None) -> "ArtifactWriter":
+        """A streaming put, for content too large to hold in memory: write()
+        pieces, then commit() (or leave a ``with`` block) for the artifact;
+        abort() or an exception stores nothing. Meta as put_artifact().
+        While the writer is open, other calls on this Database raise Misuse."""
+        from ._artifact_writer import ArtifactWriter
+        meta = {}
+        for key, value in (("kind", kind), ("mime", mime), ("name", name),
+                           ("event_id", event_id), ("role", role)):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise TypeError(f"artifact_writer(): {key} must be a str, "
+                                    f"not {type(value).__name__}")
+                meta[key] = value
+        m = _json(meta, "artifact_writer() meta")
+        conn = self._require_conn()
+        w = c_void_p()
+        with conn.lock:
+            ptr = conn.ptr
+            if ptr is None:
+                raise _closed()
+            rc = _capi.ctxdb_artifact_writer_open(ptr, m, len(m), byref(w))
+            if rc != _capi.OK:
+                raise last_error(rc, ptr)
+            return ArtifactWriter(conn, w.value)
+
+    def put_artifact_file(self, source: Any, kind: Optional[str] = None,
+                          mime: Optional[str] = None, name: Optional[str] = None,
+                          event_id: Optional[str] = None,
+                          role: Optional[str] = None) -> Artifact:
+        """Streams a file (a path, or a binary file object) into an artifact
+        a MiB at a time; name defaults to the path."""
+        if isinstance(source, (str, os.PathLike)):
+            with builtins.open(source, "rb") as f:
+                return self.put_artifact_file(f, kind, mime,
+                                              name if name is not None else os.fspath(source),
+                                              event_id, role)
+        with self.artifact_writer(kind, mime, name, event_id, role) as w:
+            for block in iter(lambda: source.read(1 << 20), b""):
+                w.write(block)
+        return w.artifact  # type: ignore[return-value]
+
+    # ---- (end of the streaming put) ----
 
     def read_artifact(self, id: Union[str, bytes], offset: int = 0,
                       length: int = -1) -> bytes:
