@@ -731,9 +731,11 @@ TEST_CASE("memory: migration 009 moves a schema-8 file's memories into their sco
   m.db.memory_write("s", R"({"memory_id":"g1","scope":"global","content":"deploy on weekdays",)"
                          R"("source_refs":["evt_src"],"update_policy":"manual"})");
   std::string before = snapshot(m.db);
-  // The file as schema 8 left it: doc_id the pos of the write, no mark.
+  // The file as schema 8 left it: doc_id the pos of the write, no mark,
+  // and none of the later migrations (010: the chunks' hash column).
   raw_sql(m.path, "UPDATE memories SET doc_id = doc_id % (1 << 40);"
-                  "DROP TABLE search_mark; PRAGMA user_version = 8;");
+                  "DROP TABLE search_mark; ALTER TABLE artifact_chunks DROP COLUMN sha256_of;"
+                  "PRAGMA user_version = 8;");
   Engine reopened(m.path, "");
   CHECK(snapshot(reopened) == before);
   CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
