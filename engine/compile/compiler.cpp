@@ -621,17 +621,22 @@ int64_t Compilation::stable_prefix(const std::vector<Segment *> &ordered) {
 }
 
 Compiled Compilation::write() {
-  std::stable_sort(placed_.begin(), placed_.end(), [](const Candidate &a, const Candidate &b) {
-    return a.slot != b.slot ? a.slot < b.slot : a.order < b.order;
+  // Sorted by address: a candidate is too large to move around cheaply.
+  std::vector<Candidate *> sorted;
+  sorted.reserve(placed_.size());
+  for (Candidate &c : placed_) sorted.push_back(&c);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Candidate *a, const Candidate *b) {
+    return a->slot != b->slot ? a->slot < b->slot : a->order < b->order;
   });
   std::vector<Segment *> ordered;
+  ordered.reserve(sorted.size());
   util::Sha256 bundle_hash;
-  for (Candidate &c : placed_) {
-    seal(c.segment);
-    ordered.push_back(&c.segment);
-    bundle_hash.update(c.segment.id).update("\n", 1).update(c.segment.hash).update("\n", 1);
+  for (Candidate *c : sorted) {
+    seal(c->segment);
+    ordered.push_back(&c->segment);
+    bundle_hash.update(c->segment.id).update("\n", 1).update(c->segment.hash).update("\n", 1);
   }
-  std::string hash = "sha256:" + util::to_hex(bundle_hash.finish());
+  std::string hash = util::to_hex("sha256:", bundle_hash.finish());
   json::JsonWriter w;
   size_t content_bytes = 0;
   for (const Segment *seg : ordered) content_bytes += seg->content.size() + 256;
@@ -667,8 +672,8 @@ Compiled Compilation::write() {
   w.end_array().key("excluded").begin_array();
   for (const Excluded &x : excluded_) write_excluded(w, x);
   w.end_array().key("redactions").begin_array();
-  for (const Candidate &c : placed_)
-    for (const RedactionNote &n : c.redactions)
+  for (const Candidate *c : sorted)
+    for (const RedactionNote &n : c->redactions)
       w.begin_object()
           .field("segment_id", n.segment_id)
           .field("rule", n.rule)
