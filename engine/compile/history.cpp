@@ -6,6 +6,7 @@
 #include "json/parse.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,13 +14,20 @@ namespace ctxdb::compile {
 
 namespace {
 
-// Newest first, a page at a time: a compile reads the recent end of a long
-// path and stops.
-constexpr char kPage[] =
+// Newest first: a compile reads the recent end of a long path and stops,
+// so the cursor steps only as far as the compile reads.
+constexpr char kRows[] =
     "SELECT m.seq,m.role,m.tokens,m.token_counter,e.id,e.type,e.payload,e.visibility "
     "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
     "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role<>'summary' "
-    "ORDER BY m.seq DESC LIMIT 64";
+    "ORDER BY m.seq DESC";
+
+// A text column of the current row, in place ("" for NULL).
+std::string_view text_column(SQLite::Statement &q, int i) {
+  SQLite::Column c = q.getColumn(i);
+  const char *text = c.getText();
+  return {text, size_t(c.getBytes())};
+}
 
 constexpr std::string_view kWithheld = "[withheld: sensitive]";
 
@@ -59,7 +67,7 @@ std::vector<RedactionNote> notes(const std::string &segment_id,
 }
 
 // Visibility "sensitive", "private" or "secret", or an object saying so.
-bool is_sensitive(simdjson::dom::parser &parser, const std::string &visibility) {
+bool is_sensitive(simdjson::dom::parser &parser, std::string_view visibility) {
   if (visibility.empty()) return false;
   simdjson::dom::element v = json::parse(parser, visibility, "visibility");
   std::string_view level;
@@ -124,55 +132,57 @@ History::History(store::Store &store, const token::Counter &counter,
                  const policy::Redactor &redactor, project::BranchPath path,
                  const HistoryOptions &options)
     : store_(store), counter_(counter), redactor_(redactor), path_(std::move(path)),
-      options_(options), segment_(path_.segments.size()), upper_(0) {
-  // Candidates start at the compaction's cut: drop the segments before it.
-  auto &segs = path_.segments;
-  while (segment_ > 0 && segs[segment_ - 1].last_seq < options_.from_seq) --segment_;
-  if (segment_ > 0) upper_ = segs[segment_ - 1].last_seq;
-}
+      options_(options), segment_(path_.segments.size()) {}
 
-bool History::has_more() { return fill_page(); }
+bool History::has_more() { return on_row(); }
 
-// Reads the next page of rows, newest first, unless one is waiting; false
-// when the candidates are exhausted.
-bool History::fill_page() {
-  while (page_.empty()) {
-    if (segment_ == 0) return false;
-    const log::Segment &s = path_.segments[segment_ - 1];
-    int64_t first = std::max(s.first_seq, options_.from_seq);
-    if (upper_ < first) {
-      if (--segment_ > 0) upper_ = path_.segments[segment_ - 1].last_seq;
-      continue;
+// True when the cursor is on a row not yet returned: steps it, and moves
+// it to the next older segment of the path when one is exhausted.
+bool History::on_row() {
+  while (!unread_) {
+    if (cursor_ && (*cursor_)->executeStep()) {
+      unread_ = true;
+      break;
     }
-    auto q = store_.statement(kPage);
-    q->bind(1, path_.session_no);
-    q->bind(2, first);
-    q->bind(3, upper_);
-    int64_t last = upper_;
-    while (q->executeStep()) {
-      Row r;
-      r.seq = last = q->getColumn(0).getInt64();
-      std::string_view role(q->getColumn(1).getText(), size_t(q->getColumn(1).getBytes()));
-      r.role = role == "user" ? "user" : role == "assistant" ? "assistant" : "tool";
-      r.tokens = q->getColumn(2).getInt64();
-      r.same_counter = std::string_view(q->getColumn(3).getText(),
-                                        size_t(q->getColumn(3).getBytes())) == counter_.name();
-      r.event_id = q->getColumn(4).getString();
-      r.type = q->getColumn(5).getString();
-      r.payload = q->getColumn(6).getString();
-      r.visibility = q->getColumn(7).isNull() ? "" : q->getColumn(7).getString();
-      page_.push_back(std::move(r));
-    }
-    upper_ = page_.empty() ? first - 1 : last - 1;
+    // The statement is a cached one: release it before taking it again.
+    cursor_.reset();
+    if (!open_older_segment()) return false;
   }
   return true;
 }
 
-bool History::next_row(Row &row) {
-  if (!fill_page()) return false;
-  row = std::move(page_.front());
-  page_.pop_front();
-  return true;
+// Opens the cursor on the next older path segment with candidates (those
+// at or after the compaction's cut); false when none is left.
+bool History::open_older_segment() {
+  while (segment_ > 0) {
+    const log::Segment &s = path_.segments[--segment_];
+    int64_t first = std::max(s.first_seq, options_.from_seq);
+    if (s.last_seq < first) continue;
+    // Stmt cannot move; it is built in place from the prvalue.
+    cursor_.reset(new store::Store::Stmt(store_.statement(kRows)));
+    SQLite::Statement &q = **cursor_;
+    q.bind(1, path_.session_no);
+    q.bind(2, first);
+    q.bind(3, s.last_seq);
+    return true;
+  }
+  return false;
+}
+
+History::Row History::row() {
+  SQLite::Statement &q = **cursor_;
+  unread_ = false;
+  Row r;
+  r.seq = q.getColumn(0).getInt64();
+  std::string_view role = text_column(q, 1);
+  r.role = role == "user" ? "user" : role == "assistant" ? "assistant" : "tool";
+  r.tokens = q.getColumn(2).getInt64();
+  r.same_counter = text_column(q, 3) == counter_.name();
+  r.event_id = text_column(q, 4);
+  r.type = text_column(q, 5);
+  r.payload = text_column(q, 6);
+  r.visibility = text_column(q, 7);
+  return r;
 }
 
 Message History::render(const Row &row) {
@@ -180,7 +190,7 @@ Message History::render(const Row &row) {
   m.seq = row.seq;
   m.event_id = row.event_id;
   m.role = row.role;
-  std::string segment_id = "msg:" + row.event_id;
+  auto segment_id = [&] { return "msg:" + m.event_id; };
   bool sensitive = !options_.allow_sensitive && is_sensitive(parser_, row.visibility);
   // The payload must outlive the visibility parse above: parse it last.
   simdjson::dom::element payload = json::parse(parser_, row.payload, "payload");
@@ -196,7 +206,7 @@ Message History::render(const Row &row) {
   bool recount = false;
   if (sensitive) {
     m.content = withheld_content(m.role, payload);
-    m.redactions.push_back({segment_id, "sensitive_event", 1});
+    m.redactions.push_back({segment_id(), "sensitive_event", 1});
     recount = true;
   } else {
     RedactingFilter filter(redactor_, filter_buffer_, filter_hits_);
@@ -204,7 +214,7 @@ Message History::render(const Row &row) {
     w.set_string_filter(&filter);
     project::Messages::write_blocks(w, row.type, payload);
     m.content = w.take();
-    m.redactions = notes(segment_id, filter_hits_);
+    if (!filter_hits_.empty()) m.redactions = notes(segment_id(), filter_hits_);
     recount = !m.redactions.empty();
   }
   if (m.role == std::string_view("tool") && !sensitive && tokens > options_.prune_min_tokens)
@@ -248,9 +258,8 @@ std::optional<Turn> History::next_turn() {
   Turn t;
   std::deque<Message> msgs;
   std::unordered_set<std::string> unanswered; // results read whose call is not yet
-  Row row;
-  while (next_row(row)) {
-    Message m = render(row);
+  while (on_row()) {
+    Message m = render(row());
     if (!m.answers.empty() && m.role == std::string_view("tool")) unanswered.insert(m.answers);
     for (const std::string &c : m.calls) unanswered.erase(c);
     bool head = m.role == std::string_view("user") && unanswered.empty();

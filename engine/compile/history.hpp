@@ -18,7 +18,7 @@
 
 #include <simdjson.h>
 
-#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,15 +75,19 @@ public:
   bool has_more();
 
 private:
+  // The row the cursor is on: views into the statement's current row, valid
+  // until the cursor steps, so a message is rendered without copying its
+  // payload out of SQLite first.
   struct Row {
     int64_t seq;
     const char *role;  // user | assistant | tool (static)
     bool same_counter; // counted by this compile's counter
-    std::string event_id, type, payload, visibility;
+    std::string_view event_id, type, payload, visibility;
     int64_t tokens;
   };
-  bool fill_page();
-  bool next_row(Row &row);
+  bool on_row();
+  bool open_older_segment();
+  Row row();
   Message render(const Row &row);
   void add_pruned(Message &m, simdjson::dom::element payload);
   void split_units(Turn &t);
@@ -97,9 +101,11 @@ private:
   simdjson::dom::parser count_parser_; // recounts, apart from the payload's
   std::string filter_buffer_;          // the redacting filter's, reused
   std::vector<policy::RedactionHit> filter_hits_;
-  size_t segment_;       // the path segment being read, from the last
-  int64_t upper_;        // the highest seq not read yet in it
-  std::deque<Row> page_; // rows read ahead, newest first
+  size_t segment_; // the path segment being read, from the last
+  // Stepping newest first through the segment being read; reset (and its
+  // read snapshot released) when the History goes.
+  std::unique_ptr<store::Store::Stmt> cursor_;
+  bool unread_ = false; // the cursor is on a row not yet returned
 };
 
 } // namespace ctxdb::compile
