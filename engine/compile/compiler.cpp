@@ -101,6 +101,7 @@ private:
   void leave(const Segment &s, std::string reason);
   void leave_message(const Message &m, size_t turn, int priority, std::string reason);
   int64_t stable_prefix(const std::vector<Segment *> &ordered);
+  std::string record_payload(const std::string &hash, const std::vector<Segment *> &ordered) const;
 
   Sources &src_;
   const Request &req_;
@@ -407,15 +408,16 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
     const Message &m = t.messages[k];
     return taken[k] ? 0 : (prune && m.pruned_content ? m.pruned_tokens : m.tokens);
   };
-  auto take_message = [&](size_t k, std::string reason) {
+  auto take_message = [&](size_t k, const std::string &reason) {
     if (taken[k]) return;
     Message &m = t.messages[k];
     bool pruned = prune && m.pruned_content.has_value();
-    if (pruned)
-      reason += "; its tool output pruned to a preview (" + std::to_string(m.tokens) + " -> " +
-                std::to_string(m.pruned_tokens) + " tokens)";
     int64_t tokens = cost(k);
-    take(message_candidate(m, i, priority, pruned, reason));
+    take(message_candidate(m, i, priority, pruned,
+                           pruned ? reason + "; its tool output pruned to a preview (" +
+                                        std::to_string(m.tokens) + " -> " +
+                                        std::to_string(m.pruned_tokens) + " tokens)"
+                                  : reason));
     tail_left_ -= tokens;
     taken[k] = true;
   };
@@ -430,12 +432,15 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
       leave_message(t.messages[u.first], i, priority,
                     "its tool call is before the compaction's cut, so it would be an orphan");
   if (total <= limit) {
+    const std::string whole = std::string(what) + ", whole";
     for (size_t k = 0; k < t.messages.size(); ++k)
-      if (!t.units.empty() || k == 0) take_message(k, std::string(what) + ", whole");
+      if (!t.units.empty() || k == 0) take_message(k, whole);
     return true;
   }
   if (head > limit) return false;
   if (t.has_head) take_message(0, std::string("the request opening ") + what + " split to fit");
+  const std::string newest_part =
+      std::string(what) + ", split at a closed tool pair: its newest part";
   int64_t left = limit - head;
   for (size_t u = t.units.size(); u-- > 0;) {
     const Unit &unit = t.units[u];
@@ -443,8 +448,7 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
     int64_t need = 0;
     for (size_t k = unit.first; k <= unit.last; ++k) need += cost(k);
     if (need > left) break;
-    for (size_t k = unit.first; k <= unit.last; ++k)
-      take_message(k, std::string(what) + ", split at a closed tool pair: its newest part");
+    for (size_t k = unit.first; k <= unit.last; ++k) take_message(k, newest_part);
     left -= need;
   }
   return false;
@@ -681,6 +685,14 @@ Compiled Compilation::write() {
           .end_object();
   w.end_array().field("hash", hash).end_object();
 
+  std::string record = req_.record ? record_payload(hash, ordered) : std::string();
+  return {w.take(),          branch_.id,           leaf_id_,
+          std::move(record), std::move(memories_), req_.memory ? req_.memory->now : 0};
+}
+
+// The ContextBuilt payload, only written when the compile is recorded.
+std::string Compilation::record_payload(const std::string &hash,
+                                        const std::vector<Segment *> &ordered) const {
   json::JsonWriter record;
   record.begin_object()
       .field("bundle_hash", hash)
@@ -695,8 +707,7 @@ Compiled Compilation::write() {
         .field("tokens", s->tokens)
         .end_object();
   record.end_array().field("excluded", int64_t(excluded_.size())).end_object();
-  return {w.take(),      branch_.id,           leaf_id_,
-          record.take(), std::move(memories_), req_.memory ? req_.memory->now : 0};
+  return record.take();
 }
 
 Compiled Compilation::run() {
