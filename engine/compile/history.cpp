@@ -6,7 +6,6 @@
 #include "json/parse.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -210,7 +209,8 @@ Message History::render(const Row &row) {
     recount = true;
   } else {
     RedactingFilter filter(redactor_, filter_buffer_, filter_hits_);
-    json::JsonWriter w;
+    // The blocks are about the payload's size: one allocation.
+    json::JsonWriter w(row.payload.size() + 64);
     w.set_string_filter(&filter);
     project::Messages::write_blocks(w, row.type, payload);
     m.content = w.take();
@@ -256,21 +256,24 @@ void History::add_pruned(Message &m, simdjson::dom::element payload) {
 
 std::optional<Turn> History::next_turn() {
   Turn t;
-  std::deque<Message> msgs;
-  std::unordered_set<std::string> unanswered; // results read whose call is not yet
+  // Results read whose call is not yet, distinct: a handful at most, so a
+  // vector beats a hash set.
+  std::vector<std::string> unanswered;
   while (on_row()) {
     Message m = render(row());
-    if (!m.answers.empty() && m.role == std::string_view("tool")) unanswered.insert(m.answers);
-    for (const std::string &c : m.calls) unanswered.erase(c);
+    if (!m.answers.empty() && m.role == std::string_view("tool") &&
+        std::find(unanswered.begin(), unanswered.end(), m.answers) == unanswered.end())
+      unanswered.push_back(m.answers);
+    for (const std::string &c : m.calls) std::erase(unanswered, c);
     bool head = m.role == std::string_view("user") && unanswered.empty();
-    msgs.push_front(std::move(m));
+    t.messages.push_back(std::move(m));
     if (head) {
       t.has_head = true;
       break;
     }
   }
-  if (msgs.empty()) return std::nullopt;
-  t.messages.assign(std::make_move_iterator(msgs.begin()), std::make_move_iterator(msgs.end()));
+  if (t.messages.empty()) return std::nullopt;
+  std::reverse(t.messages.begin(), t.messages.end()); // read newest first, kept oldest first
   split_units(t);
   return t;
 }
@@ -278,10 +281,11 @@ std::optional<Turn> History::next_turn() {
 // Units: each message from the first after the head, extended to the last
 // result answering any call inside it.
 void History::split_units(Turn &t) {
-  std::unordered_map<std::string, size_t> result_at; // call id -> the result's index
+  // Keyed by views into t.messages, which stays put meanwhile.
+  std::unordered_map<std::string_view, size_t> result_at; // call id -> the result's index
   for (size_t i = 0; i < t.messages.size(); ++i)
     if (t.messages[i].role == std::string_view("tool")) result_at[t.messages[i].answers] = i;
-  std::unordered_set<std::string> calls_seen;
+  std::unordered_set<std::string_view> calls_seen;
   for (size_t i = t.has_head ? 1 : 0; i < t.messages.size();) {
     Unit u{i, i};
     for (size_t j = i; j <= u.last; ++j) {
