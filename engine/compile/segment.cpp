@@ -21,7 +21,9 @@ void seal(Segment &s) {
   // One hasher per thread: a compile seals hundreds of small segments, and
   // an OpenSSL context per segment cost as much as hashing it.
   thread_local util::Sha256 h;
-  h.update(std::string_view(s.role)).update("\n", 1).update(s.content);
+  thread_local std::string head;
+  head.assign(s.role).append(1, '\n'); // one update for both
+  h.update(head).update(s.content);
   s.hash = util::to_hex("sha256:", h.finish());
 }
 
