@@ -256,9 +256,11 @@ void History::add_pruned(Message &m, simdjson::dom::element payload) {
 
 std::optional<Turn> History::next_turn() {
   Turn t;
+  t.messages.reserve(8); // a typical turn: prompt, calls, results, answer
   // Results read whose call is not yet, distinct: a handful at most, so a
   // vector beats a hash set.
-  std::vector<std::string> unanswered;
+  std::vector<std::string> &unanswered = unanswered_;
+  unanswered.clear();
   while (on_row()) {
     Message m = render(row());
     if (!m.answers.empty() && m.role == std::string_view("tool") &&

@@ -101,7 +101,8 @@ private:
   simdjson::dom::parser count_parser_; // recounts, apart from the payload's
   std::string filter_buffer_;          // the redacting filter's, reused
   std::vector<policy::RedactionHit> filter_hits_;
-  size_t segment_; // the path segment being read, from the last
+  std::vector<std::string> unanswered_; // next_turn's, reused
+  size_t segment_;                      // the path segment being read, from the last
   // Stepping newest first through the segment being read; reset (and its
   // read snapshot released) when the History goes.
   std::unique_ptr<store::Store::Stmt> cursor_;
