@@ -6,6 +6,7 @@
 #include "json/parse.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,8 +15,26 @@ namespace ctxdb::compile {
 namespace {
 
 // Newest first: a compile reads the recent end of a long path and stops,
-// so the cursor steps only as far as the compile reads.
-constexpr char kRows[] =
+// so the cursors step only as far as the compile reads.
+//
+// A session's events are usually stored together, in append order: then
+// a message's event is read by stepping back through the events table
+// (kEventsByPos), beside the messages of the same range, instead of two
+// b-tree seeks per message (kJoined). When other sessions' events are
+// interleaved with the range, the join is used, so the step never walks
+// more than twice the range.
+constexpr char kMessages[] =
+    "SELECT seq,role,tokens,token_counter FROM messages "
+    "WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 AND role<>'summary' ORDER BY seq DESC";
+constexpr char kPosRange[] =
+    "SELECT (SELECT pos FROM events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
+    "ORDER BY seq LIMIT 1),"
+    "(SELECT pos FROM events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
+    "ORDER BY seq DESC LIMIT 1)";
+// "+session_no": a filter, so the scan follows pos, not the session index.
+constexpr char kEventsByPos[] = "SELECT seq,id,type,payload,visibility FROM events "
+                                "WHERE pos BETWEEN ?1 AND ?2 AND +session_no=?3 ORDER BY pos DESC";
+constexpr char kJoined[] =
     "SELECT m.seq,m.role,m.tokens,m.token_counter,e.id,e.type,e.payload,e.visibility "
     "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
     "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role<>'summary' "
@@ -140,32 +159,62 @@ bool History::has_more() { return on_row(); }
 bool History::on_row() {
   while (!unread_) {
     if (cursor_ && (*cursor_)->executeStep()) {
-      unread_ = true;
-      break;
+      // A message whose event is not there is skipped, as the join would.
+      unread_ = !events_ || step_events_to((*cursor_)->getColumn(0).getInt64());
+      continue;
     }
-    // The statement is a cached one: release it before taking it again.
+    // The statements are cached ones: release them before taking them again.
     cursor_.reset();
+    events_.reset();
     if (!open_older_segment()) return false;
   }
   return true;
 }
 
-// Opens the cursor on the next older path segment with candidates (those
+// Steps the events cursor back to seq; false when the session has no
+// event there.
+bool History::step_events_to(int64_t seq) {
+  while (event_seq_ > seq)
+    event_seq_ = (*events_)->executeStep() ? (*events_)->getColumn(0).getInt64() : INT64_MIN;
+  return event_seq_ == seq;
+}
+
+// Opens the cursors on the next older path segment with candidates (those
 // at or after the compaction's cut); false when none is left.
 bool History::open_older_segment() {
   while (segment_ > 0) {
     const log::Segment &s = path_.segments[--segment_];
     int64_t first = std::max(s.first_seq, options_.from_seq);
     if (s.last_seq < first) continue;
+    std::optional<std::pair<int64_t, int64_t>> pos = pos_range(first, s.last_seq);
+    if (!pos) continue; // no event at all in the range
+    bool together = pos->second - pos->first < 2 * (s.last_seq - first + 1);
     // Stmt cannot move; it is built in place from the prvalue.
-    cursor_.reset(new store::Store::Stmt(store_.statement(kRows)));
+    cursor_.reset(new store::Store::Stmt(store_.statement(together ? kMessages : kJoined)));
     SQLite::Statement &q = **cursor_;
     q.bind(1, path_.session_no);
     q.bind(2, first);
     q.bind(3, s.last_seq);
+    if (together) {
+      events_.reset(new store::Store::Stmt(store_.statement(kEventsByPos)));
+      (*events_)->bind(1, pos->first);
+      (*events_)->bind(2, pos->second);
+      (*events_)->bind(3, path_.session_no);
+      event_seq_ = INT64_MAX;
+    }
     return true;
   }
   return false;
+}
+
+// The pos of the session's first and last events in [first, last].
+std::optional<std::pair<int64_t, int64_t>> History::pos_range(int64_t first, int64_t last) {
+  auto q = store_.statement(kPosRange);
+  q->bind(1, path_.session_no);
+  q->bind(2, first);
+  q->bind(3, last);
+  if (!q->executeStep() || q->getColumn(0).isNull()) return std::nullopt;
+  return std::pair{q->getColumn(0).getInt64(), q->getColumn(1).getInt64()};
 }
 
 History::Row History::row() {
@@ -177,10 +226,14 @@ History::Row History::row() {
   r.role = role == "user" ? "user" : role == "assistant" ? "assistant" : "tool";
   r.tokens = q.getColumn(2).getInt64();
   r.same_counter = text_column(q, 3) == counter_.name();
-  r.event_id = text_column(q, 4);
-  r.type = text_column(q, 5);
-  r.payload = text_column(q, 6);
-  r.visibility = text_column(q, 7);
+  // The event's columns: after the message's in the join, else the
+  // events cursor's (after its seq).
+  SQLite::Statement &e = events_ ? **events_ : q;
+  int at = events_ ? 1 : 4;
+  r.event_id = text_column(e, at);
+  r.type = text_column(e, at + 1);
+  r.payload = text_column(e, at + 2);
+  r.visibility = text_column(e, at + 3);
   return r;
 }
 

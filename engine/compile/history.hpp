@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ctxdb::compile {
@@ -86,7 +87,9 @@ private:
     int64_t tokens;
   };
   bool on_row();
+  bool step_events_to(int64_t seq);
   bool open_older_segment();
+  std::optional<std::pair<int64_t, int64_t>> pos_range(int64_t first, int64_t last);
   Row row();
   Message render(const Row &row);
   void add_pruned(Message &m, simdjson::dom::element payload);
@@ -103,9 +106,14 @@ private:
   std::vector<policy::RedactionHit> filter_hits_;
   std::vector<std::string> unanswered_; // next_turn's, reused
   size_t segment_;                      // the path segment being read, from the last
-  // Stepping newest first through the segment being read; reset (and its
-  // read snapshot released) when the History goes.
+  // Stepping newest first through the segment being read (its messages,
+  // or messages joined with their events); reset, and the read snapshot
+  // released, when the History goes.
   std::unique_ptr<store::Store::Stmt> cursor_;
+  // The session's events of the segment, newest first, beside cursor_
+  // when they are stored together; event_seq_ is the row it is on.
+  std::unique_ptr<store::Store::Stmt> events_;
+  int64_t event_seq_ = 0;
   bool unread_ = false; // the cursor is on a row not yet returned
 };
 
