@@ -188,7 +188,10 @@ bool History::open_older_segment() {
     if (s.last_seq < first) continue;
     std::optional<std::pair<int64_t, int64_t>> pos = pos_range(first, s.last_seq);
     if (!pos) continue; // no event at all in the range
-    bool together = pos->second - pos->first < 2 * (s.last_seq - first + 1);
+    // pos follows seq within a session (both are append order); the first
+    // test only guards the walk against a file where it would not.
+    int64_t window = pos->second - pos->first;
+    bool together = window >= 0 && window < 2 * (s.last_seq - first + 1);
     // Stmt cannot move; it is built in place from the prvalue.
     cursor_.reset(new store::Store::Stmt(store_.statement(together ? kMessages : kJoined)));
     SQLite::Statement &q = **cursor_;

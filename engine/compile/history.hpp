@@ -65,6 +65,8 @@ struct HistoryOptions {
   int64_t prune_preview_bytes = 800;
 };
 
+// A History keeps cached statements of its Store stepping while it lives:
+// one at a time per Store (another would reset its cursors).
 class History {
 public:
   History(store::Store &store, const token::Counter &counter, const policy::Redactor &redactor,
