@@ -101,6 +101,7 @@ private:
   void leave(const Segment &s, std::string reason);
   void leave_message(const Message &m, size_t turn, int priority, std::string reason);
   int64_t stable_prefix(const std::vector<Segment *> &ordered);
+  std::string record_payload(const std::string &hash, const std::vector<Segment *> &ordered) const;
 
   Sources &src_;
   const Request &req_;
@@ -325,7 +326,7 @@ Candidate Compilation::message_candidate(Message &m, size_t turn, int priority, 
   if (!m.artifact_id.empty()) c.segment.sources.push_back({"artifact", m.artifact_id});
   c.segment.turn = int64_t(turn);
   c.order = m.seq;
-  c.redactions = pruned ? m.pruned_redactions : m.redactions;
+  c.redactions = std::move(pruned ? m.pruned_redactions : m.redactions);
   return c;
 }
 
@@ -407,15 +408,16 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
     const Message &m = t.messages[k];
     return taken[k] ? 0 : (prune && m.pruned_content ? m.pruned_tokens : m.tokens);
   };
-  auto take_message = [&](size_t k, std::string reason) {
+  auto take_message = [&](size_t k, const std::string &reason) {
     if (taken[k]) return;
     Message &m = t.messages[k];
     bool pruned = prune && m.pruned_content.has_value();
-    if (pruned)
-      reason += "; its tool output pruned to a preview (" + std::to_string(m.tokens) + " -> " +
-                std::to_string(m.pruned_tokens) + " tokens)";
     int64_t tokens = cost(k);
-    take(message_candidate(m, i, priority, pruned, reason));
+    take(message_candidate(m, i, priority, pruned,
+                           pruned ? reason + "; its tool output pruned to a preview (" +
+                                        std::to_string(m.tokens) + " -> " +
+                                        std::to_string(m.pruned_tokens) + " tokens)"
+                                  : reason));
     tail_left_ -= tokens;
     taken[k] = true;
   };
@@ -430,12 +432,15 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
       leave_message(t.messages[u.first], i, priority,
                     "its tool call is before the compaction's cut, so it would be an orphan");
   if (total <= limit) {
+    const std::string whole = std::string(what) + ", whole";
     for (size_t k = 0; k < t.messages.size(); ++k)
-      if (!t.units.empty() || k == 0) take_message(k, std::string(what) + ", whole");
+      if (!t.units.empty() || k == 0) take_message(k, whole);
     return true;
   }
   if (head > limit) return false;
   if (t.has_head) take_message(0, std::string("the request opening ") + what + " split to fit");
+  const std::string newest_part =
+      std::string(what) + ", split at a closed tool pair: its newest part";
   int64_t left = limit - head;
   for (size_t u = t.units.size(); u-- > 0;) {
     const Unit &unit = t.units[u];
@@ -443,8 +448,7 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
     int64_t need = 0;
     for (size_t k = unit.first; k <= unit.last; ++k) need += cost(k);
     if (need > left) break;
-    for (size_t k = unit.first; k <= unit.last; ++k)
-      take_message(k, std::string(what) + ", split at a closed tool pair: its newest part");
+    for (size_t k = unit.first; k <= unit.last; ++k) take_message(k, newest_part);
     left -= need;
   }
   return false;
@@ -621,17 +625,25 @@ int64_t Compilation::stable_prefix(const std::vector<Segment *> &ordered) {
 }
 
 Compiled Compilation::write() {
-  std::stable_sort(placed_.begin(), placed_.end(), [](const Candidate &a, const Candidate &b) {
-    return a.slot != b.slot ? a.slot < b.slot : a.order < b.order;
+  // Sorted by address: a candidate is too large to move around cheaply.
+  std::vector<Candidate *> sorted;
+  sorted.reserve(placed_.size());
+  for (Candidate &c : placed_) sorted.push_back(&c);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Candidate *a, const Candidate *b) {
+    return a->slot != b->slot ? a->slot < b->slot : a->order < b->order;
   });
   std::vector<Segment *> ordered;
-  util::Sha256 bundle_hash;
-  for (Candidate &c : placed_) {
-    seal(c.segment);
-    ordered.push_back(&c.segment);
-    bundle_hash.update(c.segment.id).update("\n", 1).update(c.segment.hash).update("\n", 1);
+  ordered.reserve(sorted.size());
+  // The bundle hash covers "id\nhash\n" per segment, gathered and hashed
+  // in one call: a digest update per piece cost more than the hashing.
+  std::string hashed;
+  hashed.reserve(sorted.size() * 128);
+  for (Candidate *c : sorted) {
+    seal(c->segment);
+    ordered.push_back(&c->segment);
+    hashed.append(c->segment.id).append(1, '\n').append(c->segment.hash).append(1, '\n');
   }
-  std::string hash = "sha256:" + util::to_hex(bundle_hash.finish());
+  std::string hash = util::to_hex("sha256:", util::sha256(hashed));
   json::JsonWriter w;
   size_t content_bytes = 0;
   for (const Segment *seg : ordered) content_bytes += seg->content.size() + 256;
@@ -667,8 +679,8 @@ Compiled Compilation::write() {
   w.end_array().key("excluded").begin_array();
   for (const Excluded &x : excluded_) write_excluded(w, x);
   w.end_array().key("redactions").begin_array();
-  for (const Candidate &c : placed_)
-    for (const RedactionNote &n : c.redactions)
+  for (const Candidate *c : sorted)
+    for (const RedactionNote &n : c->redactions)
       w.begin_object()
           .field("segment_id", n.segment_id)
           .field("rule", n.rule)
@@ -676,6 +688,14 @@ Compiled Compilation::write() {
           .end_object();
   w.end_array().field("hash", hash).end_object();
 
+  std::string record = req_.record ? record_payload(hash, ordered) : std::string();
+  return {w.take(),          branch_.id,           leaf_id_,
+          std::move(record), std::move(memories_), req_.memory ? req_.memory->now : 0};
+}
+
+// The ContextBuilt payload, only written when the compile is recorded.
+std::string Compilation::record_payload(const std::string &hash,
+                                        const std::vector<Segment *> &ordered) const {
   json::JsonWriter record;
   record.begin_object()
       .field("bundle_hash", hash)
@@ -690,8 +710,7 @@ Compiled Compilation::write() {
         .field("tokens", s->tokens)
         .end_object();
   record.end_array().field("excluded", int64_t(excluded_.size())).end_object();
-  return {w.take(),      branch_.id,           leaf_id_,
-          record.take(), std::move(memories_), req_.memory ? req_.memory->now : 0};
+  return record.take();
 }
 
 Compiled Compilation::run() {

@@ -45,7 +45,8 @@ struct Compiled {
   std::string branch_id;
   std::string leaf_event_id;
   // The ContextBuilt payload recording this bundle: its hash, tokens and
-  // segment ids and hashes, never the text.
+  // segment ids and hashes, never the text. Empty unless the request
+  // says record.
   std::string record_payload;
   // The memories retrieved (those in the bundle count as used: the caller
   // records it after the compile, outside its read snapshot).

@@ -6,6 +6,7 @@
 #include "json/parse.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,13 +14,38 @@ namespace ctxdb::compile {
 
 namespace {
 
-// Newest first, a page at a time: a compile reads the recent end of a long
-// path and stops.
-constexpr char kPage[] =
+// Newest first: a compile reads the recent end of a long path and stops,
+// so the cursors step only as far as the compile reads.
+//
+// A session's events are usually stored together, in append order: then
+// a message's event is read by stepping back through the events table
+// (kEventsByPos), beside the messages of the same range, instead of two
+// b-tree seeks per message (kJoined). When other sessions' events are
+// interleaved with the range, the join is used, so the step never walks
+// more than twice the range.
+constexpr char kMessages[] =
+    "SELECT seq,role,tokens,token_counter FROM messages "
+    "WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 AND role<>'summary' ORDER BY seq DESC";
+constexpr char kPosRange[] =
+    "SELECT (SELECT pos FROM events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
+    "ORDER BY seq LIMIT 1),"
+    "(SELECT pos FROM events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
+    "ORDER BY seq DESC LIMIT 1)";
+// "+session_no": a filter, so the scan follows pos, not the session index.
+constexpr char kEventsByPos[] = "SELECT seq,id,type,payload,visibility FROM events "
+                                "WHERE pos BETWEEN ?1 AND ?2 AND +session_no=?3 ORDER BY pos DESC";
+constexpr char kJoined[] =
     "SELECT m.seq,m.role,m.tokens,m.token_counter,e.id,e.type,e.payload,e.visibility "
     "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
     "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role<>'summary' "
-    "ORDER BY m.seq DESC LIMIT 64";
+    "ORDER BY m.seq DESC";
+
+// A text column of the current row, in place ("" for NULL).
+std::string_view text_column(SQLite::Statement &q, int i) {
+  SQLite::Column c = q.getColumn(i);
+  const char *text = c.getText();
+  return {text, size_t(c.getBytes())};
+}
 
 constexpr std::string_view kWithheld = "[withheld: sensitive]";
 
@@ -59,7 +85,7 @@ std::vector<RedactionNote> notes(const std::string &segment_id,
 }
 
 // Visibility "sensitive", "private" or "secret", or an object saying so.
-bool is_sensitive(simdjson::dom::parser &parser, const std::string &visibility) {
+bool is_sensitive(simdjson::dom::parser &parser, std::string_view visibility) {
   if (visibility.empty()) return false;
   simdjson::dom::element v = json::parse(parser, visibility, "visibility");
   std::string_view level;
@@ -124,55 +150,94 @@ History::History(store::Store &store, const token::Counter &counter,
                  const policy::Redactor &redactor, project::BranchPath path,
                  const HistoryOptions &options)
     : store_(store), counter_(counter), redactor_(redactor), path_(std::move(path)),
-      options_(options), segment_(path_.segments.size()), upper_(0) {
-  // Candidates start at the compaction's cut: drop the segments before it.
-  auto &segs = path_.segments;
-  while (segment_ > 0 && segs[segment_ - 1].last_seq < options_.from_seq) --segment_;
-  if (segment_ > 0) upper_ = segs[segment_ - 1].last_seq;
-}
+      options_(options), segment_(path_.segments.size()) {}
 
-bool History::has_more() { return fill_page(); }
+bool History::has_more() { return on_row(); }
 
-// Reads the next page of rows, newest first, unless one is waiting; false
-// when the candidates are exhausted.
-bool History::fill_page() {
-  while (page_.empty()) {
-    if (segment_ == 0) return false;
-    const log::Segment &s = path_.segments[segment_ - 1];
-    int64_t first = std::max(s.first_seq, options_.from_seq);
-    if (upper_ < first) {
-      if (--segment_ > 0) upper_ = path_.segments[segment_ - 1].last_seq;
+// True when the cursor is on a row not yet returned: steps it, and moves
+// it to the next older segment of the path when one is exhausted.
+bool History::on_row() {
+  while (!unread_) {
+    if (cursor_ && (*cursor_)->executeStep()) {
+      // A message whose event is not there is skipped, as the join would.
+      unread_ = !events_ || step_events_to((*cursor_)->getColumn(0).getInt64());
       continue;
     }
-    auto q = store_.statement(kPage);
-    q->bind(1, path_.session_no);
-    q->bind(2, first);
-    q->bind(3, upper_);
-    int64_t last = upper_;
-    while (q->executeStep()) {
-      Row r;
-      r.seq = last = q->getColumn(0).getInt64();
-      std::string_view role(q->getColumn(1).getText(), size_t(q->getColumn(1).getBytes()));
-      r.role = role == "user" ? "user" : role == "assistant" ? "assistant" : "tool";
-      r.tokens = q->getColumn(2).getInt64();
-      r.same_counter = std::string_view(q->getColumn(3).getText(),
-                                        size_t(q->getColumn(3).getBytes())) == counter_.name();
-      r.event_id = q->getColumn(4).getString();
-      r.type = q->getColumn(5).getString();
-      r.payload = q->getColumn(6).getString();
-      r.visibility = q->getColumn(7).isNull() ? "" : q->getColumn(7).getString();
-      page_.push_back(std::move(r));
-    }
-    upper_ = page_.empty() ? first - 1 : last - 1;
+    // The statements are cached ones: release them before taking them again.
+    cursor_.reset();
+    events_.reset();
+    if (!open_older_segment()) return false;
   }
   return true;
 }
 
-bool History::next_row(Row &row) {
-  if (!fill_page()) return false;
-  row = std::move(page_.front());
-  page_.pop_front();
-  return true;
+// Steps the events cursor back to seq; false when the session has no
+// event there.
+bool History::step_events_to(int64_t seq) {
+  while (event_seq_ > seq)
+    event_seq_ = (*events_)->executeStep() ? (*events_)->getColumn(0).getInt64() : INT64_MIN;
+  return event_seq_ == seq;
+}
+
+// Opens the cursors on the next older path segment with candidates (those
+// at or after the compaction's cut); false when none is left.
+bool History::open_older_segment() {
+  while (segment_ > 0) {
+    const log::Segment &s = path_.segments[--segment_];
+    int64_t first = std::max(s.first_seq, options_.from_seq);
+    if (s.last_seq < first) continue;
+    std::optional<std::pair<int64_t, int64_t>> pos = pos_range(first, s.last_seq);
+    if (!pos) continue; // no event at all in the range
+    // pos follows seq within a session (both are append order); the first
+    // test only guards the walk against a file where it would not.
+    int64_t window = pos->second - pos->first;
+    bool together = window >= 0 && window < 2 * (s.last_seq - first + 1);
+    // Stmt cannot move; it is built in place from the prvalue.
+    cursor_.reset(new store::Store::Stmt(store_.statement(together ? kMessages : kJoined)));
+    SQLite::Statement &q = **cursor_;
+    q.bind(1, path_.session_no);
+    q.bind(2, first);
+    q.bind(3, s.last_seq);
+    if (together) {
+      events_.reset(new store::Store::Stmt(store_.statement(kEventsByPos)));
+      (*events_)->bind(1, pos->first);
+      (*events_)->bind(2, pos->second);
+      (*events_)->bind(3, path_.session_no);
+      event_seq_ = INT64_MAX;
+    }
+    return true;
+  }
+  return false;
+}
+
+// The pos of the session's first and last events in [first, last].
+std::optional<std::pair<int64_t, int64_t>> History::pos_range(int64_t first, int64_t last) {
+  auto q = store_.statement(kPosRange);
+  q->bind(1, path_.session_no);
+  q->bind(2, first);
+  q->bind(3, last);
+  if (!q->executeStep() || q->getColumn(0).isNull()) return std::nullopt;
+  return std::pair{q->getColumn(0).getInt64(), q->getColumn(1).getInt64()};
+}
+
+History::Row History::row() {
+  SQLite::Statement &q = **cursor_;
+  unread_ = false;
+  Row r;
+  r.seq = q.getColumn(0).getInt64();
+  std::string_view role = text_column(q, 1);
+  r.role = role == "user" ? "user" : role == "assistant" ? "assistant" : "tool";
+  r.tokens = q.getColumn(2).getInt64();
+  r.same_counter = text_column(q, 3) == counter_.name();
+  // The event's columns: after the message's in the join, else the
+  // events cursor's (after its seq).
+  SQLite::Statement &e = events_ ? **events_ : q;
+  int at = events_ ? 1 : 4;
+  r.event_id = text_column(e, at);
+  r.type = text_column(e, at + 1);
+  r.payload = text_column(e, at + 2);
+  r.visibility = text_column(e, at + 3);
+  return r;
 }
 
 Message History::render(const Row &row) {
@@ -180,7 +245,7 @@ Message History::render(const Row &row) {
   m.seq = row.seq;
   m.event_id = row.event_id;
   m.role = row.role;
-  std::string segment_id = "msg:" + row.event_id;
+  auto segment_id = [&] { return "msg:" + m.event_id; };
   bool sensitive = !options_.allow_sensitive && is_sensitive(parser_, row.visibility);
   // The payload must outlive the visibility parse above: parse it last.
   simdjson::dom::element payload = json::parse(parser_, row.payload, "payload");
@@ -196,15 +261,16 @@ Message History::render(const Row &row) {
   bool recount = false;
   if (sensitive) {
     m.content = withheld_content(m.role, payload);
-    m.redactions.push_back({segment_id, "sensitive_event", 1});
+    m.redactions.push_back({segment_id(), "sensitive_event", 1});
     recount = true;
   } else {
     RedactingFilter filter(redactor_, filter_buffer_, filter_hits_);
-    json::JsonWriter w;
+    // The blocks are about the payload's size: one allocation.
+    json::JsonWriter w(row.payload.size() + 64);
     w.set_string_filter(&filter);
     project::Messages::write_blocks(w, row.type, payload);
     m.content = w.take();
-    m.redactions = notes(segment_id, filter_hits_);
+    if (!filter_hits_.empty()) m.redactions = notes(segment_id(), filter_hits_);
     recount = !m.redactions.empty();
   }
   if (m.role == std::string_view("tool") && !sensitive && tokens > options_.prune_min_tokens)
@@ -246,22 +312,26 @@ void History::add_pruned(Message &m, simdjson::dom::element payload) {
 
 std::optional<Turn> History::next_turn() {
   Turn t;
-  std::deque<Message> msgs;
-  std::unordered_set<std::string> unanswered; // results read whose call is not yet
-  Row row;
-  while (next_row(row)) {
-    Message m = render(row);
-    if (!m.answers.empty() && m.role == std::string_view("tool")) unanswered.insert(m.answers);
-    for (const std::string &c : m.calls) unanswered.erase(c);
+  t.messages.reserve(8); // a typical turn: prompt, calls, results, answer
+  // Results read whose call is not yet, distinct: a handful at most, so a
+  // vector beats a hash set.
+  std::vector<std::string> &unanswered = unanswered_;
+  unanswered.clear();
+  while (on_row()) {
+    Message m = render(row());
+    if (!m.answers.empty() && m.role == std::string_view("tool") &&
+        std::find(unanswered.begin(), unanswered.end(), m.answers) == unanswered.end())
+      unanswered.push_back(m.answers);
+    for (const std::string &c : m.calls) std::erase(unanswered, c);
     bool head = m.role == std::string_view("user") && unanswered.empty();
-    msgs.push_front(std::move(m));
+    t.messages.push_back(std::move(m));
     if (head) {
       t.has_head = true;
       break;
     }
   }
-  if (msgs.empty()) return std::nullopt;
-  t.messages.assign(std::make_move_iterator(msgs.begin()), std::make_move_iterator(msgs.end()));
+  if (t.messages.empty()) return std::nullopt;
+  std::reverse(t.messages.begin(), t.messages.end()); // read newest first, kept oldest first
   split_units(t);
   return t;
 }
@@ -269,10 +339,11 @@ std::optional<Turn> History::next_turn() {
 // Units: each message from the first after the head, extended to the last
 // result answering any call inside it.
 void History::split_units(Turn &t) {
-  std::unordered_map<std::string, size_t> result_at; // call id -> the result's index
+  // Keyed by views into t.messages, which stays put meanwhile.
+  std::unordered_map<std::string_view, size_t> result_at; // call id -> the result's index
   for (size_t i = 0; i < t.messages.size(); ++i)
     if (t.messages[i].role == std::string_view("tool")) result_at[t.messages[i].answers] = i;
-  std::unordered_set<std::string> calls_seen;
+  std::unordered_set<std::string_view> calls_seen;
   for (size_t i = t.has_head ? 1 : 0; i < t.messages.size();) {
     Unit u{i, i};
     for (size_t j = i; j <= u.last; ++j) {

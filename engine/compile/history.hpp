@@ -18,9 +18,10 @@
 
 #include <simdjson.h>
 
-#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ctxdb::compile {
@@ -64,6 +65,8 @@ struct HistoryOptions {
   int64_t prune_preview_bytes = 800;
 };
 
+// A History keeps cached statements of its Store stepping while it lives:
+// one at a time per Store (another would reset its cursors).
 class History {
 public:
   History(store::Store &store, const token::Counter &counter, const policy::Redactor &redactor,
@@ -75,15 +78,21 @@ public:
   bool has_more();
 
 private:
+  // The row the cursor is on: views into the statement's current row, valid
+  // until the cursor steps, so a message is rendered without copying its
+  // payload out of SQLite first.
   struct Row {
     int64_t seq;
     const char *role;  // user | assistant | tool (static)
     bool same_counter; // counted by this compile's counter
-    std::string event_id, type, payload, visibility;
+    std::string_view event_id, type, payload, visibility;
     int64_t tokens;
   };
-  bool fill_page();
-  bool next_row(Row &row);
+  bool on_row();
+  bool step_events_to(int64_t seq);
+  bool open_older_segment();
+  std::optional<std::pair<int64_t, int64_t>> pos_range(int64_t first, int64_t last);
+  Row row();
   Message render(const Row &row);
   void add_pruned(Message &m, simdjson::dom::element payload);
   void split_units(Turn &t);
@@ -97,9 +106,17 @@ private:
   simdjson::dom::parser count_parser_; // recounts, apart from the payload's
   std::string filter_buffer_;          // the redacting filter's, reused
   std::vector<policy::RedactionHit> filter_hits_;
-  size_t segment_;       // the path segment being read, from the last
-  int64_t upper_;        // the highest seq not read yet in it
-  std::deque<Row> page_; // rows read ahead, newest first
+  std::vector<std::string> unanswered_; // next_turn's, reused
+  size_t segment_;                      // the path segment being read, from the last
+  // Stepping newest first through the segment being read (its messages,
+  // or messages joined with their events); reset, and the read snapshot
+  // released, when the History goes.
+  std::unique_ptr<store::Store::Stmt> cursor_;
+  // The session's events of the segment, newest first, beside cursor_
+  // when they are stored together; event_seq_ is the row it is on.
+  std::unique_ptr<store::Store::Stmt> events_;
+  int64_t event_seq_ = 0;
+  bool unread_ = false; // the cursor is on a row not yet returned
 };
 
 } // namespace ctxdb::compile

@@ -18,9 +18,13 @@ void write_sources(json::JsonWriter &w, const std::vector<Source> &sources) {
 }
 
 void seal(Segment &s) {
-  util::Sha256 h;
-  h.update(std::string_view(s.role)).update("\n", 1).update(s.content);
-  s.hash = "sha256:" + util::to_hex(h.finish());
+  // One hasher per thread: a compile seals hundreds of small segments, and
+  // an OpenSSL context per segment cost as much as hashing it.
+  thread_local util::Sha256 h;
+  thread_local std::string head;
+  head.assign(s.role).append(1, '\n'); // one update for both
+  h.update(head).update(s.content);
+  s.hash = util::to_hex("sha256:", h.finish());
 }
 
 void write_segment(json::JsonWriter &w, const Segment &s) {

@@ -29,6 +29,8 @@ protected:
 class JsonWriter {
 public:
   JsonWriter() { out_.reserve(256); }
+  // Sized up front, for a caller that knows roughly how much it writes.
+  explicit JsonWriter(size_t capacity) { out_.reserve(capacity); }
 
   JsonWriter &begin_object();
   JsonWriter &end_object();

@@ -47,12 +47,16 @@ Digest sha256(std::string_view data) {
   return hasher.update(data).finish();
 }
 
-std::string to_hex(const Digest &d) {
+std::string to_hex(const Digest &d) { return to_hex({}, d); }
+
+std::string to_hex(std::string_view prefix, const Digest &d) {
   static const char kHex[] = "0123456789abcdef";
-  std::string s(64, '0');
+  std::string s(prefix.size() + 64, '0');
+  prefix.copy(s.data(), prefix.size());
+  char *out = s.data() + prefix.size();
   for (size_t i = 0; i < d.size(); ++i) {
-    s[2 * i] = kHex[d[i] >> 4];
-    s[2 * i + 1] = kHex[d[i] & 15];
+    out[2 * i] = kHex[d[i] >> 4];
+    out[2 * i + 1] = kHex[d[i] & 15];
   }
   return s;
 }

@@ -34,6 +34,8 @@ private:
 Digest sha256(std::string_view data);
 
 std::string to_hex(const Digest &d);
+// prefix followed by the 64 hex digits, in one allocation ("sha256:<hex>").
+std::string to_hex(std::string_view prefix, const Digest &d);
 // Parses 64 lowercase hex digits; returns false on anything else.
 bool from_hex(std::string_view hex, Digest &out);
 

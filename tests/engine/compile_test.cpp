@@ -85,6 +85,44 @@ TEST_CASE("the same inputs give byte-identical bundles, and a compile writes not
   CHECK(snapshot(f.db) == before);
 }
 
+namespace {
+
+// Session "s" (12 turns, ids fixed) with, after every `every`-th of its
+// events, `count` prompts of session "o": where its events sit in the
+// file. The bundles of a large and a small budget.
+std::vector<std::string> bundles_with_neighbours(int every, int count) {
+  TempDir dir;
+  Engine db(dir.file("s.ctxdb"), "");
+  db.session_create(R"({"id":"s","event_id":"s-start","payload":{"agent_id":"a"}})");
+  db.session_create(R"({"id":"o","payload":{"agent_id":"a"}})");
+  std::vector<std::string> lines;
+  auto id = [&] { return R"("id":"s-e)" + std::to_string(lines.size()) + "\""; };
+  for (int t = 0; t < 12; ++t) {
+    std::string c = "c" + std::to_string(t);
+    lines.push_back(prompt("turn " + std::to_string(t), id()));
+    lines.push_back(call(c, id()));
+    lines.push_back(finished(c, id()));
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    db.append("s", lines[i]);
+    for (int k = 0; every > 0 && i % every == 0 && k < count; ++k) db.append("o", prompt("other"));
+  }
+  return {db.compile(request(100000)), db.compile(request(300))};
+}
+
+} // namespace
+
+// History steps through a session's events when they are stored together,
+// and joins them to its messages when another session's are interleaved:
+// either way, the same bundle.
+TEST_CASE("a session stored between another's events compiles as one stored alone") {
+  std::vector<std::string> alone = bundles_with_neighbours(0, 0);
+  CHECK(alone == bundles_with_neighbours(4, 1)); // a few foreign events in its range
+  CHECK(alone == bundles_with_neighbours(1, 2)); // mostly foreign: the join
+  Bundle small(alone[1]);
+  CHECK(small.has("msg:s-e35")); // the newest result, in the small budget too
+}
+
 TEST_CASE("P0 alone over the budget is CTXDB_BUDGET naming both sizes") {
   SessionFixture f;
   f.add(prompt("go"));
