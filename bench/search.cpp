@@ -341,7 +341,8 @@ void measure_catch_up(ctxdb_db *db, const std::string &query, int rounds) {
   std::printf("\n%-28s %14s %14s\n", "search after N new events", "with catch-up", "nothing new");
   Rng rng;
   int session = 0;
-  // 9999: the most a search catches up (a commit indexes beyond SearchIndex::kMaxLag).
+  // 9999: the most a search catches up (a commit indexes beyond the config's search_index_lag,
+  // default 10000).
   for (size_t lag : {size_t(10), size_t(100), size_t(1000), size_t(9999)}) {
     std::vector<double> first, again;
     for (int r = 0; r < std::max(3, rounds / 3); ++r) {

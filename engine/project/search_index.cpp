@@ -135,7 +135,7 @@ void SearchIndex::flush() {
   int64_t last = last_pos_;
   last_pos_ = 0;
   std::optional<int64_t> m = mark();
-  if (!m || last - *m > kMaxLag) index_to_end(m);
+  if (!m || last - *m > store_.config().search_index_lag) index_to_end(m);
 }
 
 std::optional<int64_t> SearchIndex::mark() {

@@ -14,8 +14,12 @@
 // indexes in its connection's temp schema, kept between searches and
 // extended as the log grows: the same tokenizers, the same queries, so
 // the same messages match. An append whose transaction leaves the index
-// more than kMaxLag events behind indexes it at commit, so a search never
-// has more than that to catch up. Rebuild clears both tables and the mark
+// more than the config's search_index_lag events behind (default 10000)
+// indexes it at commit, so a search never has more than that to catch up.
+// The trigram table makes indexing cost several times the append itself
+// (bench_append: batches of 1000 run at 0.44 of raw while the index lags,
+// ~0.08 over runs long enough to index): a bulk import can set a large lag
+// and leave the work to the first search. Rebuild clears both tables and the mark
 // with the other projections and indexes the whole log at the end of its
 // replay (project/rebuild.cpp).
 //
@@ -64,9 +68,6 @@ struct SearchFilters {
 class SearchIndex : public Projection {
 public:
   SearchIndex(store::Store &store, log::Tree &tree) : store_(store), tree_(tree) {}
-
-  // At most this many events are left unindexed by an append's commit.
-  static constexpr int64_t kMaxLag = 10000;
 
   void on_append(const log::Event &e) override;
   void flush() override;

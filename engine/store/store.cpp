@@ -114,6 +114,8 @@ Config parse_config(std::string_view text) {
   if (!doc["busy_timeout_ms"].get(timeout)) config.busy_timeout_ms = int(timeout);
   bool read_only = false;
   if (!doc["read_only"].get(read_only)) config.read_only = read_only;
+  int64_t lag = 0;
+  if (!doc["search_index_lag"].get(lag)) config.search_index_lag = lag;
   return config;
 }
 

@@ -418,14 +418,32 @@ TEST_CASE("search: forgetting a memory, even purging it, leaves session search w
   CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
 
-TEST_CASE("search: a commit that leaves the index kMaxLag events behind indexes it") {
+TEST_CASE("search: a commit that leaves the index search_index_lag events behind indexes it") {
   Fixture f;
   std::string path = f.dir.file("s.ctxdb");
   std::string nd;
-  for (int64_t i = 0; i <= project::SearchIndex::kMaxLag; ++i)
+  for (int64_t i = 0; i <= store::Config{}.search_index_lag; ++i)
     nd += prompt("bulk " + std::to_string(i)) + "\n";
   f.db.append_batch("s", nd);
   CHECK(mark_of(path) == last_pos_of(path));
   f.add(prompt("one more"));
   CHECK(mark_of(path) < last_pos_of(path));
+}
+
+TEST_CASE("search: search_index_lag 0 indexes in every append; a large one leaves it to search") {
+  Fixture f; // creates session s
+  std::string path = f.dir.file("s.ctxdb");
+  {
+    Engine eager(path, R"({"search_index_lag":0})");
+    eager.append("s", prompt("eager vault"));
+    CHECK(mark_of(path) == last_pos_of(path));
+  }
+  Engine lazy(path, R"({"search_index_lag":1000000})");
+  std::string nd;
+  for (int i = 0; i < 50; ++i) nd += prompt("lazy " + std::to_string(i)) + "\n";
+  lazy.append_batch("s", nd);
+  CHECK(mark_of(path) < last_pos_of(path));
+  CHECK(unranked(lazy.search("lazy", R"({"limit":100})")).size() == 50);
+  CHECK(mark_of(path) == last_pos_of(path)); // the search caught up
+  CHECK(code_of([&] { Engine bad(path, R"({"search_index_lag":-1})"); }) == Code::kInvalidArg);
 }
