@@ -448,7 +448,8 @@ const CommandSpec kCommands[] = {
                "[--until MS] [--limit N] [--json]",
      "search the messages of every session",
      "Searches prompts, assistant text and tool calls, tool outputs (a spilled\n"
-     "output by its preview) and summaries for the words of QUERY, each\n"
+     "output by its preview) and compaction and branch summaries for the\n"
+     "words of QUERY, each\n"
      "required: whole words first (best first), then substrings, so pieces of\n"
      "paths and identifiers, Chinese and Japanese are found. Quotes, OR, NOT\n"
      "and prefix* are FTS5 syntax when the query parses as such; anything\n"

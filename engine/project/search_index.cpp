@@ -48,8 +48,8 @@ constexpr char kEvent[] = "SELECT session_no,seq,ts,type,id FROM events WHERE po
 constexpr char kSessionId[] = "SELECT session_id FROM chains WHERE session_no=?1";
 
 constexpr const char *kMessageTypes[] = {"UserPromptSubmitted", "AssistantMessageCreated",
-                                         "ToolCallFinished", "ToolCallFailed",
-                                         "CompactionCompleted"};
+                                         "ToolCallFinished",    "ToolCallFailed",
+                                         "CompactionCompleted", "BranchSummarized"};
 constexpr int64_t kMaxLimit = 1000;
 constexpr size_t kScanContextBytes = 60;
 

@@ -418,6 +418,20 @@ TEST_CASE("search: forgetting a memory, even purging it, leaves session search w
   CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
 
+TEST_CASE("search: a branch summary is found like a message, by word and by role") {
+  Fixture f;
+  std::string leaf = f.add(prompt("try the quokka approach"));
+  std::string summary =
+      f.add(R"({"type":"BranchSummarized","actor":"host","payload":{"text":"the abandoned branch )"
+            R"(tried memoization and gave up","summary":{},"from_leaf_event_id":")" +
+            leaf + R"("}})");
+  CHECK(f.found("memoization") == std::vector<std::string>{summary});
+  CHECK(f.found("memoiz") == std::vector<std::string>{summary}); // a substring: trigrams
+  CHECK(f.found("memoization", R"({"role":"user"})") == std::vector<std::string>{summary});
+  CHECK(f.found("memoization", R"({"role":"assistant"})").empty());
+  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
 TEST_CASE("search: a commit that leaves the index search_index_lag events behind indexes it") {
   Fixture f;
   std::string path = f.dir.file("s.ctxdb");
