@@ -305,10 +305,11 @@ TEST_CASE("sensitive events are withheld unless the policy allows them") {
                   R"({"content":[{"type":"text","text":"the vault code is 4411"}]})",
                   R"("visibility":"sensitive")"));
   Bundle hidden(f.db.compile(request(1000)));
-  CHECK(hidden.json.find("4411") == std::string::npos);
+  CHECK(hidden.json.find("code is 4411") ==
+        std::string::npos); // not "4411": ids and hashes may hold it
   CHECK(hidden.json.find("withheld") != std::string::npos);
   Bundle shown(f.db.compile(request(1000, R"("policy":{"allow_sensitive":true})")));
-  CHECK(shown.json.find("4411") != std::string::npos);
+  CHECK(shown.json.find("code is 4411") != std::string::npos);
   (void)secret;
 }
 
