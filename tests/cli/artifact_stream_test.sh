@@ -36,7 +36,9 @@ want="art_$(sha256sum "$WORK/big" | cut -c1-64)"
 /usr/bin/time -f '%M' -o "$WORK/rss" "$CLI" artifact put "$WORK/big" --kind command_log >"$WORK/id"
 expect_eq "artifact put FILE: the id is the SHA-256 of the file" "$want" "$(cat "$WORK/id")"
 rss_kb=$(tail -1 "$WORK/rss")
-[ "$rss_kb" -lt 65536 ] || fail "artifact put of a 96 MiB file peaked at ${rss_kb} KiB (want < 64 MiB)"
+if [ -z "${CTXDB_SANITIZED:-}" ]; then # see CMakeLists.txt
+  [ "$rss_kb" -lt 65536 ] || fail "artifact put of a 96 MiB file peaked at ${rss_kb} KiB (want < 64 MiB)"
+fi
 run "$CLI" artifact show "$want"
 expect_rc 0
 expect_match "the artifact's size" '"raw_size":100663296' "$OUT"
