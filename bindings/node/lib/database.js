@@ -146,6 +146,19 @@ if (typeof globalThis.Iterator === 'function' && globalThis.Iterator.prototype) 
 }
 
 /** A connection to one ctxdb database file. */
+// The meta JSON of putArtifact and artifactWriter, from their options
+// (kind, mime, name, eventId, role; each a string when given).
+function artifactMeta(options) {
+  const opts = check.optObject(options, 'options');
+  const meta = {};
+  for (const [key, name] of [['kind', 'kind'], ['mime', 'mime'], ['name', 'name'],
+    ['eventId', 'event_id'], ['role', 'role']]) {
+    const v = check.optString(opts[key], `options.${key}`);
+    if (v !== undefined) meta[name] = v;
+  }
+  return check.stringify(meta, 'options');
+}
+
 class Database {
   #db;
   #path;
@@ -425,14 +438,7 @@ class Database {
     else if (!check.isBytes(data)) {
       throw new TypeError(`data must be a string, a Buffer or a Uint8Array, got ${check.describe(data)}`);
     }
-    const opts = check.optObject(options, 'options');
-    const meta = {};
-    for (const [key, name] of [['kind', 'kind'], ['mime', 'mime'], ['name', 'name'],
-      ['eventId', 'event_id'], ['role', 'role']]) {
-      const v = check.optString(opts[key], `options.${key}`);
-      if (v !== undefined) meta[name] = v;
-    }
-    const json = check.stringify(meta, 'options');
+    const json = artifactMeta(options);
     return parse(call(() => this.#db.artifactPut(data, json)));
   }
 
@@ -444,14 +450,7 @@ class Database {
    * While it is open, other calls on this Database throw CTXDB_MISUSE.
    */
   artifactWriter(options) {
-    const opts = check.optObject(options, 'options');
-    const meta = {};
-    for (const [key, name] of [['kind', 'kind'], ['mime', 'mime'], ['name', 'name'],
-      ['eventId', 'event_id'], ['role', 'role']]) {
-      const v = check.optString(opts[key], `options.${key}`);
-      if (v !== undefined) meta[name] = v;
-    }
-    const json = check.stringify(meta, 'options');
+    const json = artifactMeta(options);
     const handle = call(() => this.#db.artifactWriterOpen(json));
     return new ArtifactWriter(this.#db, handle);
   }

@@ -413,6 +413,19 @@ class EventIterator(Iterator[Any]):
         self.close()
 
 
+
+def _artifact_meta(caller: str, **fields: Optional[str]) -> bytes:
+    """The meta JSON of put_artifact() and artifact_writer(): the fields
+    given (each a str), by name."""
+    meta = {}
+    for key, value in fields.items():
+        if value is not None:
+            if not isinstance(value, str):
+                raise TypeError(f"{caller}: {key} must be a str, "
+                                f"not {type(value).__name__}")
+            meta[key] = value
+    return _json(meta, f"{caller} meta")
+
 class Database:
     """A connection to one ctxdb file (ctxdb_open). Use ``ctxdb.open()``.
 
@@ -816,15 +829,8 @@ class Database:
         are stored once; event_id (with role, default "output") adds a
         reference from that event."""
         content = _text(data, "put_artifact(): data")
-        meta = {}
-        for key, value in (("kind", kind), ("mime", mime), ("name", name),
-                           ("event_id", event_id), ("role", role)):
-            if value is not None:
-                if not isinstance(value, str):
-                    raise TypeError(f"put_artifact(): {key} must be a str, "
-                                    f"not {type(value).__name__}")
-                meta[key] = value
-        m = _json(meta, "put_artifact() meta")
+        m = _artifact_meta("put_artifact()", kind=kind, mime=mime, name=name,
+                           event_id=event_id, role=role)
         return json.loads(self._out(_capi.ctxdb_artifact_put, content, len(content), m, len(m)))
 
     # ---- the streaming put (ctxdb_artifact_writer_*) ----
@@ -837,15 +843,8 @@ class Database:
         abort() or an exception stores nothing. Meta as put_artifact().
         While the writer is open, other calls on this Database raise Misuse."""
         from ._artifact_writer import ArtifactWriter
-        meta = {}
-        for key, value in (("kind", kind), ("mime", mime), ("name", name),
-                           ("event_id", event_id), ("role", role)):
-            if value is not None:
-                if not isinstance(value, str):
-                    raise TypeError(f"artifact_writer(): {key} must be a str, "
-                                    f"not {type(value).__name__}")
-                meta[key] = value
-        m = _json(meta, "artifact_writer() meta")
+        m = _artifact_meta("artifact_writer()", kind=kind, mime=mime, name=name,
+                           event_id=event_id, role=role)
         conn = self._require_conn()
         w = c_void_p()
         with conn.lock:
