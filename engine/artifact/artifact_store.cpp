@@ -332,23 +332,34 @@ void ArtifactStore::load_chunk(const Layout &l, size_t i, std::string &out) {
 }
 
 void ArtifactStore::decode_chunk(const Layout &l, size_t i, char *dst) {
-  const Layout::Chunk &c = l.chunks.at(i);
-  ChunkName name{l.info.id, i};
+  with_chunk(l, i, dst, [&](const ChunkJob &job) { decoder_.decode(job); });
+}
+
+// Hands fn chunk i's job while the row is current: its stored bytes are
+// SQLite's blob, valid until the statement steps or resets.
+void ArtifactStore::with_chunk(const Layout &l, size_t i, char *dst,
+                               const std::function<void(const ChunkJob &)> &fn) {
+  ChunkJob job;
+  job.raw_size = size_t(l.chunks.at(i).raw_size);
+  job.dst = dst;
+  job.name = {l.info.id, i};
   auto q = store_.statement(kChunkSql);
   q->bind(1, l.no);
   q->bind(2, int64_t(i));
-  if (!q->executeStep()) throw Error(Code::kCorrupt, name.str() + " is missing");
-  Codec codec = parse_codec(column_text(q->getColumn(0)));
+  if (!q->executeStep()) throw Error(Code::kCorrupt, job.name.str() + " is missing");
+  job.codec = parse_codec(column_text(q->getColumn(0)));
   SQLite::Column sha = q->getColumn(1);
-  util::Digest digest{};
-  if (sha.getBytes() != int(digest.size()))
-    throw Error(Code::kCorrupt, name.str() + " has no SHA-256");
-  std::memcpy(digest.data(), sha.getBlob(), digest.size());
-  // The blob as SQLite holds it for the row: no copy of ours.
+  if (sha.getBytes() != int(job.sha256.size()))
+    throw Error(Code::kCorrupt, job.name.str() + " has no SHA-256");
+  std::memcpy(job.sha256.data(), sha.getBlob(), job.sha256.size());
   SQLite::Column data = q->getColumn(2);
-  std::string_view stored(static_cast<const char *>(data.getBlob()), size_t(data.getBytes()));
-  HashOf hash_of = column_text(q->getColumn(3)) == "stored" ? HashOf::kStored : HashOf::kRaw;
-  decoder_.decode(codec, stored, size_t(c.raw_size), hash_of, digest, dst, name);
+  job.stored = std::string_view(static_cast<const char *>(data.getBlob()), size_t(data.getBytes()));
+  job.hash_of = column_text(q->getColumn(3)) == "stored" ? HashOf::kStored : HashOf::kRaw;
+  fn(job);
+}
+
+ChunkDecoder::HashAside ArtifactStore::hash_aside(size_t chunks) {
+  return ChunkDecoder::HashAside(decoder_, chunks >= kHashAsideChunks);
 }
 
 ArtifactStore::StoredChunk ArtifactStore::stored_chunk(const Layout &l, size_t i) {
@@ -378,12 +389,15 @@ void ArtifactStore::add_reference(std::string_view id, std::string_view event_id
 void ArtifactStore::scan(const Layout &l, int64_t offset, int64_t length,
                          const std::function<bool(std::string_view)> &fn) {
   int64_t end = length > l.info.raw_size - offset ? l.info.raw_size : offset + length;
-  // The first chunk that holds offset: chunks are full but the last.
-  size_t i = l.info.chunk_size ? size_t(offset / l.info.chunk_size) : 0;
+  // The first chunk that holds offset (chunks are full but the last), and
+  // the one after the last that holds a byte before end.
+  size_t first = l.info.chunk_size ? size_t(offset / l.info.chunk_size) : 0, last = first;
+  while (last < l.chunks.size() && l.chunks[last].offset < end) ++last;
+  auto aside = hash_aside(last - std::min(first, last));
   // One buffer for every chunk, sized once (a resize per chunk would
   // zero-fill it each time).
   std::string buf(size_t(l.info.chunk_size), '\0');
-  for (; i < l.chunks.size() && l.chunks[i].offset < end; ++i) {
+  for (size_t i = first; i < last; ++i) {
     const Layout::Chunk &c = l.chunks[i];
     decode_chunk(l, i, buf.data());
     int64_t from = std::max(offset, c.offset) - c.offset;
@@ -413,6 +427,7 @@ size_t ArtifactStore::read_range_into(std::string_view id, int64_t offset, int64
                                        " bytes");
   int64_t end = length > l.info.raw_size - offset ? l.info.raw_size : offset + length;
   char *dst = alloc(size_t(end - offset));
+  auto aside = hash_aside(size_t((end - offset) / std::max<int64_t>(l.info.chunk_size, 1)));
   std::string partial; // a chunk the range holds only part of
   for (size_t i = 0; i < l.chunks.size(); ++i) {
     const Layout::Chunk &c = l.chunks[i];

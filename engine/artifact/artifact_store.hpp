@@ -136,6 +136,12 @@ public:
 private:
   // Content at least this large is hashed on a second thread during put.
   static constexpr size_t kHashAsideBytes = 1 << 20;
+  // Reads of this many chunks or more check hashes on a second thread
+  // (starting it costs about as much as hashing one frame).
+  static constexpr size_t kHashAsideChunks = 4;
+  ChunkDecoder::HashAside hash_aside(size_t chunks);
+  void with_chunk(const Layout &layout, size_t i, char *dst,
+                  const std::function<void(const ChunkJob &)> &fn);
   std::string put_hashing_aside(std::string_view bytes, const Meta &meta);
   std::vector<Ref> refs(int64_t no);
   void add_ref(int64_t no, const Meta &meta);

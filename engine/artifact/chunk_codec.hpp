@@ -56,6 +56,20 @@ struct ChunkName {
 // What a chunk's stored SHA-256 covers (schema/sql/010_artifact_chunk_hash.sql).
 enum class HashOf { kRaw, kStored };
 
+// One chunk to decode: its stored bytes, what they hash to, and where its
+// raw_size bytes go.
+struct ChunkJob {
+  Codec codec = Codec::kRaw;
+  std::string_view stored;
+  size_t raw_size = 0;
+  HashOf hash_of = HashOf::kStored;
+  util::Digest sha256{};
+  char *dst = nullptr;
+  ChunkName name;
+};
+
+class AsideHasher;
+
 class ChunkDecoder {
 public:
   ChunkDecoder();
@@ -63,20 +77,37 @@ public:
   ChunkDecoder(const ChunkDecoder &) = delete;
   ChunkDecoder &operator=(const ChunkDecoder &) = delete;
 
-  // Writes the chunk's raw_size bytes to dst, checked against sha256 (of
-  // the stored bytes before decoding them, or of the raw bytes after);
+  // Writes the chunk's raw bytes to job.dst, checked against job.sha256
+  // (of the stored bytes before decoding them, or of the raw bytes after);
   // throws kCorrupt naming the chunk on any mismatch.
-  void decode(Codec codec, std::string_view stored, size_t raw_size, HashOf hash_of,
-              const util::Digest &sha256, char *dst, const ChunkName &name);
+  void decode(const ChunkJob &job);
   // Writes the chunk's raw_size bytes to dst without a hash check (the
   // caller checked the stored bytes); kCorrupt when they do not decode to
   // exactly raw_size bytes.
   void decode_unchecked(Codec codec, std::string_view stored, size_t raw_size, char *dst,
                         const ChunkName &name);
 
+  // While one with on = true lives, decode() hashes each stored frame on
+  // a second thread as it decompresses the frame (the SHA-256 of a frame
+  // costs a fifth of decompressing it); a read of many chunks holds one.
+  // Nested guards, and a thread that cannot be started, leave decoding as
+  // it is.
+  class HashAside {
+  public:
+    HashAside(ChunkDecoder &decoder, bool on);
+    ~HashAside();
+    HashAside(const HashAside &) = delete;
+    HashAside &operator=(const HashAside &) = delete;
+
+  private:
+    ChunkDecoder &decoder_;
+    bool owner_ = false;
+  };
+
 private:
   ZSTD_DCtx_s *ctx_;
   util::Sha256 hash_;
+  std::unique_ptr<AsideHasher> aside_; // while a HashAside lives
 };
 
 } // namespace ctxdb::artifact

@@ -229,16 +229,19 @@ SearchResult search(ArtifactStore &store, std::string_view id, std::string_view 
   Layout l = store.layout(id);
   Searcher s(re, options);
   if (options.max_matches == 0) return s.result();
-  std::string buf;
-  for (size_t i = 0; i < l.chunks.size(); ++i) {
-    store.load_chunk(l, i, buf);
-    bool eof = i + 1 == l.chunks.size();
+  std::string buf; // what is decoded and not yet searched: whole lines only
+  int64_t seen = 0;
+  store.scan(l, 0, l.info.raw_size, [&](std::string_view piece) {
+    buf.append(piece);
+    seen += int64_t(piece.size());
+    bool eof = seen == l.info.raw_size;
     size_t nl = buf.rfind('\n');
-    if (!eof && nl == std::string::npos) continue; // a line longer than a chunk
+    if (!eof && nl == std::string::npos) return true; // a line longer than a chunk
     size_t limit = eof ? buf.size() : nl + 1;
-    if (!s.region(std::string_view(buf).substr(0, limit), eof)) break;
+    if (!s.region(std::string_view(buf).substr(0, limit), eof)) return false;
     buf.erase(0, limit);
-  }
+    return true;
+  });
   return s.result();
 }
 

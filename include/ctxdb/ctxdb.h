@@ -35,6 +35,10 @@
  *    call fails with CTXDB_BUSY and changes nothing.
  *  - Host callbacks run on the calling thread and must not re-enter the
  *    handle that called them.
+ *  - An artifact put, read or search of 1 MiB or more runs one short-lived
+ *    helper thread for the length of the call, which hashes while the
+ *    caller compresses or decompresses; it never calls the host and
+ *    never touches the database.
  *  - Do not use a handle across fork(); open a new one in the child.
  *  - A failed call leaves the database exactly as it was before the call.
  */

@@ -445,6 +445,77 @@ TEST_CASE("a damaged chunk is reported as corrupt, never read as other bytes") {
   }
 }
 
+// Reads of four chunks or more hash each frame on a second thread while it
+// decompresses; what they give, and what a damaged chunk gives, must not
+// depend on it.
+TEST_CASE("reads of many chunks (hashed aside) give the bytes and errors of single chunks") {
+  test::TempDir dir;
+  std::string file = dir.file("a.ctxdb");
+  std::string content = log_text(400, 3); // ~40 chunks of 256 bytes
+  std::string id;
+  {
+    store::Store db(file, {});
+    ArtifactStore art(db, small_chunks(256));
+    id = art.put(content, {});
+    REQUIRE(art.info(id).chunk_count >= 30);
+    std::mt19937 rng(11);
+    for (int k = 0; k < 200; ++k) {
+      int64_t off = rng() % content.size(), len = rng() % 4000;
+      CAPTURE(off);
+      CAPTURE(len);
+      CHECK(art.read_range(id, off, len) == content.substr(size_t(off), size_t(len)));
+      std::string got;
+      int64_t stop_after = 1 + rng() % 8, pieces = 0;
+      art.scan(art.layout(id), off, len, [&](std::string_view p) {
+        got.append(p);
+        return ++pieces < stop_after;
+      });
+      CHECK(content.substr(size_t(off), size_t(len)).starts_with(got));
+      CHECK(pieces <= stop_after);
+    }
+  }
+  int64_t chunks = 0;
+  {
+    store::Store db(file, {});
+    chunks = count(db, "SELECT count(*) FROM artifact_chunks");
+  }
+  raw_sql(file, "DROP TRIGGER artifact_chunks_no_update");
+  for (int64_t bad : {int64_t(0), int64_t(1), chunks / 2, chunks - 2, chunks - 1}) {
+    CAPTURE(bad);
+    std::string where = " WHERE idx=" + std::to_string(bad), frame;
+    {
+      store::Store db(file, {});
+      frame = db.db().execAndGet("SELECT data FROM artifact_chunks" + where).getString();
+    }
+    raw_sql(file, "UPDATE artifact_chunks SET data=zeroblob(length(data))" + where);
+    {
+      store::Store db(file, {});
+      ArtifactStore art(db, small_chunks(256));
+      CHECK(code_of([&] { art.read(id); }) == Code::kCorrupt);
+      CHECK(code_of([&] { search(art, id, "line 1:"); }) == Code::kCorrupt);
+      // A scan hands over every chunk before the damaged one, then fails.
+      std::string got;
+      CHECK(code_of([&] {
+              art.scan(art.layout(id), 0, INT64_MAX, [&](std::string_view p) {
+                got.append(p);
+                return true;
+              });
+            }) == Code::kCorrupt);
+      CHECK(got == content.substr(0, size_t(bad) * 256));
+      // A scan that stops before it reaches the damage never sees it.
+      if (bad > 0) {
+        int64_t pieces = 0;
+        art.scan(art.layout(id), 0, INT64_MAX, [&](std::string_view) { return ++pieces < bad; });
+        CHECK(pieces == bad);
+      }
+    }
+    std::string hex;
+    for (unsigned char c : frame)
+      hex += "0123456789abcdef"[c >> 4], hex += "0123456789abcdef"[c & 15];
+    raw_sql(file, "UPDATE artifact_chunks SET data=x'" + hex + "'" + where);
+  }
+}
+
 TEST_CASE("a large put (hashed on a second thread) stores once and dedupes") {
   Fixture f;
   std::string content = log_text(120000); // ~3 MB: past the 1 MiB of hashing aside
