@@ -12,6 +12,8 @@
 #include <cmath>
 #include <optional>
 
+#include <sqlite3.h>
+
 namespace ctxdb::memory {
 
 namespace {
@@ -249,6 +251,12 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
 } // namespace
 
 Retrieval retrieve(store::Store &store, const Query &q, const token::Counter &counter) {
+  // One snapshot for every read below, unless the caller holds one: in
+  // autocommit mode each of the few hundred row lookups would be a read
+  // transaction of its own (a file lock taken and dropped, the WAL index
+  // read again), which costs more than the lookup.
+  std::optional<store::Store::ReadTransaction> snapshot;
+  if (sqlite3_get_autocommit(store.db().getHandle())) snapshot.emplace(store);
   Retrieval r;
   std::optional<Matches> matches;
   if (q.match == Match::kFts) {
