@@ -1,6 +1,7 @@
 #include "memory/retrieve.hpp"
 
 #include "error.hpp"
+#include "memory/bm25.hpp"
 #include "memory/number.hpp"
 #include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 
 #include <sqlite3.h>
@@ -26,9 +28,10 @@ namespace {
 // and scores only the rows of the scope's range (scope_rows.hpp). Not
 // ORDER BY rank: FTS5 then runs the query twice (once to sort, once to
 // hand the rows over), which costs twice the scoring; sorting the scores
-// here costs far less.
+// here costs far less. ctxdb_bm25 is bm25() with the table's statistics
+// (?4) counted by the first scope's query only (bm25.hpp).
 constexpr char kScopeMatches[] =
-    "SELECT rowid,bm25(memory_fts,1.0,2.0) FROM memory_fts WHERE memory_fts MATCH ?1 "
+    "SELECT rowid,ctxdb_bm25(memory_fts,?4,1.0,2.0) FROM memory_fts WHERE memory_fts MATCH ?1 "
     "AND rowid BETWEEN ?2 AND ?3";
 // A match's row, when it passes the filters (?1 doc_id, ?2 scope_key).
 constexpr char kCandidate[] =
@@ -130,14 +133,7 @@ public:
     for (const ScopeRef &s : q.scopes)
       if (std::string k = scope_key(s); std::find(keys_.begin(), keys_.end(), k) == keys_.end())
         keys_.push_back(std::move(k));
-    for (size_t i = 0; i < keys_.size(); ++i) {
-      auto s = store.statement(kScopeMatches);
-      store::bind_text(*s, 1, match);
-      s->bind(2, scope_first_row(keys_[i]));
-      s->bind(3, scope_last_row(keys_[i]));
-      while (s->executeStep())
-        rows_.push_back({s->getColumn(1).getDouble(), s->getColumn(0).getInt64(), i});
-    }
+    read_scopes(store.db().getHandle(), match);
     std::sort(rows_.begin(), rows_.end(), [](const Row &a, const Row &b) {
       return a.bm25 != b.bm25 ? a.bm25 < b.bm25 : a.rowid < b.rowid;
     });
@@ -172,8 +168,29 @@ private:
     int64_t rowid;
     size_t key; // in keys_
   };
+
+  // Runs kScopeMatches for every scope. Prepared here, once per retrieval,
+  // not taken from the Store's cache: SQLiteCpp cannot bind a pointer.
+  void read_scopes(sqlite3 *db, const std::string &match) {
+    sqlite3_stmt *raw = nullptr;
+    if (int rc = sqlite3_prepare_v2(db, kScopeMatches, -1, &raw, nullptr); rc != SQLITE_OK)
+      throw SQLite::Exception(db, rc);
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)> s(raw, sqlite3_finalize);
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      sqlite3_reset(s.get());
+      sqlite3_bind_text(s.get(), 1, match.data(), int(match.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(s.get(), 2, scope_first_row(keys_[i]));
+      sqlite3_bind_int64(s.get(), 3, scope_last_row(keys_[i]));
+      sqlite3_bind_pointer(s.get(), 4, &stats_, kBm25StatsType, nullptr);
+      int rc;
+      while ((rc = sqlite3_step(s.get())) == SQLITE_ROW)
+        rows_.push_back({sqlite3_column_double(s.get(), 1), sqlite3_column_int64(s.get(), 0), i});
+      if (rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
+    }
+  }
   store::Store &store_;
   const Query &q_;
+  Bm25Stats stats_; // shared by the scopes' queries
   std::vector<std::string> keys_;
   std::vector<Row> rows_;
   size_t next_ = 0;

@@ -1,5 +1,6 @@
 #include "store/store.hpp"
 
+#include "memory/bm25.hpp"
 #include "memory/scope_rows.hpp"
 #include "store/embedded_files.hpp"
 #include "json/json_schema.hpp"
@@ -77,6 +78,7 @@ void register_functions(SQLite::Database &db) {
   sqlite3_create_function(db.getHandle(), "ctxdb_scope_first_row", 1,
                           SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, scope_first_row_sql, nullptr,
                           nullptr);
+  memory::register_bm25(db.getHandle());
 }
 
 int pragma_int(SQLite::Database &db, const char *sql) { return db.execAndGet(sql).getInt(); }
