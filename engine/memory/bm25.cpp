@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cmath>
+#include <cstdint>
 
 namespace ctxdb::memory {
 
@@ -50,9 +51,42 @@ int count_hits(const Fts5ExtensionApi *api, Fts5Context *fts, int nargs, sqlite3
   return rc;
 }
 
+// The row's length in tokens from its %_docsize record (one varint per
+// column, as FTS5 writes it), as xColumnSize(-1) sums it; false when the
+// record does not hold one varint per column.
+bool sizes_sum(const unsigned char *p, int n, int columns, int &tokens) {
+  int off = 0;
+  tokens = 0;
+  for (int c = 0; c < columns; ++c) {
+    uint32_t v = 0;
+    for (int i = 0;; ++i) {
+      if (off >= n) return false;
+      unsigned char b = p[off++];
+      if (i == 8) {
+        v = (v << 8) | b;
+        break;
+      }
+      v = (v << 7) | (b & 0x7f);
+      if (!(b & 0x80)) break;
+    }
+    tokens += int(v);
+  }
+  return off == n;
+}
+
+// The row's length: from the %_docsize record the query joined (sizes),
+// or FTS5's own lookup of it when the argument is NULL.
+int row_tokens(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_value *sizes, int &tokens) {
+  if (sqlite3_value_type(sizes) == SQLITE_BLOB &&
+      sizes_sum(static_cast<const unsigned char *>(sqlite3_value_blob(sizes)),
+                sqlite3_value_bytes(sizes), api->xColumnCount(fts), tokens))
+    return SQLITE_OK;
+  return api->xColumnSize(fts, -1, &tokens);
+}
+
 void bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nargs,
           sqlite3_value **args) {
-  auto *s = nargs > 0 ? static_cast<Bm25Stats *>(sqlite3_value_pointer(args[0], kBm25StatsType))
+  auto *s = nargs > 1 ? static_cast<Bm25Stats *>(sqlite3_value_pointer(args[0], kBm25StatsType))
                       : nullptr;
   if (!s) {
     sqlite3_result_error(ctx, "ctxdb_bm25: no statistics bound", -1);
@@ -60,9 +94,9 @@ void bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, i
   }
   int rc = SQLITE_OK;
   if (!s->ready || s->idf.size() != size_t(api->xPhraseCount(fts))) rc = count_stats(api, fts, *s);
-  if (rc == SQLITE_OK) rc = count_hits(api, fts, nargs - 1, args + 1, *s);
+  if (rc == SQLITE_OK) rc = count_hits(api, fts, nargs - 2, args + 2, *s);
   int tokens = 0;
-  if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &tokens);
+  if (rc == SQLITE_OK) rc = row_tokens(api, fts, args[1], tokens);
   if (rc != SQLITE_OK) {
     sqlite3_result_error_code(ctx, rc);
     return;

@@ -9,7 +9,11 @@
 // Bm25Stats (bound with sqlite3_bind_pointer, type kBm25StatsType) and
 // the queries after the first reuse what it counted.
 //
-//   ctxdb_bm25(memory_fts, ?stats, w0, w1, ...)    w: column weights
+//   ctxdb_bm25(memory_fts, ?stats, sizes, w0, w1, ...)    w: column weights
+//
+// sizes is the row's memory_fts_docsize.sz when the query joins it (a
+// seek on a cursor the query keeps open, where FTS5 runs a statement of
+// its own for every row), or NULL for FTS5 to look it up.
 //
 // The score is bm25()'s to the bit: the same formula with its operations
 // in the same order (tests/engine/memory_test.cpp compares the two).

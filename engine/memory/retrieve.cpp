@@ -29,10 +29,14 @@ namespace {
 // ORDER BY rank: FTS5 then runs the query twice (once to sort, once to
 // hand the rows over), which costs twice the scoring; sorting the scores
 // here costs far less. ctxdb_bm25 is bm25() with the table's statistics
-// (?4) counted by the first scope's query only (bm25.hpp).
+// (?4) counted by the first scope's query only, and each row's length
+// from the %_docsize record joined here (bm25.hpp): FTS5 would look it up
+// with a statement of its own per row, where the join seeks forward on a
+// cursor it keeps open. CROSS JOIN keeps memory_fts the outer loop.
 constexpr char kScopeMatches[] =
-    "SELECT rowid,ctxdb_bm25(memory_fts,?4,1.0,2.0) FROM memory_fts WHERE memory_fts MATCH ?1 "
-    "AND rowid BETWEEN ?2 AND ?3";
+    "SELECT memory_fts.rowid,ctxdb_bm25(memory_fts,?4,d.sz,1.0,2.0) FROM memory_fts CROSS JOIN "
+    "memory_fts_docsize d ON d.id=memory_fts.rowid WHERE memory_fts MATCH ?1 "
+    "AND memory_fts.rowid BETWEEN ?2 AND ?3";
 // A match's row, when it passes the filters (?1 doc_id, ?2 scope_key).
 constexpr char kCandidate[] =
     "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from FROM memories m "

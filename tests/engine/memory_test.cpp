@@ -767,11 +767,16 @@ TEST_CASE("memory: ctxdb_bm25 scores every row as bm25() does, its statistics sh
   store::Store store(m.path, {});
   sqlite3 *db = store.db().getHandle();
   sqlite3_stmt *st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db,
-                             "SELECT rowid,bm25(memory_fts,1.0,2.0),ctxdb_bm25(memory_fts,?2,1.0,"
-                             "2.0) FROM memory_fts WHERE memory_fts MATCH ?1 AND rowid BETWEEN ?3 "
-                             "AND ?4",
-                             -1, &st, nullptr) == SQLITE_OK);
+  // Its row length both from FTS5's own lookup (NULL) and from the
+  // %_docsize record the query joins.
+  REQUIRE(
+      sqlite3_prepare_v2(
+          db,
+          "SELECT memory_fts.rowid,bm25(memory_fts,1.0,2.0),ctxdb_bm25(memory_fts,?2,NULL,1.0,2.0),"
+          "ctxdb_bm25(memory_fts,?2,d.sz,1.0,2.0) FROM memory_fts CROSS JOIN "
+          "memory_fts_docsize d ON d.id=memory_fts.rowid WHERE memory_fts MATCH ?1 AND "
+          "memory_fts.rowid BETWEEN ?3 AND ?4",
+          -1, &st, nullptr) == SQLITE_OK);
   int rows = 0;
   for (const char *match : {R"("cache")", R"("deploy" OR "vault" OR "lint")",
                             R"("build" AND "token")", R"("retry schema" OR "cache")", "lin*"}) {
@@ -785,6 +790,7 @@ TEST_CASE("memory: ctxdb_bm25 scores every row as bm25() does, its statistics sh
       sqlite3_bind_int64(st, 4, memory::scope_last_row(key));
       while (sqlite3_step(st) == SQLITE_ROW) {
         CHECK(sqlite3_column_double(st, 2) == sqlite3_column_double(st, 1)); // to the bit
+        CHECK(sqlite3_column_double(st, 3) == sqlite3_column_double(st, 1));
         ++rows;
       }
     }
@@ -797,7 +803,8 @@ TEST_CASE("memory: ctxdb_bm25 without its statistics bound is an error, not a cr
   MemoryDb m;
   m.put("a1", "deploy with the blue pipeline");
   store::Store store(m.path, {});
-  CHECK_THROWS_AS(store.db().exec("SELECT ctxdb_bm25(memory_fts,NULL,1.0) FROM memory_fts WHERE "
-                                  "memory_fts MATCH 'deploy'"),
-                  SQLite::Exception);
+  CHECK_THROWS_AS(
+      store.db().exec("SELECT ctxdb_bm25(memory_fts,NULL,NULL,1.0) FROM memory_fts WHERE "
+                      "memory_fts MATCH 'deploy'"),
+      SQLite::Exception);
 }
