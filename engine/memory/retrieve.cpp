@@ -39,16 +39,17 @@ constexpr char kScopeMatches[] =
     "AND memory_fts.rowid BETWEEN ?2 AND ?3";
 // A match's row, when it passes the filters (?1 doc_id, ?2 scope_key).
 constexpr char kCandidate[] =
-    "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from FROM memories m "
+    "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from,m.expires_at,m.sensitive "
+    "FROM memories m "
     "WHERE m.doc_id=?1 AND m.scope_key=?2 AND " CTXDB_RETRIEVE_FILTERS;
 constexpr char kBrowse[] =
-    "SELECT m.memory_id,m.version,0.0,m.priority,m.confidence,m.valid_from FROM memories m "
+    "SELECT m.memory_id,m.version,0.0,m.priority,m.confidence,m.valid_from,m.expires_at,"
+    "m.sensitive FROM memories m "
     "WHERE ?1 IS NULL AND m.scope_key IN (SELECT value FROM json_each(?2)) "
     "AND " CTXDB_RETRIEVE_FILTERS "ORDER BY m.priority DESC,m.valid_from DESC,m.memory_id LIMIT ?6";
-constexpr char kDetails[] =
-    "SELECT v.scope,v.scope_id,v.kind,v.content,v.source_refs,v.event_id,m.expires_at,"
-    "m.sensitive FROM memory_versions v JOIN memories m ON m.memory_id=v.memory_id "
-    "WHERE v.memory_id=? AND v.version=?";
+// The rest of a candidate's version (its memories row was read already).
+constexpr char kDetails[] = "SELECT v.scope,v.scope_id,v.kind,v.content,v.source_refs,v.event_id "
+                            "FROM memory_versions v WHERE v.memory_id=? AND v.version=?";
 constexpr char kUse[] = "INSERT INTO memory_usage(memory_id,use_count,last_used) VALUES(?,1,?) "
                         "ON CONFLICT(memory_id) DO UPDATE SET use_count=use_count+1,"
                         "last_used=max(last_used,excluded.last_used)";
@@ -63,7 +64,15 @@ struct Candidate {
   int64_t version = 0;
   double score = 0, text = 0, priority = 0, confidence = 0, recency = 0;
   int64_t valid_from = 0;
+  std::optional<int64_t> expires_at;
+  bool sensitive = false;
 };
+
+// expires_at and sensitive, columns i and i + 1 of a memories row.
+void read_expiry(SQLite::Statement &s, int i, Candidate &c) {
+  if (!s.getColumn(i).isNull()) c.expires_at = s.getColumn(i).getInt64();
+  c.sensitive = s.getColumn(i + 1).getInt() != 0;
+}
 
 std::string scope_key(const ScopeRef &s) { return s.scope + '\x1f' + s.id; }
 
@@ -120,6 +129,7 @@ std::vector<Candidate> browse(store::Store &store, const Query &q, const std::st
     c.version = s->getColumn(1).getInt64();
     c.confidence = s->getColumn(4).getDouble();
     c.valid_from = s->getColumn(5).getInt64();
+    read_expiry(*s, 6, c);
     blend(c, q, s->getColumn(3).getInt64());
     out.push_back(std::move(c));
   }
@@ -161,6 +171,7 @@ public:
     c.version = f->getColumn(1).getInt64();
     c.confidence = f->getColumn(3).getDouble();
     c.valid_from = f->getColumn(4).getInt64();
+    read_expiry(*f, 5, c);
     c.text = text_score(row.bm25);
     blend(c, q_, f->getColumn(2).getInt64());
     return c;
@@ -200,8 +211,7 @@ private:
   size_t next_ = 0;
 };
 
-std::vector<std::string> string_array(std::string_view json_text) {
-  simdjson::dom::parser parser;
+std::vector<std::string> string_array(simdjson::dom::parser &parser, std::string_view json_text) {
   simdjson::dom::element doc = json::parse(parser, json_text, "source_refs");
   std::vector<std::string> out;
   for (simdjson::dom::element e : doc.get_array()) out.emplace_back(e.get_string().value());
@@ -210,8 +220,8 @@ std::vector<std::string> string_array(std::string_view json_text) {
 
 // Adds a candidate to the retrieval unless it does not fit the budget;
 // false when its row is gone.
-bool take(store::Store &store, const Query &q, const token::Counter &counter, const Candidate &c,
-          Retrieval &r) {
+bool take(store::Store &store, const Query &q, const token::Counter &counter,
+          simdjson::dom::parser &parser, const Candidate &c, Retrieval &r) {
   auto d = store.statement(kDetails);
   store::bind_text(*d, 1, c.memory_id);
   d->bind(2, c.version);
@@ -228,10 +238,10 @@ bool take(store::Store &store, const Query &q, const token::Counter &counter, co
   m.scope = d->getColumn(0).getString();
   m.scope_id = d->getColumn(1).getString();
   m.kind = d->getColumn(2).getString();
-  m.source_refs = string_array(d->getColumn(4).getString());
+  m.source_refs = string_array(parser, d->getColumn(4).getString());
   m.event_id = d->getColumn(5).getString();
-  if (!d->getColumn(6).isNull()) m.expires_at = d->getColumn(6).getInt64();
-  m.sensitive = d->getColumn(7).getInt() != 0;
+  m.expires_at = c.expires_at;
+  m.sensitive = c.sensitive;
   m.score = c.score;
   m.text = c.text;
   m.priority = c.priority;
@@ -252,6 +262,7 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
   auto worse = [](const Candidate &a, const Candidate &b) { return better(b, a); };
   std::make_heap(heap.begin(), heap.end(), worse);
   int64_t cap = std::max(kCandidates, 4 * q.limit), read = 0;
+  simdjson::dom::parser parser; // one for every source_refs: it allocates on first use
   while (int64_t(r.included.size()) < q.limit) {
     while (matches && read < cap) {
       std::optional<double> next = matches->peek();
@@ -264,7 +275,7 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
     }
     if (heap.empty()) break;
     std::pop_heap(heap.begin(), heap.end(), worse);
-    take(store, q, counter, heap.back(), r);
+    take(store, q, counter, parser, heap.back(), r);
     heap.pop_back();
   }
 }
