@@ -808,3 +808,30 @@ TEST_CASE("memory: ctxdb_bm25 without its statistics bound is an error, not a cr
                       "memory_fts MATCH 'deploy'"),
       SQLite::Exception);
 }
+
+TEST_CASE("memory: retrieve reads one snapshot of its own, or the caller's") {
+  MemoryDb m;
+  m.put("a1", "deploy with the blue pipeline");
+  m.put("a2", "deploy on fridays never", R"(,"priority":90)");
+  store::Store store(m.path, {});
+  memory::Query q;
+  q.text = "deploy";
+  q.scopes = {{"project", "p1"}};
+  q.now = kT0 + kDay;
+  const token::Counter &counter = token::default_counter();
+  auto ids = [](const memory::Retrieval &r) {
+    Ids out;
+    for (const auto &x : r.included) out.push_back(x.memory_id);
+    return out;
+  };
+  Ids alone = ids(memory::retrieve(store, q, counter));
+  CHECK(alone == Ids{"a2", "a1"});
+  CHECK(sqlite3_get_autocommit(store.db().getHandle()) == 1); // its snapshot is closed
+  {
+    store::Store::ReadTransaction snapshot(store);
+    CHECK(ids(memory::retrieve(store, q, counter)) == alone);
+  }
+  store::Store::WriteTransaction tx(store);
+  CHECK(ids(memory::retrieve(store, q, counter)) == alone);
+  CHECK(sqlite3_get_autocommit(store.db().getHandle()) == 0); // the caller's is left open
+}
