@@ -1,6 +1,7 @@
 #include "memory/retrieve.hpp"
 
 #include "error.hpp"
+#include "memory/bm25.hpp"
 #include "memory/number.hpp"
 #include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
@@ -10,7 +11,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
+
+#include <sqlite3.h>
 
 namespace ctxdb::memory {
 
@@ -24,22 +28,28 @@ namespace {
 // and scores only the rows of the scope's range (scope_rows.hpp). Not
 // ORDER BY rank: FTS5 then runs the query twice (once to sort, once to
 // hand the rows over), which costs twice the scoring; sorting the scores
-// here costs far less.
+// here costs far less. ctxdb_bm25 is bm25() with the table's statistics
+// (?4) counted by the first scope's query only, and each row's length
+// from the %_docsize record joined here (bm25.hpp): FTS5 would look it up
+// with a statement of its own per row, where the join seeks forward on a
+// cursor it keeps open. CROSS JOIN keeps memory_fts the outer loop.
 constexpr char kScopeMatches[] =
-    "SELECT rowid,bm25(memory_fts,1.0,2.0) FROM memory_fts WHERE memory_fts MATCH ?1 "
-    "AND rowid BETWEEN ?2 AND ?3";
+    "SELECT memory_fts.rowid,ctxdb_bm25(memory_fts,?4,d.sz,1.0,2.0) FROM memory_fts CROSS JOIN "
+    "memory_fts_docsize d ON d.id=memory_fts.rowid WHERE memory_fts MATCH ?1 "
+    "AND memory_fts.rowid BETWEEN ?2 AND ?3";
 // A match's row, when it passes the filters (?1 doc_id, ?2 scope_key).
 constexpr char kCandidate[] =
-    "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from FROM memories m "
+    "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from,m.expires_at,m.sensitive "
+    "FROM memories m "
     "WHERE m.doc_id=?1 AND m.scope_key=?2 AND " CTXDB_RETRIEVE_FILTERS;
 constexpr char kBrowse[] =
-    "SELECT m.memory_id,m.version,0.0,m.priority,m.confidence,m.valid_from FROM memories m "
+    "SELECT m.memory_id,m.version,0.0,m.priority,m.confidence,m.valid_from,m.expires_at,"
+    "m.sensitive FROM memories m "
     "WHERE ?1 IS NULL AND m.scope_key IN (SELECT value FROM json_each(?2)) "
     "AND " CTXDB_RETRIEVE_FILTERS "ORDER BY m.priority DESC,m.valid_from DESC,m.memory_id LIMIT ?6";
-constexpr char kDetails[] =
-    "SELECT v.scope,v.scope_id,v.kind,v.content,v.source_refs,v.event_id,m.expires_at,"
-    "m.sensitive FROM memory_versions v JOIN memories m ON m.memory_id=v.memory_id "
-    "WHERE v.memory_id=? AND v.version=?";
+// The rest of a candidate's version (its memories row was read already).
+constexpr char kDetails[] = "SELECT v.scope,v.scope_id,v.kind,v.content,v.source_refs,v.event_id "
+                            "FROM memory_versions v WHERE v.memory_id=? AND v.version=?";
 constexpr char kUse[] = "INSERT INTO memory_usage(memory_id,use_count,last_used) VALUES(?,1,?) "
                         "ON CONFLICT(memory_id) DO UPDATE SET use_count=use_count+1,"
                         "last_used=max(last_used,excluded.last_used)";
@@ -54,7 +64,15 @@ struct Candidate {
   int64_t version = 0;
   double score = 0, text = 0, priority = 0, confidence = 0, recency = 0;
   int64_t valid_from = 0;
+  std::optional<int64_t> expires_at;
+  bool sensitive = false;
 };
+
+// expires_at and sensitive, columns i and i + 1 of a memories row.
+void read_expiry(SQLite::Statement &s, int i, Candidate &c) {
+  if (!s.getColumn(i).isNull()) c.expires_at = s.getColumn(i).getInt64();
+  c.sensitive = s.getColumn(i + 1).getInt() != 0;
+}
 
 std::string scope_key(const ScopeRef &s) { return s.scope + '\x1f' + s.id; }
 
@@ -111,6 +129,7 @@ std::vector<Candidate> browse(store::Store &store, const Query &q, const std::st
     c.version = s->getColumn(1).getInt64();
     c.confidence = s->getColumn(4).getDouble();
     c.valid_from = s->getColumn(5).getInt64();
+    read_expiry(*s, 6, c);
     blend(c, q, s->getColumn(3).getInt64());
     out.push_back(std::move(c));
   }
@@ -128,14 +147,7 @@ public:
     for (const ScopeRef &s : q.scopes)
       if (std::string k = scope_key(s); std::find(keys_.begin(), keys_.end(), k) == keys_.end())
         keys_.push_back(std::move(k));
-    for (size_t i = 0; i < keys_.size(); ++i) {
-      auto s = store.statement(kScopeMatches);
-      store::bind_text(*s, 1, match);
-      s->bind(2, scope_first_row(keys_[i]));
-      s->bind(3, scope_last_row(keys_[i]));
-      while (s->executeStep())
-        rows_.push_back({s->getColumn(1).getDouble(), s->getColumn(0).getInt64(), i});
-    }
+    read_scopes(store.db().getHandle(), match);
     std::sort(rows_.begin(), rows_.end(), [](const Row &a, const Row &b) {
       return a.bm25 != b.bm25 ? a.bm25 < b.bm25 : a.rowid < b.rowid;
     });
@@ -159,6 +171,7 @@ public:
     c.version = f->getColumn(1).getInt64();
     c.confidence = f->getColumn(3).getDouble();
     c.valid_from = f->getColumn(4).getInt64();
+    read_expiry(*f, 5, c);
     c.text = text_score(row.bm25);
     blend(c, q_, f->getColumn(2).getInt64());
     return c;
@@ -170,15 +183,35 @@ private:
     int64_t rowid;
     size_t key; // in keys_
   };
+
+  // Runs kScopeMatches for every scope. Prepared here, once per retrieval,
+  // not taken from the Store's cache: SQLiteCpp cannot bind a pointer.
+  void read_scopes(sqlite3 *db, const std::string &match) {
+    sqlite3_stmt *raw = nullptr;
+    if (int rc = sqlite3_prepare_v2(db, kScopeMatches, -1, &raw, nullptr); rc != SQLITE_OK)
+      throw SQLite::Exception(db, rc);
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)> s(raw, sqlite3_finalize);
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      sqlite3_reset(s.get());
+      sqlite3_bind_text(s.get(), 1, match.data(), int(match.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(s.get(), 2, scope_first_row(keys_[i]));
+      sqlite3_bind_int64(s.get(), 3, scope_last_row(keys_[i]));
+      sqlite3_bind_pointer(s.get(), 4, &stats_, kBm25StatsType, nullptr);
+      int rc;
+      while ((rc = sqlite3_step(s.get())) == SQLITE_ROW)
+        rows_.push_back({sqlite3_column_double(s.get(), 1), sqlite3_column_int64(s.get(), 0), i});
+      if (rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
+    }
+  }
   store::Store &store_;
   const Query &q_;
+  Bm25Stats stats_; // shared by the scopes' queries
   std::vector<std::string> keys_;
   std::vector<Row> rows_;
   size_t next_ = 0;
 };
 
-std::vector<std::string> string_array(std::string_view json_text) {
-  simdjson::dom::parser parser;
+std::vector<std::string> string_array(simdjson::dom::parser &parser, std::string_view json_text) {
   simdjson::dom::element doc = json::parse(parser, json_text, "source_refs");
   std::vector<std::string> out;
   for (simdjson::dom::element e : doc.get_array()) out.emplace_back(e.get_string().value());
@@ -187,8 +220,8 @@ std::vector<std::string> string_array(std::string_view json_text) {
 
 // Adds a candidate to the retrieval unless it does not fit the budget;
 // false when its row is gone.
-bool take(store::Store &store, const Query &q, const token::Counter &counter, const Candidate &c,
-          Retrieval &r) {
+bool take(store::Store &store, const Query &q, const token::Counter &counter,
+          simdjson::dom::parser &parser, const Candidate &c, Retrieval &r) {
   auto d = store.statement(kDetails);
   store::bind_text(*d, 1, c.memory_id);
   d->bind(2, c.version);
@@ -205,10 +238,10 @@ bool take(store::Store &store, const Query &q, const token::Counter &counter, co
   m.scope = d->getColumn(0).getString();
   m.scope_id = d->getColumn(1).getString();
   m.kind = d->getColumn(2).getString();
-  m.source_refs = string_array(d->getColumn(4).getString());
+  m.source_refs = string_array(parser, d->getColumn(4).getString());
   m.event_id = d->getColumn(5).getString();
-  if (!d->getColumn(6).isNull()) m.expires_at = d->getColumn(6).getInt64();
-  m.sensitive = d->getColumn(7).getInt() != 0;
+  m.expires_at = c.expires_at;
+  m.sensitive = c.sensitive;
   m.score = c.score;
   m.text = c.text;
   m.priority = c.priority;
@@ -229,6 +262,7 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
   auto worse = [](const Candidate &a, const Candidate &b) { return better(b, a); };
   std::make_heap(heap.begin(), heap.end(), worse);
   int64_t cap = std::max(kCandidates, 4 * q.limit), read = 0;
+  simdjson::dom::parser parser; // one for every source_refs: it allocates on first use
   while (int64_t(r.included.size()) < q.limit) {
     while (matches && read < cap) {
       std::optional<double> next = matches->peek();
@@ -241,7 +275,7 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
     }
     if (heap.empty()) break;
     std::pop_heap(heap.begin(), heap.end(), worse);
-    take(store, q, counter, heap.back(), r);
+    take(store, q, counter, parser, heap.back(), r);
     heap.pop_back();
   }
 }
@@ -249,6 +283,12 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
 } // namespace
 
 Retrieval retrieve(store::Store &store, const Query &q, const token::Counter &counter) {
+  // One snapshot for every read below, unless the caller holds one: in
+  // autocommit mode each of the few hundred row lookups would be a read
+  // transaction of its own (a file lock taken and dropped, the WAL index
+  // read again), which costs more than the lookup.
+  std::optional<store::Store::ReadTransaction> snapshot;
+  if (sqlite3_get_autocommit(store.db().getHandle())) snapshot.emplace(store);
   Retrieval r;
   std::optional<Matches> matches;
   if (q.match == Match::kFts) {

@@ -14,7 +14,10 @@
 // only, one query per scope; the matches are merged by bm25, and a match's
 // row is read (filters, priority, confidence, recency) only while a match
 // not yet read could still outrank the best one read, its bound being its
-// text part with every other part at 1.
+// text part with every other part at 1. bm25 is ctxdb_bm25 (bm25.hpp):
+// the same scores, with the table's statistics counted once for all the
+// scopes and each row's length joined rather than looked up. All of it
+// reads one snapshot (the caller's transaction, or one of its own).
 //
 // The blend (every part in [0, 1]):
 //

@@ -2,6 +2,7 @@
 // privacy purge; invariants 10 and 11.
 #include "agent_events.hpp"
 #include "engine.hpp"
+#include "memory/bm25.hpp"
 #include "memory/retrieve.hpp"
 #include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
@@ -741,4 +742,96 @@ TEST_CASE("memory: migration 009 moves a schema-8 file's memories into their sco
   Engine reopened(m.path, "");
   CHECK(snapshot(reopened) == before);
   CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
+TEST_CASE("memory: ctxdb_bm25 scores every row as bm25() does, its statistics shared") {
+  MemoryDb m;
+  const char *words[] = {"cache", "deploy", "build", "token", "retry", "schema", "vault", "lint"};
+  const char *scopes[] = {R"("scope":"project","scope_id":"p1")", R"("scope":"global")"};
+  uint64_t rng = 777;
+  auto next = [&](uint64_t n) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (rng >> 33) % n;
+  };
+  std::string nd;
+  for (int i = 0; i < 300; ++i) {
+    std::string content;
+    for (uint64_t k = 0, n = 1 + next(25); k < n; ++k)
+      content += std::string(k ? " " : "") + words[next(std::size(words))];
+    nd += R"({"type":"MemoryWritten","actor":"a","ts":1700000000000,"payload":{"memory_id":"m)" +
+          std::to_string(i) + R"(",)" + scopes[next(2)] + R"(,"kind":"fact","content":")" +
+          content + R"(","keywords":[")" + words[next(std::size(words))] +
+          R"("],"source_refs":["evt_src"],"update_policy":"manual"}})" + "\n";
+  }
+  m.db.append_batch("s", nd);
+  store::Store store(m.path, {});
+  sqlite3 *db = store.db().getHandle();
+  sqlite3_stmt *st = nullptr;
+  // Its row length both from FTS5's own lookup (NULL) and from the
+  // %_docsize record the query joins.
+  REQUIRE(
+      sqlite3_prepare_v2(
+          db,
+          "SELECT memory_fts.rowid,bm25(memory_fts,1.0,2.0),ctxdb_bm25(memory_fts,?2,NULL,1.0,2.0),"
+          "ctxdb_bm25(memory_fts,?2,d.sz,1.0,2.0) FROM memory_fts CROSS JOIN "
+          "memory_fts_docsize d ON d.id=memory_fts.rowid WHERE memory_fts MATCH ?1 AND "
+          "memory_fts.rowid BETWEEN ?3 AND ?4",
+          -1, &st, nullptr) == SQLITE_OK);
+  int rows = 0;
+  for (const char *match : {R"("cache")", R"("deploy" OR "vault" OR "lint")",
+                            R"("build" AND "token")", R"("retry schema" OR "cache")", "lin*"}) {
+    memory::Bm25Stats stats; // one per MATCH expression, as retrieval does
+    for (const char *key : {"project\x1fp1", "global\x1f"}) {
+      INFO(match << " in " << key);
+      sqlite3_reset(st);
+      sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+      sqlite3_bind_pointer(st, 2, &stats, memory::kBm25StatsType, nullptr);
+      sqlite3_bind_int64(st, 3, memory::scope_first_row(key));
+      sqlite3_bind_int64(st, 4, memory::scope_last_row(key));
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        CHECK(sqlite3_column_double(st, 2) == sqlite3_column_double(st, 1)); // to the bit
+        CHECK(sqlite3_column_double(st, 3) == sqlite3_column_double(st, 1));
+        ++rows;
+      }
+    }
+  }
+  sqlite3_finalize(st);
+  CHECK(rows > 300);
+}
+
+TEST_CASE("memory: ctxdb_bm25 without its statistics bound is an error, not a crash") {
+  MemoryDb m;
+  m.put("a1", "deploy with the blue pipeline");
+  store::Store store(m.path, {});
+  CHECK_THROWS_AS(
+      store.db().exec("SELECT ctxdb_bm25(memory_fts,NULL,NULL,1.0) FROM memory_fts WHERE "
+                      "memory_fts MATCH 'deploy'"),
+      SQLite::Exception);
+}
+
+TEST_CASE("memory: retrieve reads one snapshot of its own, or the caller's") {
+  MemoryDb m;
+  m.put("a1", "deploy with the blue pipeline");
+  m.put("a2", "deploy on fridays never", R"(,"priority":90)");
+  store::Store store(m.path, {});
+  memory::Query q;
+  q.text = "deploy";
+  q.scopes = {{"project", "p1"}};
+  q.now = kT0 + kDay;
+  const token::Counter &counter = token::default_counter();
+  auto ids = [](const memory::Retrieval &r) {
+    Ids out;
+    for (const auto &x : r.included) out.push_back(x.memory_id);
+    return out;
+  };
+  Ids alone = ids(memory::retrieve(store, q, counter));
+  CHECK(alone == Ids{"a2", "a1"});
+  CHECK(sqlite3_get_autocommit(store.db().getHandle()) == 1); // its snapshot is closed
+  {
+    store::Store::ReadTransaction snapshot(store);
+    CHECK(ids(memory::retrieve(store, q, counter)) == alone);
+  }
+  store::Store::WriteTransaction tx(store);
+  CHECK(ids(memory::retrieve(store, q, counter)) == alone);
+  CHECK(sqlite3_get_autocommit(store.db().getHandle()) == 0); // the caller's is left open
 }

@@ -1,0 +1,127 @@
+#include "memory/bm25.hpp"
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace ctxdb::memory {
+
+namespace {
+
+// FTS5's constants (fts5_aux.c).
+constexpr double kK1 = 1.2, kB = 0.75;
+
+int count_row(const Fts5ExtensionApi *, Fts5Context *, void *rows) {
+  ++*static_cast<sqlite3_int64 *>(rows);
+  return SQLITE_OK;
+}
+
+// What fts5Bm25GetData computes: the mean row length and, per phrase,
+// log((N - n + 0.5) / (n + 0.5)) floored at 1e-6, n its matching rows.
+int count_stats(const Fts5ExtensionApi *api, Fts5Context *fts, Bm25Stats &s) {
+  sqlite3_int64 rows = 0, tokens = 0;
+  int rc = api->xRowCount(fts, &rows);
+  if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &tokens);
+  if (rc != SQLITE_OK) return rc;
+  s.avgdl = double(tokens) / double(rows);
+  s.idf.assign(size_t(api->xPhraseCount(fts)), 0.0);
+  s.freq.assign(s.idf.size(), 0.0);
+  for (size_t i = 0; i < s.idf.size(); ++i) {
+    sqlite3_int64 hits = 0;
+    if ((rc = api->xQueryPhrase(fts, int(i), &hits, count_row)) != SQLITE_OK) return rc;
+    double idf = std::log((rows - hits + 0.5) / (hits + 0.5));
+    s.idf[i] = idf <= 0.0 ? 1e-6 : idf;
+  }
+  s.ready = true;
+  return SQLITE_OK;
+}
+
+// The row's weighted hits per phrase, summed in FTS5's instance order.
+int count_hits(const Fts5ExtensionApi *api, Fts5Context *fts, int nargs, sqlite3_value **weights,
+               Bm25Stats &s) {
+  std::fill(s.freq.begin(), s.freq.end(), 0.0);
+  int n = 0, rc = api->xInstCount(fts, &n);
+  for (int i = 0; rc == SQLITE_OK && i < n; ++i) {
+    int phrase = 0, column = 0, offset = 0;
+    rc = api->xInst(fts, i, &phrase, &column, &offset);
+    if (rc == SQLITE_OK)
+      s.freq[size_t(phrase)] += nargs > column ? sqlite3_value_double(weights[column]) : 1.0;
+  }
+  return rc;
+}
+
+// The row's length in tokens from its %_docsize record (one varint per
+// column, as FTS5 writes it), as xColumnSize(-1) sums it; false when the
+// record does not hold one varint per column.
+bool sizes_sum(const unsigned char *p, int n, int columns, int &tokens) {
+  int off = 0;
+  tokens = 0;
+  for (int c = 0; c < columns; ++c) {
+    uint32_t v = 0;
+    for (int i = 0;; ++i) {
+      if (off >= n) return false;
+      unsigned char b = p[off++];
+      if (i == 8) {
+        v = (v << 8) | b;
+        break;
+      }
+      v = (v << 7) | (b & 0x7f);
+      if (!(b & 0x80)) break;
+    }
+    tokens += int(v);
+  }
+  return off == n;
+}
+
+// The row's length: from the %_docsize record the query joined (sizes),
+// or FTS5's own lookup of it when the argument is NULL.
+int row_tokens(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_value *sizes, int &tokens) {
+  if (sqlite3_value_type(sizes) == SQLITE_BLOB &&
+      sizes_sum(static_cast<const unsigned char *>(sqlite3_value_blob(sizes)),
+                sqlite3_value_bytes(sizes), api->xColumnCount(fts), tokens))
+    return SQLITE_OK;
+  return api->xColumnSize(fts, -1, &tokens);
+}
+
+void bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nargs,
+          sqlite3_value **args) {
+  auto *s = nargs > 1 ? static_cast<Bm25Stats *>(sqlite3_value_pointer(args[0], kBm25StatsType))
+                      : nullptr;
+  if (!s) {
+    sqlite3_result_error(ctx, "ctxdb_bm25: no statistics bound", -1);
+    return;
+  }
+  int rc = SQLITE_OK;
+  if (!s->ready || s->idf.size() != size_t(api->xPhraseCount(fts))) rc = count_stats(api, fts, *s);
+  if (rc == SQLITE_OK) rc = count_hits(api, fts, nargs - 2, args + 2, *s);
+  int tokens = 0;
+  if (rc == SQLITE_OK) rc = row_tokens(api, fts, args[1], tokens);
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  double d = double(tokens), score = 0.0;
+  for (size_t i = 0; i < s->idf.size(); ++i)
+    score += s->idf[i] *
+             ((s->freq[i] * (kK1 + 1.0)) / (s->freq[i] + kK1 * (1 - kB + kB * d / s->avgdl)));
+  sqlite3_result_double(ctx, -1.0 * score);
+}
+
+fts5_api *fts5(sqlite3 *db) {
+  fts5_api *api = nullptr;
+  sqlite3_stmt *st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, nullptr) != SQLITE_OK) return nullptr;
+  sqlite3_bind_pointer(st, 1, &api, "fts5_api_ptr", nullptr);
+  sqlite3_step(st);
+  sqlite3_finalize(st);
+  return api;
+}
+
+} // namespace
+
+void register_bm25(sqlite3 *db) {
+  if (fts5_api *api = fts5(db)) api->xCreateFunction(api, "ctxdb_bm25", nullptr, bm25, nullptr);
+}
+
+} // namespace ctxdb::memory
