@@ -61,6 +61,8 @@ export interface OpenConfig {
   /** Open an existing file without writing. */
   readOnly?: boolean;
   read_only?: boolean;
+  /** false: read with pread instead of a memory map (default true). */
+  mmap?: boolean;
   /** Tokenizer: the directory of the rank files (else $CTXDB_TOKENIZER_DATA). */
   tokenizer_data_dir?: string;
 }

@@ -116,6 +116,8 @@ Config parse_config(std::string_view text) {
   if (!doc["busy_timeout_ms"].get(timeout)) config.busy_timeout_ms = int(timeout);
   bool read_only = false;
   if (!doc["read_only"].get(read_only)) config.read_only = read_only;
+  bool mmap = true;
+  if (!doc["mmap"].get(mmap)) config.mmap = mmap;
   int64_t lag = 0;
   if (!doc["search_index_lag"].get(lag)) config.search_index_lag = lag;
   return config;
@@ -184,7 +186,9 @@ void Store::prepare_file() {
   // memories far outgrow the page cache, and a copied page costs a system
   // call (bench_memory: 1M memories, about half the latency). 2 GiB less
   // 64 KiB is SQLite's default ceiling; beyond it, pages are read as before.
-  db_.exec("PRAGMA mmap_size=2147418112");
+  // The price is SQLite's: an I/O error while reading the map is SIGBUS,
+  // not an error code, so config "mmap": false turns it off.
+  if (config_.mmap) db_.exec("PRAGMA mmap_size=2147418112");
   // Checkpoint every 8000 WAL pages (32 MiB at 4 KiB pages) instead of
   // SQLite's 1000: an append touches the right edges of a dozen b-trees
   // (the log and its projections), and a checkpoint copies each touched

@@ -22,6 +22,7 @@ struct Config {
   Durability durability = Durability::kNormal;
   int busy_timeout_ms = 5000;
   bool read_only = false;
+  bool mmap = true; // read the file through a memory map (store.cpp)
   // How many events the session-search index may fall behind before a
   // commit brings it up to date (project/search_index.hpp).
   int64_t search_index_lag = 10000;

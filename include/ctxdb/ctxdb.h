@@ -133,7 +133,11 @@ CTXDB_API void ctxdb_free(void *p);
  *                      a crash of the process) or "full" (also survives
  *                      power loss; an fsync per commit),
  *   "busy_timeout_ms": how long a write waits for the lock (default 5000),
- *   "read_only":       true to open an existing file without writing.
+ *   "read_only":       true to open an existing file without writing,
+ *   "mmap":            false to read with pread instead of a memory map
+ *                      (default true; with a map, an I/O error while
+ *                      reading is SIGBUS rather than an error code),
+ *   and others (schema/json/config.schema.json).
  * Fails with CTXDB_NOTADB (file untouched) when the file is not a ctxdb
  * database and CTXDB_SCHEMA when it was written by a newer ctxdb. */
 CTXDB_API int ctxdb_open(const char *path, const char *config_json, size_t config_len,

@@ -100,6 +100,20 @@ TEST_CASE("config is checked against its schema") {
   CHECK(open_code(path, R"([1,2])") == Code::kInvalidArg);
   CHECK(open_code(path, R"({"durability":)") == Code::kInvalidJson);
   CHECK(open_code(path, R"({"durability":"normal"})") == Code::kOk);
+  CHECK(open_code(path, R"({"mmap":"yes"})", &message) == Code::kInvalidArg);
+  CHECK(message.find("mmap") != std::string::npos);
+}
+
+TEST_CASE("the file is read through a memory map unless the config says not to") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  auto mmap_size = [](store::Store &s) { return s.db().execAndGet("PRAGMA mmap_size").getInt64(); };
+  {
+    store::Store mapped(path, store::parse_config(""));
+    CHECK(mmap_size(mapped) > 0);
+  }
+  store::Store unmapped(path, store::parse_config(R"({"mmap":false})"));
+  CHECK(mmap_size(unmapped) == 0);
 }
 
 TEST_CASE("a read-only handle reads and refuses writes") {

@@ -67,6 +67,18 @@ test('INVALID_ARG and INVALID_JSON from the engine', (t) => {
     isCode(codes.INVALID_ARG));
   assert.throws(() => ctxdb.open(path.join(tmpDir(t), 'y.ctxdb'), { no_such_option: 1 }),
     isCode(codes.INVALID_ARG));
+  assert.throws(() => ctxdb.open(path.join(tmpDir(t), 'z.ctxdb'), { mmap: 'no' }),
+    isCode(codes.INVALID_ARG));
+});
+
+test('mmap: false reads the same file without a memory map', (t) => {
+  const file = path.join(tmpDir(t), 'm.ctxdb');
+  const db = ctxdb.open(file);
+  db.createSession({ agentId: 'a' });
+  db.close();
+  const unmapped = ctxdb.open(file, { mmap: false });
+  assert.equal(unmapped.sessions().length, 1);
+  unmapped.close();
 });
 
 test('READONLY: a write on a read_only handle', (t) => {

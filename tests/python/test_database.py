@@ -57,6 +57,11 @@ def test_config_is_passed_to_the_engine(db_path):
     assert e.value.code == _capi.INVALID_ARG
     with pytest.raises(ctxdb.InvalidInput):
         ctxdb.open(db_path, no_such_option=True)
+    with pytest.raises(ctxdb.InvalidInput, match="mmap"):
+        ctxdb.open(db_path, mmap="no")
+    # Without the memory map, the file reads the same.
+    with ctxdb.open(db_path, mmap=False) as db:
+        assert len(db.sessions()) == 1
 
 
 def test_garbage_collected_database_is_closed(db_path, monkeypatch):
