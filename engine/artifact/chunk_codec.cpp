@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <system_error>
@@ -81,7 +82,7 @@ private:
       int s = state_.load(std::memory_order_acquire);
       if (s == kStop) return;
       if (s != kPosted) {
-        state_.wait(s);
+        if (!spin_while(s)) state_.wait(s);
         continue;
       }
       if (!state_.compare_exchange_strong(s, kTaken)) continue; // taken back
@@ -89,6 +90,31 @@ private:
       state_.store(kDone, std::memory_order_release);
       state_.notify_all();
     }
+  }
+
+  // A read posts a frame every couple of hundred microseconds: a thread
+  // still awake when it comes spares the poster a wake-up system call
+  // (on a VM, waking a sleeping thread costs more than hashing a frame).
+  // It yields between looks, so that on a busy machine it does not keep
+  // the poster itself from running. False when the state stayed s.
+  bool spin_while(int s) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+    do {
+      for (int i = 0; i < 64; ++i) {
+        if (state_.load(std::memory_order_acquire) != s) return true;
+        cpu_relax();
+      }
+      std::this_thread::yield();
+    } while (std::chrono::steady_clock::now() < until);
+    return false;
+  }
+
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
   }
 
   std::atomic<int> state_{kIdle};
