@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,9 @@ struct Meta {
   std::string name;
   std::string event_id;
   std::string role = "output";
+  // When the artifact was first stored (ms): an import keeps the source's;
+  // otherwise the put's own time.
+  std::optional<int64_t> created_ts;
 };
 
 struct Ref {

@@ -219,7 +219,7 @@ std::string ArtifactStore::Writer::finish() {
     store::bind_text(*q, 8, kind_name(s.meta.kind));
     if (!s.meta.mime.empty()) store::bind_text(*q, 9, s.meta.mime);
     if (!s.meta.name.empty()) store::bind_text(*q, 10, s.meta.name);
-    q->bind(11, now_ms());
+    q->bind(11, s.meta.created_ts.value_or(now_ms()));
     q->exec();
   }
   s.owner.add_ref(s.no, s.meta);

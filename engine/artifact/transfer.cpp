@@ -135,6 +135,7 @@ void Importer::open_artifact(simdjson::dom::element rec) {
   meta.kind = parse_kind(get_str(rec, "kind"));
   meta.mime = get_str(rec, "mime");
   meta.name = get_str(rec, "name");
+  meta.created_ts = get_int(rec, "created_ts");
   for (simdjson::dom::element r : rec["refs"].get_array()) {
     Ref ref{std::string(get_str(r, "event_id")), std::string(get_str(r, "role")), {}};
     if (meta.event_id.empty()) {
