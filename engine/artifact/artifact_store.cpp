@@ -332,13 +332,6 @@ void ArtifactStore::load_chunk(const Layout &l, size_t i, std::string &out) {
 }
 
 void ArtifactStore::decode_chunk(const Layout &l, size_t i, char *dst) {
-  with_chunk(l, i, dst, [&](const ChunkJob &job) { decoder_.decode(job); });
-}
-
-// Hands fn chunk i's job while the row is current: its stored bytes are
-// SQLite's blob, valid until the statement steps or resets.
-void ArtifactStore::with_chunk(const Layout &l, size_t i, char *dst,
-                               const std::function<void(const ChunkJob &)> &fn) {
   ChunkJob job;
   job.raw_size = size_t(l.chunks.at(i).raw_size);
   job.dst = dst;
@@ -352,10 +345,11 @@ void ArtifactStore::with_chunk(const Layout &l, size_t i, char *dst,
   if (sha.getBytes() != int(job.sha256.size()))
     throw Error(Code::kCorrupt, job.name.str() + " has no SHA-256");
   std::memcpy(job.sha256.data(), sha.getBlob(), job.sha256.size());
+  // The blob as SQLite holds it for the row: no copy of ours.
   SQLite::Column data = q->getColumn(2);
   job.stored = std::string_view(static_cast<const char *>(data.getBlob()), size_t(data.getBytes()));
   job.hash_of = column_text(q->getColumn(3)) == "stored" ? HashOf::kStored : HashOf::kRaw;
-  fn(job);
+  decoder_.decode(job);
 }
 
 ChunkDecoder::HashAside ArtifactStore::hash_aside(size_t chunks) {

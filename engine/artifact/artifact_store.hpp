@@ -140,8 +140,6 @@ private:
   // (starting it costs about as much as hashing one frame).
   static constexpr size_t kHashAsideChunks = 4;
   ChunkDecoder::HashAside hash_aside(size_t chunks);
-  void with_chunk(const Layout &layout, size_t i, char *dst,
-                  const std::function<void(const ChunkJob &)> &fn);
   std::string put_hashing_aside(std::string_view bytes, const Meta &meta);
   std::vector<Ref> refs(int64_t no);
   void add_ref(int64_t no, const Meta &meta);
