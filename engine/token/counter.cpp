@@ -256,8 +256,7 @@ struct Totals {
 // Built twice, picked at load time: with the POPCNT instruction (every
 // x86-64 CPU since 2008) and without, where std::popcount is a libgcc call.
 // Not under ThreadSanitizer: the picking runs before its runtime is up.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                            \
-    !defined(__SANITIZE_THREAD__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
 ApproxCounter::Features
