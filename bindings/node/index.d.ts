@@ -1092,7 +1092,7 @@ export declare class Database {
    * append, and compiles); null restores it. fn runs synchronously and must
    * not use this database; a throw fails the call that needed the count
    * (CtxdbError INTERNAL, the thrown error as `cause`). While it is set,
-   * appendManyAsync, importNdjsonAsync, rebuildAsync and compileAsync
+   * appendManyAsync, importNdjsonAsync, rebuildAsync, compileAsync and compactAsync
    * reject with MISUSE.
    */
   setTokenCounter(name: string, fn: TokenCounter): void;
@@ -1109,6 +1109,8 @@ export declare class Database {
   ): CompactionResult;
   /** plan -> summarize (yours, or the built-in one) -> check -> commit. Synchronous. */
   compact(sessionId: string, options?: CompactOptions): CompactionResult;
+  /** compact with the built-in summarizer, off the main thread (no summarizer option). */
+  compactAsync(sessionId: string, options?: { policy?: CompactionPolicy }): Promise<CompactionResult>;
   /** Summarizes the path abandoned at fromLeaf and appends it at toEvent. */
   summarizeBranch(sessionId: string, fromLeaf: string, toEvent: string): BranchSummary;
   /** The compactions on a branch's path, oldest first. */

@@ -55,6 +55,32 @@ test('built-in compaction, advice and list', (t) => {
   assert.equal(db.compactions('s').length, 1);
 });
 
+test('compactAsync compacts off the main thread as compact does', async (t) => {
+  const { db: a } = tmpDb(t);
+  const { db: b } = tmpDb(t);
+  session(a);
+  session(b);
+  const sync = a.compact('s', { policy });
+  const pending = b.compactAsync('s', { policy });
+  assert.ok(pending instanceof Promise);
+  const async_ = await pending;
+  assert.equal(async_.status, 'compacted');
+  assert.equal(async_.tokens_before, sync.tokens_before);
+  assert.equal(async_.tokens_after, sync.tokens_after);
+  assert.equal(b.compactions('s').length, 1);
+  // Bad input rejects; nothing is written.
+  await assert.rejects(b.compactAsync(42), TypeError);
+  await assert.rejects(b.compactAsync('s', { summarizer: () => ({}) }), TypeError);
+  await assert.rejects(b.compactAsync('no_such_session', { policy }), (err) => err.code === NOT_FOUND);
+  await assert.rejects(b.compactAsync('s', { policy: { keep_recent_tokens: -1 } }),
+    (err) => err.code === INVALID_ARG);
+  assert.equal(b.compactions('s').length, 1);
+  // A JS token counter could only be called from the main thread.
+  b.setTokenCounter('js', (text) => text.length);
+  await assert.rejects(b.compactAsync('s', { policy }), (err) => err.code === ctxdb.codes.MISUSE);
+  b.setTokenCounter(null, null);
+});
+
 test('a JS summarizer gets the plan; plan + commit works too', (t) => {
   const { db } = tmpDb(t);
   session(db);

@@ -736,7 +736,8 @@ class Database {
    * that is not a non-negative integer, fails that call with a CtxdbError
    * INTERNAL (the thrown error as its `cause`), nothing written. While it
    * is set, the async calls that may count (appendManyAsync,
-   * importNdjsonAsync, rebuildAsync, compileAsync) reject with MISUSE.
+   * importNdjsonAsync, rebuildAsync, compileAsync, compactAsync) reject
+   * with MISUSE.
    */
   setTokenCounter(name, fn) {
     if (fn === null || fn === undefined) {
@@ -847,6 +848,23 @@ class Database {
       if (thrown !== undefined && err.cause === undefined) err.cause = thrown;
       throw err;
     }
+  }
+
+  /**
+   * compact with the built-in summarizer, run off the main thread (at 100k
+   * events a compaction takes seconds). options: {policy?}. A JS
+   * summarizer could only run on the main thread: pass one to compact().
+   * Refused (a CtxdbError MISUSE) while a JS token counter is set.
+   */
+  async compactAsync(sessionId, options) {
+    check.string(sessionId, 'sessionId');
+    const opts = check.optObject(options, 'options');
+    if (opts.summarizer !== undefined && opts.summarizer !== null) {
+      throw new TypeError('compactAsync runs the built-in summarizer; pass a summarizer to compact()');
+    }
+    const json = check.stringify(check.optObject(opts.policy, 'options.policy'), 'options.policy');
+    const text = await call(() => this.#db.compactAsync(sessionId, json)).catch(rejectAsCtxdbError);
+    return parse(text);
   }
 
   /**

@@ -348,7 +348,7 @@ void DbState::CloseNow() {
 // the worker thread, where ctxdb_errmsg keeps it.
 class CallWorker : public Napi::AsyncWorker {
 public:
-  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild, kCompile };
+  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild, kCompile, kCompact };
 
   CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind, std::string sid,
              bool has_sid, std::string data)
@@ -379,6 +379,10 @@ protected:
       break;
     case Kind::kCompile:
       rc_ = ctxdb_compile(db_, data_.data(), data_.size(), &out.p, &out.n);
+      break;
+    case Kind::kCompact: // data_: the policy JSON; the built-in summarizer
+      rc_ = ctxdb_compact(db_, sid_.data(), sid_.size(), data_.data(), data_.size(), nullptr,
+                          nullptr, &out.p, &out.n);
       break;
     }
     if (rc_ == CTXDB_OK)
@@ -485,6 +489,7 @@ public:
                         InstanceMethod<&Database::CompactPlan>("compactPlan"),
                         InstanceMethod<&Database::CompactCommit>("compactCommit"),
                         InstanceMethod<&Database::Compact>("compact"),
+                        InstanceMethod<&Database::CompactAsync>("compactAsync"),
                         InstanceMethod<&Database::BranchSummarize>("branchSummarize"),
                         InstanceMethod<&Database::CompactionsList>("compactionsList")});
   }
@@ -1102,6 +1107,16 @@ private:
     });
   }
 
+  // compactAsync(sessionId: string, policyJson: string): the built-in
+  // summarizer only (a JS one could run on the main thread alone).
+  Napi::Value CompactAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string policy = GetString(info, 1, "policy");
+    return Queue(env, CallWorker::Kind::kCompact, std::move(sid), true, std::move(policy));
+  }
+
   // branchSummarize(sessionId: string, fromLeaf: string, toEvent: string)
   Napi::Value BranchSummarize(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
@@ -1199,7 +1214,8 @@ private:
   Napi::Value Queue(Napi::Env env, CallWorker::Kind kind, std::string sid, bool has_sid,
                     std::string data) {
     // A worker thread must never call JS: with a JS token counter set, a
-    // call that may count tokens (appends, imports, rebuilds, compiles)
+    // call that may count tokens (appends, imports, rebuilds, compiles,
+    // compactions)
     // runs only synchronously.
     if (!state_->counter.IsEmpty() && kind != CallWorker::Kind::kVerify)
       throw StatusError(env, CTXDB_MISUSE,
