@@ -139,11 +139,17 @@ std::vector<Candidate> browse(store::Store &store, const Query &q, const std::st
 // The matches of a MATCH expression in the requested scopes, best bm25
 // first across them: one FTS5 query per scope over its rowid range. The
 // filters (a lookup of the memory's row) run only on the matches ranking
-// asks for. SQLite errors (an invalid FTS5 expression) propagate from the
-// constructor.
+// asks for. `phrases`: the expression's phrases in order, the keys of
+// their statistics on the connection (bm25.hpp), or empty to key them by
+// the expression. SQLite errors (an invalid FTS5 expression) propagate
+// from the constructor.
 class Matches {
 public:
-  Matches(store::Store &store, const Query &q, const std::string &match) : store_(store), q_(q) {
+  Matches(store::Store &store, const Query &q, const std::string &match,
+          std::vector<std::string> phrases = {})
+      : store_(store), q_(q) {
+    stats_.keys = std::move(phrases);
+    if (stats_.keys.empty()) stats_.expression = match;
     for (const ScopeRef &s : q.scopes)
       if (std::string k = scope_key(s); std::find(keys_.begin(), keys_.end(), k) == keys_.end())
         keys_.push_back(std::move(k));
@@ -304,11 +310,12 @@ Retrieval retrieve(store::Store &store, const Query &q, const token::Counter &co
   }
   std::vector<Candidate> browsed;
   if (!matches) {
-    r.fts_query = words_query(q.text, q.match == Match::kAll);
+    std::vector<std::string> phrases = words_phrases(q.text, q.match == Match::kAll);
+    r.fts_query = join_phrases(phrases, q.match == Match::kAll);
     if (r.fts_query.empty())
       browsed = browse(store, q, scope_keys(q.scopes));
     else
-      matches.emplace(store, q, r.fts_query);
+      matches.emplace(store, q, r.fts_query, std::move(phrases));
   }
   rank(store, q, counter, matches ? &*matches : nullptr, std::move(browsed), r);
   return r;
