@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 
 namespace ctxdb::memory {
 
@@ -17,19 +19,85 @@ int count_row(const Fts5ExtensionApi *, Fts5Context *, void *rows) {
   return SQLITE_OK;
 }
 
-// What fts5Bm25GetData computes: the mean row length and, per phrase,
-// log((N - n + 0.5) / (n + 0.5)) floored at 1e-6, n its matching rows.
-int count_stats(const Fts5ExtensionApi *api, Fts5Context *fts, Bm25Stats &s) {
+// The statistics a connection keeps across retrievals (bm25.hpp): valid
+// for the file's data version `version` only.
+struct Cache {
+  bool valid = false;
+  unsigned version = 0;
   sqlite3_int64 rows = 0, tokens = 0;
+  std::unordered_map<std::string, sqlite3_int64> hits; // per phrase key
+};
+
+// Phrases kept at most; past it the cache starts afresh.
+constexpr size_t kMaxCachedPhrases = size_t(1) << 16;
+
+// The cache when it may serve the statement's snapshot, emptied if the
+// file changed since it was filled; nullptr inside a write transaction,
+// whose changes are not committed.
+Cache *usable(Cache *cache, sqlite3 *db) {
+  unsigned version = 0;
+  if (!cache || sqlite3_txn_state(db, "main") != SQLITE_TXN_READ ||
+      sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK)
+    return nullptr;
+  if (cache->version != version || cache->hits.size() >= kMaxCachedPhrases) {
+    cache->hits.clear();
+    cache->valid = false;
+    cache->version = version;
+  }
+  return cache;
+}
+
+// The table's rows and tokens, from the cache when it holds them.
+int count_totals(const Fts5ExtensionApi *api, Fts5Context *fts, Cache *cache, sqlite3_int64 &rows,
+                 sqlite3_int64 &tokens) {
+  if (cache && cache->valid) {
+    rows = cache->rows;
+    tokens = cache->tokens;
+    return SQLITE_OK;
+  }
   int rc = api->xRowCount(fts, &rows);
   if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &tokens);
+  if (rc == SQLITE_OK && cache) {
+    cache->rows = rows;
+    cache->tokens = tokens;
+    cache->valid = true;
+  }
+  return rc;
+}
+
+// The rows of the whole table that match phrase i, from the cache when it
+// holds them (under `key`).
+int count_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int i, Cache *cache,
+                 const std::string *key, sqlite3_int64 &hits) {
+  if (cache && key)
+    if (auto it = cache->hits.find(*key); it != cache->hits.end()) {
+      hits = it->second;
+      return SQLITE_OK;
+    }
+  hits = 0;
+  int rc = api->xQueryPhrase(fts, i, &hits, count_row);
+  if (rc == SQLITE_OK && cache && key) cache->hits.emplace(*key, hits);
+  return rc;
+}
+
+// What fts5Bm25GetData computes: the mean row length and, per phrase,
+// log((N - n + 0.5) / (n + 0.5)) floored at 1e-6, n its matching rows.
+int count_stats(const Fts5ExtensionApi *api, Fts5Context *fts, Cache *cache, Bm25Stats &s) {
+  size_t phrases = size_t(api->xPhraseCount(fts));
+  if (s.keys.empty() && !s.expression.empty())
+    for (size_t i = 0; i < phrases; ++i) s.keys.push_back(s.expression + '\0' + std::to_string(i));
+  bool keyed = s.keys.size() == phrases;
+  sqlite3_int64 rows = 0, tokens = 0;
+  int rc = count_totals(api, fts, cache, rows, tokens);
   if (rc != SQLITE_OK) return rc;
   s.avgdl = double(tokens) / double(rows);
-  s.idf.assign(size_t(api->xPhraseCount(fts)), 0.0);
-  s.freq.assign(s.idf.size(), 0.0);
-  for (size_t i = 0; i < s.idf.size(); ++i) {
+  s.idf.assign(phrases, 0.0);
+  s.freq.assign(phrases, 0.0);
+  for (size_t i = 0; i < phrases; ++i) {
     sqlite3_int64 hits = 0;
-    if ((rc = api->xQueryPhrase(fts, int(i), &hits, count_row)) != SQLITE_OK) return rc;
+    if ((rc = count_phrase(api, fts, int(i), cache, keyed ? &s.keys[i] : nullptr, hits)) !=
+        SQLITE_OK)
+      return rc;
     double idf = std::log((rows - hits + 0.5) / (hits + 0.5));
     s.idf[i] = idf <= 0.0 ? 1e-6 : idf;
   }
@@ -93,7 +161,10 @@ void bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, i
     return;
   }
   int rc = SQLITE_OK;
-  if (!s->ready || s->idf.size() != size_t(api->xPhraseCount(fts))) rc = count_stats(api, fts, *s);
+  if (!s->ready || s->idf.size() != size_t(api->xPhraseCount(fts)))
+    rc = count_stats(
+        api, fts, usable(static_cast<Cache *>(api->xUserData(fts)), sqlite3_context_db_handle(ctx)),
+        *s);
   if (rc == SQLITE_OK) rc = count_hits(api, fts, nargs - 2, args + 2, *s);
   int tokens = 0;
   if (rc == SQLITE_OK) rc = row_tokens(api, fts, args[1], tokens);
@@ -121,7 +192,14 @@ fts5_api *fts5(sqlite3 *db) {
 } // namespace
 
 void register_bm25(sqlite3 *db) {
-  if (fts5_api *api = fts5(db)) api->xCreateFunction(api, "ctxdb_bm25", nullptr, bm25, nullptr);
+  fts5_api *api = fts5(db);
+  if (!api) return;
+  // The connection's cache: FTS5 frees it with the connection, but not
+  // when the registration fails.
+  auto *cache = new Cache;
+  if (api->xCreateFunction(api, "ctxdb_bm25", cache, bm25,
+                           [](void *c) { delete static_cast<Cache *>(c); }) != SQLITE_OK)
+    delete cache;
 }
 
 } // namespace ctxdb::memory

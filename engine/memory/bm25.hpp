@@ -1,6 +1,7 @@
 // bm25.hpp — ctxdb_bm25, FTS5's bm25() for memory retrieval, with the
 // statistics of the whole table counted once per retrieval instead of once
-// per query.
+// per query, and kept on the connection across retrievals until the file
+// changes.
 //
 // bm25() counts, on the first row of each query, the rows of the whole
 // table that match each phrase: a walk of every phrase's doclist over all
@@ -11,6 +12,19 @@
 //
 //   ctxdb_bm25(memory_fts, ?stats, sizes, w0, w1, ...)    w: column weights
 //
+// Across retrievals: counting a phrase's rows walks its doclist over the
+// whole table (at 1M memories a fifth of a retrieval's instructions), and
+// the counts change only when memory_fts does. So the connection keeps
+// them (registered with ctxdb_bm25, freed with the connection), each under
+// its phrase's key (Bm25Stats::keys: the phrase as the query wrote it),
+// with the table's row and token totals, for as long as the file's data
+// version stays the one they were counted at: SQLite's
+// SQLITE_FCNTL_DATA_VERSION, which changes on every commit to the file,
+// this connection's or any other connection's or process's, and which a
+// read transaction holds still. Inside a write transaction (whose own
+// changes are not committed, and may be rolled back) nothing is kept or
+// served: the statistics are counted as before.
+//
 // sizes is the row's memory_fts_docsize.sz when the query joins it (a
 // seek on a cursor the query keeps open, where FTS5 runs a statement of
 // its own for every row), or NULL for FTS5 to look it up.
@@ -19,6 +33,7 @@
 // in the same order (tests/engine/memory_test.cpp compares the two).
 #pragma once
 
+#include <string>
 #include <vector>
 
 struct sqlite3;
@@ -26,6 +41,12 @@ struct sqlite3;
 namespace ctxdb::memory {
 
 struct Bm25Stats {
+  // Set by the caller: each phrase's cache key, in the MATCH expression's
+  // order (a phrase as written counts the same rows in any expression);
+  // or, when `keys` is empty, the expression itself, each phrase's key
+  // then the expression and its number; both empty: no cache.
+  std::vector<std::string> keys;
+  std::string expression;
   bool ready = false;
   double avgdl = 0;         // tokens per row
   std::vector<double> idf;  // per phrase of the MATCH expression

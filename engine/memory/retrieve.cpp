@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -33,10 +34,19 @@ namespace {
 // from the %_docsize record joined here (bm25.hpp): FTS5 would look it up
 // with a statement of its own per row, where the join seeks forward on a
 // cursor it keeps open. CROSS JOIN keeps memory_fts the outer loop.
-constexpr char kScopeMatches[] =
-    "SELECT memory_fts.rowid,ctxdb_bm25(memory_fts,?4,d.sz,1.0,2.0) FROM memory_fts CROSS JOIN "
-    "memory_fts_docsize d ON d.id=memory_fts.rowid WHERE memory_fts MATCH ?1 "
-    "AND memory_fts.rowid BETWEEN ?2 AND ?3";
+//
+// The direction: FTS5 3.40.1 reaches a rowid range by stepping through
+// every entry of a term's doclist before it (a doclist that spans few
+// pages has no index to seek with), so a range in the upper half of the
+// rowid space is read from its end, backwards. The matches are sorted
+// below, so the order they come in changes nothing.
+#define CTXDB_SCOPE_MATCHES                                                                        \
+  "SELECT memory_fts.rowid,ctxdb_bm25(memory_fts,?4,d.sz,1.0,2.0) FROM memory_fts CROSS JOIN "     \
+  "memory_fts_docsize d ON d.id=memory_fts.rowid WHERE memory_fts MATCH ?1 "                       \
+  "AND memory_fts.rowid BETWEEN ?2 AND ?3 "
+constexpr char kScopeMatches[] = CTXDB_SCOPE_MATCHES "ORDER BY memory_fts.rowid";
+constexpr char kScopeMatchesBackwards[] = CTXDB_SCOPE_MATCHES "ORDER BY memory_fts.rowid DESC";
+#undef CTXDB_SCOPE_MATCHES
 // A match's row, when it passes the filters (?1 doc_id, ?2 scope_key).
 constexpr char kCandidate[] =
     "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from,m.expires_at,m.sensitive "
@@ -139,11 +149,17 @@ std::vector<Candidate> browse(store::Store &store, const Query &q, const std::st
 // The matches of a MATCH expression in the requested scopes, best bm25
 // first across them: one FTS5 query per scope over its rowid range. The
 // filters (a lookup of the memory's row) run only on the matches ranking
-// asks for. SQLite errors (an invalid FTS5 expression) propagate from the
-// constructor.
+// asks for. `phrases`: the expression's phrases in order, the keys of
+// their statistics on the connection (bm25.hpp), or empty to key them by
+// the expression. SQLite errors (an invalid FTS5 expression) propagate
+// from the constructor.
 class Matches {
 public:
-  Matches(store::Store &store, const Query &q, const std::string &match) : store_(store), q_(q) {
+  Matches(store::Store &store, const Query &q, const std::string &match,
+          std::vector<std::string> phrases = {})
+      : store_(store), q_(q) {
+    stats_.keys = std::move(phrases);
+    if (stats_.keys.empty()) stats_.expression = match;
     for (const ScopeRef &s : q.scopes)
       if (std::string k = scope_key(s); std::find(keys_.begin(), keys_.end(), k) == keys_.end())
         keys_.push_back(std::move(k));
@@ -184,22 +200,33 @@ private:
     size_t key; // in keys_
   };
 
-  // Runs kScopeMatches for every scope. Prepared here, once per retrieval,
-  // not taken from the Store's cache: SQLiteCpp cannot bind a pointer.
+  // Runs kScopeMatches for every scope. Prepared here, once per retrieval
+  // and direction, not taken from the Store's cache: SQLiteCpp cannot bind
+  // a pointer.
   void read_scopes(sqlite3 *db, const std::string &match) {
-    sqlite3_stmt *raw = nullptr;
-    if (int rc = sqlite3_prepare_v2(db, kScopeMatches, -1, &raw, nullptr); rc != SQLITE_OK)
-      throw SQLite::Exception(db, rc);
-    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)> s(raw, sqlite3_finalize);
+    using Stmt = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>;
+    Stmt forwards(nullptr, sqlite3_finalize), backwards(nullptr, sqlite3_finalize);
     for (size_t i = 0; i < keys_.size(); ++i) {
-      sqlite3_reset(s.get());
-      sqlite3_bind_text(s.get(), 1, match.data(), int(match.size()), SQLITE_STATIC);
-      sqlite3_bind_int64(s.get(), 2, scope_first_row(keys_[i]));
-      sqlite3_bind_int64(s.get(), 3, scope_last_row(keys_[i]));
-      sqlite3_bind_pointer(s.get(), 4, &stats_, kBm25StatsType, nullptr);
+      int64_t first = scope_first_row(keys_[i]);
+      bool back = first > std::numeric_limits<int64_t>::max() / 2;
+      Stmt &st = back ? backwards : forwards;
+      if (!st) {
+        sqlite3_stmt *raw = nullptr;
+        if (int rc = sqlite3_prepare_v2(db, back ? kScopeMatchesBackwards : kScopeMatches, -1, &raw,
+                                        nullptr);
+            rc != SQLITE_OK)
+          throw SQLite::Exception(db, rc);
+        st.reset(raw);
+      }
+      sqlite3_stmt *s = st.get();
+      sqlite3_reset(s);
+      sqlite3_bind_text(s, 1, match.data(), int(match.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(s, 2, first);
+      sqlite3_bind_int64(s, 3, scope_last_row(keys_[i]));
+      sqlite3_bind_pointer(s, 4, &stats_, kBm25StatsType, nullptr);
       int rc;
-      while ((rc = sqlite3_step(s.get())) == SQLITE_ROW)
-        rows_.push_back({sqlite3_column_double(s.get(), 1), sqlite3_column_int64(s.get(), 0), i});
+      while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        rows_.push_back({sqlite3_column_double(s, 1), sqlite3_column_int64(s, 0), i});
       if (rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
     }
   }
@@ -304,11 +331,12 @@ Retrieval retrieve(store::Store &store, const Query &q, const token::Counter &co
   }
   std::vector<Candidate> browsed;
   if (!matches) {
-    r.fts_query = words_query(q.text, q.match == Match::kAll);
+    std::vector<std::string> phrases = words_phrases(q.text, q.match == Match::kAll);
+    r.fts_query = join_phrases(phrases, q.match == Match::kAll);
     if (r.fts_query.empty())
       browsed = browse(store, q, scope_keys(q.scopes));
     else
-      matches.emplace(store, q, r.fts_query);
+      matches.emplace(store, q, r.fts_query, std::move(phrases));
   }
   rank(store, q, counter, matches ? &*matches : nullptr, std::move(browsed), r);
   return r;

@@ -16,7 +16,8 @@
 // not yet read could still outrank the best one read, its bound being its
 // text part with every other part at 1. bm25 is ctxdb_bm25 (bm25.hpp):
 // the same scores, with the table's statistics counted once for all the
-// scopes and each row's length joined rather than looked up. All of it
+// scopes (and kept on the connection for later retrievals until the file
+// changes) and each row's length joined rather than looked up. All of it
 // reads one snapshot (the caller's transaction, or one of its own).
 //
 // The blend (every part in [0, 1]):

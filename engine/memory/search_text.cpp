@@ -129,7 +129,7 @@ std::string index_text(std::string_view text) {
   return out;
 }
 
-std::string words_query(std::string_view query, bool all) {
+std::vector<std::string> words_phrases(std::string_view query, bool all) {
   std::vector<Word> words = split_words(query);
   std::vector<std::string> terms;
   bool any_content = std::any_of(words.begin(), words.end(),
@@ -140,12 +140,22 @@ std::string words_query(std::string_view query, bool all) {
     terms.push_back(std::move(w.text));
     if (terms.size() == kMaxTerms) break;
   }
+  std::vector<std::string> phrases;
+  for (const std::string &t : terms) append_phrase(phrases.emplace_back(), t);
+  return phrases;
+}
+
+std::string join_phrases(const std::vector<std::string> &phrases, bool all) {
   std::string out;
-  for (const std::string &t : terms) {
+  for (const std::string &p : phrases) {
     if (!out.empty()) out += all ? " AND " : " OR ";
-    append_phrase(out, t);
+    out += p;
   }
   return out;
+}
+
+std::string words_query(std::string_view query, bool all) {
+  return join_phrases(words_phrases(query, all), all);
 }
 
 std::string fts_query(std::string_view query) {

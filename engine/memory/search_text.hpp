@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ctxdb::memory {
 
@@ -24,6 +25,11 @@ std::string index_text(std::string_view text);
 // without common English words when others remain. Empty when the query
 // has no words.
 std::string words_query(std::string_view query, bool all);
+
+// words_query in its parts: its phrases, quoted, in order (FTS5 numbers
+// them so), and the expression they join into.
+std::vector<std::string> words_phrases(std::string_view query, bool all);
+std::string join_phrases(const std::vector<std::string> &phrases, bool all);
 
 // A query in FTS5 syntax, its CJK runs made phrases. It may still be
 // invalid syntax; the caller runs it and falls back to words_query().

@@ -607,6 +607,7 @@ std::pair<std::string, std::string> colliding_projects() {
 // Its blend is recomputed here from the documented formula.
 struct Expected {
   Ids included, excluded;
+  std::vector<double> scores; // of the included, as blended from bm25()
 };
 Expected reference_retrieve(store::Store &store, const memory::Query &q,
                             const token::Counter &counter) {
@@ -623,7 +624,9 @@ Expected reference_retrieve(store::Store &store, const memory::Query &q,
       "AND m.valid_from<=?3 AND (m.expires_at IS NULL OR m.expires_at>?3) "
       "AND (m.sensitive=0 OR ?4) AND (m.readers IS NULL OR EXISTS "
       "(SELECT 1 FROM json_each(m.readers) WHERE value=?5)) ORDER BY b LIMIT ?6");
-  s.bind(1, memory::words_query(q.text, q.match == memory::Match::kAll));
+  s.bind(1, q.match == memory::Match::kFts
+                ? memory::fts_query(q.text)
+                : memory::words_query(q.text, q.match == memory::Match::kAll));
   s.bind(2, keys);
   s.bind(3, q.now);
   s.bind(4, int(q.allow_sensitive));
@@ -656,8 +659,58 @@ Expected reference_retrieve(store::Store &store, const memory::Query &q,
     }
     used += tokens;
     out.included.push_back(r.id);
+    out.scores.push_back(r.score);
   }
   return out;
+}
+
+// Checks a retrieval against reference_retrieve: the same memories, in
+// the same order, with the same scores to the bit.
+void check_retrieval(const memory::Retrieval &got, const Expected &want) {
+  Ids included, excluded;
+  std::vector<double> scores;
+  for (const auto &r : got.included) {
+    included.push_back(r.memory_id);
+    scores.push_back(r.score);
+  }
+  for (const auto &x : got.excluded) excluded.push_back(x.memory_id);
+  CHECK(included == want.included);
+  CHECK(excluded == want.excluded);
+  CHECK(scores == want.scores);
+}
+
+// `count` MemoryWritten events (ids m<first>...) in four scopes, with
+// every part of the blend and every filter varied; words from a small
+// vocabulary so that queries match many.
+std::string random_memories(int first, int count, uint64_t seed) {
+  const char *words[] = {"cache", "deploy", "build", "token", "retry", "schema", "vault", "lint"};
+  const char *scopes[] = {R"("scope":"project","scope_id":"p1")",
+                          R"("scope":"project","scope_id":"p2")", R"("scope":"global")",
+                          R"("scope":"user","scope_id":"u1")"};
+  uint64_t rng = seed;
+  auto next = [&](uint64_t n) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (rng >> 33) % n;
+  };
+  std::string nd;
+  for (int i = first; i < first + count; ++i) {
+    std::string content;
+    for (uint64_t k = 0, n = 2 + next(10); k < n; ++k)
+      content += std::string(k ? " " : "") + words[next(std::size(words))];
+    std::string more = R"(,"priority":)" + std::to_string(next(101)) + R"(,"confidence":)" +
+                       std::to_string(double(next(101)) / 100);
+    if (next(10) == 0) more += R"(,"sensitive":true)";
+    if (next(10) == 0) more += R"(,"readers":["coder"])";
+    int64_t ts = kT0 + int64_t(next(60)) * kDay / 2;
+    if (next(10) == 0)
+      more += R"(,"expires_at":)" + std::to_string(ts + int64_t(1 + next(40)) * kDay / 2);
+    nd += R"({"type":"MemoryWritten","actor":"a","ts":)" + std::to_string(ts) +
+          R"(,"payload":{"memory_id":"m)" + std::to_string(i) + R"(",)" + scopes[next(4)] +
+          R"(,"kind":"fact","content":")" + content + R"(","keywords":[")" +
+          words[next(std::size(words))] +
+          R"("],"source_refs":["evt_src"],"update_policy":"manual")" + more + "}}\n";
+  }
+  return nd;
 }
 
 } // namespace
@@ -709,36 +762,7 @@ TEST_CASE("memory: two scopes sharing a rowid range still never see each other's
 
 TEST_CASE("memory: retrieval over scope ranges ranks exactly as one filtered query over all") {
   MemoryDb m;
-  // Memories in four scopes, with every part of the blend and every filter
-  // varied; words from a small vocabulary so that queries match many.
-  const char *words[] = {"cache", "deploy", "build", "token", "retry", "schema", "vault", "lint"};
-  const char *scopes[] = {R"("scope":"project","scope_id":"p1")",
-                          R"("scope":"project","scope_id":"p2")", R"("scope":"global")",
-                          R"("scope":"user","scope_id":"u1")"};
-  uint64_t rng = 12345;
-  auto next = [&](uint64_t n) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (rng >> 33) % n;
-  };
-  std::string nd;
-  for (int i = 0; i < 400; ++i) {
-    std::string content;
-    for (uint64_t k = 0, n = 2 + next(10); k < n; ++k)
-      content += std::string(k ? " " : "") + words[next(std::size(words))];
-    std::string more = R"(,"priority":)" + std::to_string(next(101)) + R"(,"confidence":)" +
-                       std::to_string(double(next(101)) / 100);
-    if (next(10) == 0) more += R"(,"sensitive":true)";
-    if (next(10) == 0) more += R"(,"readers":["coder"])";
-    int64_t ts = kT0 + int64_t(next(60)) * kDay / 2;
-    if (next(10) == 0)
-      more += R"(,"expires_at":)" + std::to_string(ts + int64_t(1 + next(40)) * kDay / 2);
-    nd += R"({"type":"MemoryWritten","actor":"a","ts":)" + std::to_string(ts) +
-          R"(,"payload":{"memory_id":"m)" + std::to_string(i) + R"(",)" + scopes[next(4)] +
-          R"(,"kind":"fact","content":")" + content + R"(","keywords":[")" +
-          words[next(std::size(words))] +
-          R"("],"source_refs":["evt_src"],"update_policy":"manual")" + more + "}}\n";
-  }
-  m.db.append_batch("s", nd);
+  m.db.append_batch("s", random_memories(0, 400, 12345));
   store::Store store(m.path, {});
   const token::Counter &counter = token::default_counter();
   int compared = 0;
@@ -755,16 +779,69 @@ TEST_CASE("memory: retrieval over scope ranges ranks exactly as one filtered que
           q.allow_sensitive = sensitive;
           q.agent = sensitive ? std::optional<std::string>("coder") : std::nullopt;
           INFO(text << " limit " << limit << " budget " << budget.value_or(-1));
-          memory::Retrieval got = memory::retrieve(store, q, counter);
           Expected want = reference_retrieve(store, q, counter);
-          Ids included, excluded;
-          for (const auto &r : got.included) included.push_back(r.memory_id);
-          for (const auto &x : got.excluded) excluded.push_back(x.memory_id);
-          CHECK(included == want.included);
-          CHECK(excluded == want.excluded);
+          check_retrieval(memory::retrieve(store, q, counter), want);
           compared += !want.included.empty();
         }
   CHECK(compared >= 40);
+}
+
+TEST_CASE("memory: the bm25 statistics a connection keeps never outlive a change to the index") {
+  MemoryDb m;
+  m.db.append_batch("s", random_memories(0, 300, 4242));
+  // The retrieving handle: it keeps each phrase's statistics across
+  // retrievals (bm25.hpp). Every change below changes the table's rows or
+  // a phrase's matches, so a statistic kept past it changes scores.
+  store::Store store(m.path, {});
+  const token::Counter &counter = token::default_counter();
+  std::vector<std::string> texts{"cache", "deploy build", "token retry vault"};
+  auto check_all = [&](const char *step) {
+    for (const std::string &text : texts)
+      for (memory::Match match : {memory::Match::kAny, memory::Match::kAll, memory::Match::kFts}) {
+        memory::Query q;
+        q.text = text;
+        q.match = match;
+        q.scopes = {{"project", "p1"}, {"global", ""}, {"user", "u1"}};
+        q.now = kT0 + 20 * kDay;
+        INFO(std::string(step) << ": " << text << " match " << int(match));
+        check_retrieval(memory::retrieve(store, q, counter), reference_retrieve(store, q, counter));
+      }
+  };
+  check_all("first retrieval");
+  check_all("the same again, from the kept statistics");
+  // Another handle (the engine's connection) writes, updates, forgets.
+  m.db.append_batch("s", random_memories(300, 40, 99));
+  check_all("after another handle's writes");
+  m.db.memory_update("m7", R"({"content":"cache cache cache lint","source_refs":["evt_src"]})");
+  check_all("after another handle's update");
+  m.db.memory_forget("m8", "");
+  check_all("after a tombstone");
+  m.db.memory_forget("m9", R"({"mode":"purge"})");
+  check_all("after a purge");
+  // A failed write changes nothing: its transaction is rolled back.
+  CHECK_THROWS(m.db.append_batch(
+      "s", random_memories(400, 5, 7) + R"({"type":"MemoryWritten","actor":"a","payload":{)" +
+               R"("memory_id":"bad","scope":"global","content":"cache"}})" + "\n"));
+  CHECK(code_of([&] { m.db.memory_get("m400"); }) == Code::kNotFound);
+  check_all("after a failed write");
+  // This handle's own changes: inside its write transaction the statistics
+  // are its uncommitted ones, and after the rollback the old ones again.
+  {
+    store::Store::WriteTransaction tx(store);
+    store.db().exec("DELETE FROM memories WHERE memory_id IN ('m1','m2','m3')");
+    texts.push_back("schema lint"); // first counted here, uncommitted
+    check_all("inside a write transaction");
+  }
+  check_all("after its rollback");
+  {
+    store::Store::WriteTransaction tx(store);
+    store.db().exec("DELETE FROM memories WHERE memory_id IN ('m4','m5')");
+    tx.commit();
+  }
+  check_all("after this handle's commit");
+  // Another connection, as another process would.
+  raw_sql(m.path, "DELETE FROM memories WHERE memory_id IN ('m10','m11')");
+  check_all("after another connection's commit");
 }
 
 TEST_CASE("memory: migration 009 moves a schema-8 file's memories into their scope ranges") {
