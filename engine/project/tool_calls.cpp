@@ -36,11 +36,6 @@ std::string call_key(int64_t session_no, std::string_view call_id) {
   return k;
 }
 
-std::string result_key(int64_t session_no, int64_t call_seq, int64_t call_idx) {
-  return std::to_string(session_no) + ':' + std::to_string(call_seq) + ':' +
-         std::to_string(call_idx);
-}
-
 // "event evt_… (ToolCallFinished)": how every rule violation starts.
 std::string event_name(const log::Event &e) { return "event " + e.id + " (" + e.type + ")"; }
 
@@ -71,6 +66,7 @@ void ToolCalls::on_append(const log::Event &e) {
 void ToolCalls::clear() {
   calls_.clear();
   results_.clear();
+  complete_ = false;
 }
 
 void ToolCalls::add_calls(const log::Event &e, simdjson::dom::element payload) {
@@ -96,7 +92,7 @@ void ToolCalls::add_call(const log::Event &e, simdjson::dom::element block, int6
                                      std::to_string(p->seq) +
                                      "); a call id names one call per path");
   same.push_back({e.seq, idx, e.branch_no});
-  results_.emplace(result_key(e.session_no, e.seq, idx), std::vector<Place>{}); // none yet
+  results_.emplace(CallKey{e.session_no, e.seq, idx}, std::vector<Place>{}); // none yet
   auto q = store_.statement(kInsertCall);
   q->bind(1, e.session_no);
   q->bind(2, e.seq);
@@ -161,7 +157,7 @@ const ToolCalls::Place *ToolCalls::on_path_of(const std::vector<Place> &places,
 
 std::vector<ToolCalls::Place> &ToolCalls::calls(int64_t session_no, std::string_view call_id) {
   auto [it, added] = calls_.try_emplace(call_key(session_no, call_id));
-  if (!added) return it->second;
+  if (!added || complete_) return it->second;
   auto q = store_.statement(kCallsById);
   q->bind(1, session_no);
   store::bind_text(*q, 2, call_id);
@@ -172,8 +168,8 @@ std::vector<ToolCalls::Place> &ToolCalls::calls(int64_t session_no, std::string_
 }
 
 std::vector<ToolCalls::Place> &ToolCalls::results(int64_t session_no, const Place &call) {
-  auto [it, added] = results_.try_emplace(result_key(session_no, call.seq, call.idx));
-  if (!added) return it->second;
+  auto [it, added] = results_.try_emplace(CallKey{session_no, call.seq, call.idx});
+  if (!added || complete_) return it->second;
   auto q = store_.statement(kResultsOfCall);
   q->bind(1, session_no);
   q->bind(2, call.seq);

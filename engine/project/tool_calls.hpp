@@ -23,6 +23,7 @@
 
 #include <simdjson.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,10 @@ public:
   void on_append(const log::Event &e) override;
   void flush() override { clear(); }
   void discard() override { clear(); }
+  // The tables are about to be emptied and refilled by a replay: until it
+  // flushes, the caches hold every row there is, and an id they lack is
+  // not looked up.
+  void before_rebuild() override { complete_ = true; }
   std::span<const char *const> tables() const override;
 
   // The calls on a branch's path with their status as seen from it, as the
@@ -62,6 +67,17 @@ private:
     int64_t seq = 0;
     int64_t idx = 0; // the block's index (calls only)
     int64_t branch_no = 0;
+  };
+
+  // A call's place as results name it: (session_no, seq, idx).
+  struct CallKey {
+    int64_t session_no, seq, idx;
+    bool operator==(const CallKey &) const = default;
+  };
+  struct CallKeyHash {
+    size_t operator()(const CallKey &k) const {
+      return std::hash<int64_t>()(k.session_no * 1000003 ^ k.seq * 31 ^ k.idx);
+    }
   };
 
   void add_calls(const log::Event &e, simdjson::dom::element payload);
@@ -83,7 +99,8 @@ private:
   // Read-through caches for one transaction, so a result appended with its
   // call (a batch) never reads back the rows just written.
   std::unordered_map<std::string, std::vector<Place>> calls_;
-  std::unordered_map<std::string, std::vector<Place>> results_;
+  std::unordered_map<CallKey, std::vector<Place>, CallKeyHash> results_;
+  bool complete_ = false; // during a rebuild's replay (before_rebuild)
 };
 
 } // namespace ctxdb::project
