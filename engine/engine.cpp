@@ -151,14 +151,15 @@ std::string Engine::verify(std::optional<std::string_view> session_id) {
 }
 
 std::string Engine::rebuild(std::string_view options_json) {
-  bool check = false;
+  project::RebuildOptions options;
   if (!options_json.empty()) {
     simdjson::dom::parser parser;
     simdjson::dom::element doc = json::parse(parser, options_json, "rebuild options");
     store::embedded_schema("json/rebuild_options.schema.json").validate(doc, "");
-    if (doc["check"].get(check)) check = false; // absent: no check
+    if (doc["check"].get(options.check)) options.check = false; // absent: no check
+    if (doc["search"].get(options.log_indexes)) options.log_indexes = false;
   }
-  project::RebuildReport r = project::rebuild(store_, log_, projections_, check);
+  project::RebuildReport r = project::rebuild(store_, log_, projections_, options);
   json::JsonWriter w;
   w.begin_object().field("events", r.events).key("identical").boolean(r.identical);
   w.key("tables").begin_array();
@@ -169,6 +170,8 @@ std::string Engine::rebuild(std::string_view options_json) {
         .field("before", t.before)
         .field("after", t.after)
         .end_object();
+  w.end_array().key("kept").begin_array();
+  for (const std::string &t : r.kept) w.value(t);
   w.end_array().end_object();
   return w.take();
 }

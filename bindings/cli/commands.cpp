@@ -189,7 +189,11 @@ int cmd_verify(const Args &args) {
 
 int cmd_rebuild(const Args &args) {
   auto db = open_db(args, Access::existing);
-  JsonDoc report(db.rebuild(args.has("--check") ? R"({"check":true})" : "{}"));
+  std::string options = "{";
+  if (args.has("--check")) options += R"("check":true)";
+  if (args.has("--search"))
+    options += std::string(options.size() > 1 ? "," : "") + R"("search":true)";
+  JsonDoc report(db.rebuild(options + "}"));
   element r = report.root();
   std::printf("replayed %lld events\n", static_cast<long long>(get_int(r, "events")));
   simdjson::dom::array tables;
@@ -200,6 +204,14 @@ int cmd_rebuild(const Args &args) {
     std::printf("  %-16s %8lld rows  %s\n", std::string(get_string(t, "table")).c_str(),
                 static_cast<long long>(get_int(t, "rows")),
                 same ? "unchanged" : "rebuilt: differed");
+  }
+  simdjson::dom::array kept;
+  if (r["kept"].get_array().get(kept) == simdjson::SUCCESS && kept.size() > 0) {
+    std::string names;
+    for (element k : kept)
+      (names += names.empty() ? "" : ", ") += std::string(k.get_string().value());
+    std::printf("  kept, caught up (indexes of the log; --search re-derives them): %s\n",
+                names.c_str());
   }
   return 0;
 }
@@ -544,14 +556,17 @@ const CommandSpec kCommands[] = {
      "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"
      "event and exits 1.\n",
      {}, {}, 0, 1, cmd_verify},
-    {"rebuild", "[--check]", "replay the log into every derived table",
+    {"rebuild", "[--check] [--search]", "replay the log into every derived table",
      "Clears every derived table (sessions, ...) and replays the whole log\n"
      "into them in one transaction, printing each table's row count and\n"
-     "whether it came out as it was. The log itself is never touched.\n"
+     "whether it came out as it was. The log itself is never touched. The\n"
+     "session-search index indexes the stored events alone: it is brought\n"
+     "up to date and kept, unless --search asks for it to be re-derived.\n"
      "\n"
-     "  --check  fail (exit 1, nothing changed) when any rebuilt table differs\n"
-     "           from the stored one\n",
-     {}, {"--check"}, 0, 0, cmd_rebuild},
+     "  --check   fail (exit 1, nothing changed) when any rebuilt table differs\n"
+     "            from the stored one\n"
+     "  --search  clear the session-search index and index the log again too\n",
+     {}, {"--check", "--search"}, 0, 0, cmd_rebuild},
     {"export", "[SESSION] [--events-only]", "print stored events and their artifacts as NDJSON",
      "Prints every stored event, one JSON object per line: the whole\n"
      "database in append order, or one session in seq order; then the\n"

@@ -174,6 +174,11 @@ export interface RebuildOptions {
    * from the stored one (default false).
    */
   check?: boolean;
+  /**
+   * Re-derive the session-search index too (default false: it indexes the
+   * stored events alone, so it is brought up to date and kept).
+   */
+  search?: boolean;
 }
 
 /** One derived table in a rebuild result. */
@@ -194,6 +199,8 @@ export interface RebuildResult {
   /** Every derived table came out as it was. */
   identical: boolean;
   tables: TableChecksum[];
+  /** Tables of the log's own indexes (session search) caught up and kept. */
+  kept: string[];
   [key: string]: JsonValue;
 }
 

@@ -21,6 +21,13 @@ public:
   // the tables: a projection that defers work (the search index) does it
   // now, so that the tables compared are what the events say.
   virtual void before_rebuild() {}
+
+  // True for an index of the stored events themselves (the session-search
+  // index: FTS5 over a view of the events table that the migrations
+  // define, project/search_index.hpp), whose rows no replay of projection
+  // code can change: a rebuild brings it up to date and keeps it, unless
+  // asked to re-derive it too (rebuild.hpp).
+  virtual bool indexes_log() const { return false; }
 };
 
 } // namespace ctxdb::project

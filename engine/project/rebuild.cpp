@@ -4,7 +4,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
+#include <future>
+#include <memory>
 
 namespace ctxdb::project {
 
@@ -12,28 +15,31 @@ namespace {
 
 // Appends one value's bytes, type first, so that 1, 1.0, '1' and x'31' all
 // hash apart. Values are gathered and hashed in large pieces: a SHA-256
-// update per value costs more than the value.
-void append_value(std::string &buf, const SQLite::Column &c) {
+// update per value costs more than the value. Read through SQLite's C API:
+// a checksum reads every value of every derived table, and SQLiteCpp's
+// Column (a shared_ptr copy per value) cost a fifth of a rebuild.
+void append_value(std::string &buf, sqlite3_stmt *q, int i) {
   auto put = [&](const void *p, size_t n) { buf.append(static_cast<const char *>(p), n); };
-  int type = c.getType();
+  int type = sqlite3_column_type(q, i);
   uint8_t tag = static_cast<uint8_t>(type);
   put(&tag, 1);
   switch (type) {
   case SQLITE_INTEGER: {
-    int64_t v = c.getInt64();
+    int64_t v = sqlite3_column_int64(q, i);
     put(&v, sizeof v);
     break;
   }
   case SQLITE_FLOAT: {
-    double v = c.getDouble();
+    double v = sqlite3_column_double(q, i);
     put(&v, sizeof v);
     break;
   }
   case SQLITE_TEXT:
   case SQLITE_BLOB: {
-    int64_t n = c.getBytes();
+    const void *p = sqlite3_column_blob(q, i);
+    int64_t n = sqlite3_column_bytes(q, i);
     put(&n, sizeof n);
-    put(c.getBlob(), size_t(n));
+    put(p, size_t(n));
     break;
   }
   default: break; // NULL: the tag says it all
@@ -47,8 +53,8 @@ constexpr size_t kHashChunk = 1 << 16;
 // The order rows are hashed in: the primary key when the table declares
 // one (its b-tree's own order, so no sort); otherwise every column, since
 // a rowid is not part of a row and a replay may insert in another order.
-std::string key_order(store::Store &store, const std::string &table) {
-  SQLite::Statement q(store.db(), "SELECT name,pk FROM pragma_table_info(?) ORDER BY pk,cid");
+std::string key_order(SQLite::Database &db, const std::string &table) {
+  SQLite::Statement q(db, "SELECT name,pk FROM pragma_table_info(?) ORDER BY pk,cid");
   q.bind(1, table);
   std::string key, all;
   while (q.executeStep()) {
@@ -62,19 +68,26 @@ std::string key_order(store::Store &store, const std::string &table) {
 namespace {
 
 // Hashes every row `sql` returns into h; the number of rows.
-int64_t hash_rows(store::Store &store, const std::string &sql, util::Sha256 &h) {
-  SQLite::Statement q(store.db(), sql);
+int64_t hash_rows(SQLite::Database &conn, const std::string &sql, util::Sha256 &h) {
+  sqlite3 *db = conn.getHandle();
+  sqlite3_stmt *raw = nullptr;
+  if (int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr); rc != SQLITE_OK)
+    throw SQLite::Exception(db, rc);
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)> q(raw, sqlite3_finalize);
+  const int columns = sqlite3_column_count(raw);
   std::string buf;
   buf.reserve(kHashChunk + 4096);
   int64_t rows = 0;
-  while (q.executeStep()) {
+  int rc;
+  while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
     ++rows;
-    for (int i = 0; i < q.getColumnCount(); ++i) append_value(buf, q.getColumn(i));
+    for (int i = 0; i < columns; ++i) append_value(buf, raw, i);
     if (buf.size() >= kHashChunk) {
       h.update(buf);
       buf.clear();
     }
   }
+  if (rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
   h.update(buf);
   return rows;
 }
@@ -87,46 +100,115 @@ int64_t hash_rows(store::Store &store, const std::string &sql, util::Sha256 &h) 
 // every term with its document and occurrence counts (an fts5vocab view),
 // and cleared with 'delete-all' (an external-content table cannot DELETE
 // rows whose content it would have to read back).
-bool is_fts5(store::Store &store, const std::string &table) {
-  SQLite::Statement q(store.db(), "SELECT sql FROM sqlite_schema WHERE name=?");
+bool is_fts5(SQLite::Database &db, const std::string &table) {
+  SQLite::Statement q(db, "SELECT sql FROM sqlite_schema WHERE name=?");
   q.bind(1, table);
   return q.executeStep() && q.getColumn(0).getString().find("USING fts5") != std::string::npos;
 }
 
-std::string fts5_checksum(store::Store &store, const std::string &table, int64_t &rows) {
+std::string fts5_checksum(SQLite::Database &db, const std::string &table, int64_t &rows) {
   std::string vocab = "temp.\"" + table + "_rebuild_vocab\"";
-  store.db().exec("CREATE VIRTUAL TABLE IF NOT EXISTS " + vocab + " USING fts5vocab(main, \"" +
-                  table + "\", row)");
+  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS " + vocab + " USING fts5vocab(main, \"" + table +
+          "\", row)");
   util::Sha256 h;
-  rows = hash_rows(store, "SELECT id,sz FROM \"" + table + "_docsize\" ORDER BY id", h);
-  hash_rows(store, "SELECT term,doc,cnt FROM " + vocab, h);
+  rows = hash_rows(db, "SELECT id,sz FROM \"" + table + "_docsize\" ORDER BY id", h);
+  hash_rows(db, "SELECT term,doc,cnt FROM " + vocab, h);
   return util::to_hex(h.finish());
 }
+
+std::string checksum(SQLite::Database &db, const std::string &table, int64_t &rows) {
+  if (is_fts5(db, table)) return fts5_checksum(db, table, rows);
+  // Table names come from the projections, never from input.
+  util::Sha256 h;
+  rows = hash_rows(db, "SELECT * FROM " + table + " ORDER BY " + key_order(db, table), h);
+  return util::to_hex(h.finish());
+}
+
+// The checksums of tables as the file's last commit holds them, which is
+// what a rebuild starts from: it holds the write lock, so nobody can
+// commit meanwhile. They are read on a connection of their own on a
+// second thread, while the rebuild's connection clears and replays (the
+// pass costs a tenth of a rebuild): that connection reads the last commit
+// whatever the rebuild's transaction changes. So a table the transaction
+// changed before it is cleared (the search index catching up) is not
+// given here. A file no second connection can open (an in-memory
+// database) is read here, first.
+class BeforeChecksums {
+public:
+  BeforeChecksums(store::Store &store, std::vector<TableChecksum *> tables)
+      : tables_(std::move(tables)) {
+    const std::string &path = store.path();
+    if (path.empty() || path == ":memory:" || path.starts_with("file:")) {
+      compute(store.db());
+      return;
+    }
+    pass_ = std::async(std::launch::async, [this, path] {
+      SQLite::Database reader(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX);
+      reader.exec("BEGIN"); // one read snapshot for every table; closing ends it
+      compute(reader);
+    });
+  }
+  // Waits for the pass, rethrowing what it threw.
+  void wait() {
+    if (pass_.valid()) pass_.get();
+  }
+  // A failed rebuild still waits for the pass: it writes into the report.
+  ~BeforeChecksums() {
+    if (pass_.valid()) pass_.wait();
+  }
+  BeforeChecksums(const BeforeChecksums &) = delete;
+  BeforeChecksums &operator=(const BeforeChecksums &) = delete;
+
+private:
+  void compute(SQLite::Database &db) {
+    int64_t rows = 0;
+    for (TableChecksum *t : tables_) t->before = checksum(db, t->table, rows);
+  }
+
+  std::vector<TableChecksum *> tables_;
+  std::future<void> pass_;
+};
+
+// A rebuild is one transaction that rewrites every derived table: with the
+// handle's page cache, dirty pages spill to the WAL before the commit and
+// are written twice. For the replay's length the cache is larger, then the
+// handle's own again.
+class ReplayCache {
+public:
+  explicit ReplayCache(SQLite::Database &db)
+      : db_(db), saved_(db.execAndGet("PRAGMA cache_size").getInt()) {
+    db_.exec("PRAGMA cache_size=-65536"); // KiB: 64 MiB
+  }
+  ~ReplayCache() {
+    try {
+      db_.exec("PRAGMA cache_size=" + std::to_string(saved_));
+    } catch (...) {
+      // Only a broken connection fails this; the error that matters is
+      // the one the rebuild reports.
+    }
+  }
+  ReplayCache(const ReplayCache &) = delete;
+  ReplayCache &operator=(const ReplayCache &) = delete;
+
+private:
+  SQLite::Database &db_;
+  int saved_;
+};
 
 } // namespace
 
 std::string table_checksum(store::Store &store, const std::string &table, int64_t &rows) {
-  if (is_fts5(store, table)) return fts5_checksum(store, table, rows);
-  // Table names come from the projections, never from input.
-  util::Sha256 h;
-  rows = hash_rows(store, "SELECT * FROM " + table + " ORDER BY " + key_order(store, table), h);
-  return util::to_hex(h.finish());
+  return checksum(store.db(), table, rows);
 }
 
 namespace {
 
-// Clears every derived table, noting its checksum first.
-void clear(store::Store &store, std::span<const char *const> tables, RebuildReport &r) {
-  for (const char *table : tables) {
-    TableChecksum t;
-    t.table = table;
-    t.before = table_checksum(store, t.table, t.rows);
-    if (is_fts5(store, t.table))
-      store.db().exec("INSERT INTO " + t.table + "(" + t.table + ") VALUES('delete-all')");
-    else
-      store.db().exec("DELETE FROM " + t.table);
-    r.tables.push_back(std::move(t));
-  }
+// Empties a derived table.
+void clear(SQLite::Database &db, const std::string &table) {
+  if (is_fts5(db, table))
+    db.exec("INSERT INTO " + table + "(" + table + ") VALUES('delete-all')");
+  else
+    db.exec("DELETE FROM " + table);
 }
 
 // Replays the log through the tree and the projections alone: the log
@@ -144,26 +226,52 @@ void replay(log::EventLog &log, std::span<Projection *const> projections, Rebuil
 } // namespace
 
 RebuildReport rebuild(store::Store &store, log::EventLog &log,
-                      std::span<Projection *const> projections, bool check) {
+                      std::span<Projection *const> projections, const RebuildOptions &options) {
   store::Store::WriteTransaction tx(store);
+  ReplayCache cache(store.db());
   RebuildReport r;
   for (Projection *p : projections) p->before_rebuild();
-  clear(store, log::Tree::tables(), r);
-  for (Projection *p : projections) clear(store, p->tables(), r);
+  // The projections replayed; an index of the log is kept unless asked,
+  // and when it is not, its before_rebuild() changed its tables here.
+  std::vector<Projection *> replayed;
+  std::vector<size_t> changed_here;
+  auto rebuilt = [&](const char *table) { r.tables.emplace_back().table = table; };
+  for (const char *table : log::Tree::tables()) rebuilt(table);
+  for (Projection *p : projections) {
+    bool keep = p->indexes_log() && !options.log_indexes;
+    for (const char *table : p->tables()) {
+      if (keep) {
+        r.kept.emplace_back(table);
+        continue;
+      }
+      if (p->indexes_log()) changed_here.push_back(r.tables.size());
+      rebuilt(table);
+    }
+    if (!keep) replayed.push_back(p);
+  }
+  std::vector<TableChecksum *> committed;
+  for (size_t i = 0; i < r.tables.size(); ++i) {
+    if (std::find(changed_here.begin(), changed_here.end(), i) == changed_here.end())
+      committed.push_back(&r.tables[i]);
+    else
+      r.tables[i].before = checksum(store.db(), r.tables[i].table, r.tables[i].rows);
+  }
+  BeforeChecksums before(store, std::move(committed));
+  for (const TableChecksum &t : r.tables) clear(store.db(), t.table);
   try {
-    replay(log, projections, r);
+    replay(log, replayed, r);
   } catch (...) {
     log.tree().discard();
-    for (Projection *p : projections) p->discard();
+    for (Projection *p : replayed) p->discard();
     throw;
   }
+  for (TableChecksum &t : r.tables) t.after = checksum(store.db(), t.table, t.rows);
+  before.wait();
   std::string differing;
-  for (TableChecksum &t : r.tables) {
-    t.after = table_checksum(store, t.table, t.rows);
+  for (const TableChecksum &t : r.tables)
     if (t.after != t.before) differing += (differing.empty() ? "" : ", ") + t.table;
-  }
   r.identical = differing.empty();
-  if (check && !r.identical)
+  if (options.check && !r.identical)
     throw Error(Code::kCheckFailed, "rebuild --check: the replayed log gives other rows in " +
                                         differing + " (nothing was changed)");
   tx.commit();

@@ -19,9 +19,12 @@
 // The trigram table makes indexing cost several times the append itself
 // (bench_append: batches of 1000 run at 0.44 of raw while the index lags,
 // ~0.08 over runs long enough to index): a bulk import can set a large lag
-// and leave the work to the first search. Rebuild clears both tables and the mark
-// with the other projections and indexes the whole log at the end of its
-// replay (project/rebuild.cpp).
+// and leave the work to the first search. The index is a function of the
+// stored events alone (indexes_log()): a rebuild catches it up to the last
+// event and keeps it, or, asked to re-derive it (RebuildOptions::
+// log_indexes), clears both tables and the mark with the other
+// projections, and indexes the whole log at the end of its replay
+// (project/rebuild.hpp).
 //
 // Ranks: bm25 depends on the whole indexed corpus. A hit in the private
 // copy is ranked by bm25 over the events above the mark alone, so with an
@@ -74,6 +77,7 @@ public:
   void discard() override { last_pos_ = 0; }
   std::span<const char *const> tables() const override;
   void before_rebuild() override { index_to_end(mark()); }
+  bool indexes_log() const override { return true; }
 
   // Indexes every event above the mark, in a write transaction of its own,
   // unless another writer holds the lock (then it does not wait). False

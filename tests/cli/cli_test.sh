@@ -315,6 +315,15 @@ test_rebuild() {
   expect_contains "rebuild repairs the table" "rebuilt: differed" "$OUT"
   run "$CLI" --db "$WORK/forged.ctxdb" session show ses_cli_test
   expect_contains "the replayed row" '"agent_id":"test-agent"' "$OUT"
+  # The session-search index is kept (caught up) unless --search asks.
+  run ctx rebuild
+  expect_rc 0
+  expect_contains "rebuild keeps the search index" "kept, caught up" "$OUT"
+  expect_contains "rebuild names what it kept" "search_words, search_grams, search_mark" "$OUT"
+  run ctx rebuild --check --search
+  expect_rc 0
+  expect_match "rebuild --search re-derives the search index" 'search_words +[0-9]+ rows  unchanged' "$OUT"
+  expect_absent "rebuild --search keeps nothing" "kept, caught up" "$OUT"
 }
 
 test_append_each() {

@@ -337,5 +337,15 @@ TEST_CASE("rebuild replays the log into identical derived tables, or says what d
 
   CHECK(code_of([&] { db.rebuild(R"({"chek":true})"); }) == Code::kInvalidArg);
   CHECK(code_of([&] { db.rebuild(R"({"check":1})"); }) == Code::kInvalidArg);
+  CHECK(code_of([&] { db.rebuild(R"({"search":"yes"})"); }) == Code::kInvalidArg);
   CHECK(code_of([&] { db.rebuild("{"); }) == Code::kInvalidJson);
+
+  // The checksums of the tables a rebuild starts from are read on a second
+  // connection; an in-memory database has none, and reads them in its own.
+  Engine mem(":memory:", "");
+  mem.session_create(R"({"id":"m","payload":{"agent_id":"a"}})");
+  mem.append("m", kPrompt);
+  std::string in_memory = mem.rebuild(R"({"check":true,"search":true})");
+  CHECK(field(in_memory, "identical") == "true");
+  CHECK(in_memory.find(R"("table":"messages","rows":1)") != std::string::npos);
 }

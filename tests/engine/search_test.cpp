@@ -171,22 +171,23 @@ TEST_CASE("search: appends after a search are found by the next one") {
   CHECK(f.found("ubernete").size() == 4); // the trigram table too
 }
 
-TEST_CASE("search: rebuild --check replays the indexes to the same content") {
+TEST_CASE("search: rebuild with search re-derives the indexes to the same content") {
   Fixture f;
   std::string p = f.add(prompt("alpha beta 数据库"));
   f.add(call("c1"));
   f.add(tool_output("c1", "gamma delta"));
   f.add(prompt("fork text", after(p)));
   std::string before = f.search("gamma");
-  std::string report = f.db.rebuild(R"({"check":true})");
+  std::string report = f.db.rebuild(R"({"check":true,"search":true})");
   CHECK(field(report, "identical") == "true");
   CHECK(report.find(R"("table":"search_words","rows":4)") != std::string::npos);
   CHECK(report.find(R"("table":"search_grams","rows":4)") != std::string::npos);
+  CHECK(field(report, "kept") == "[]");
   CHECK(f.search("gamma") == before);
   // Appends after a rebuild go on the rebuilt indexes, and a second
   // rebuild still gives the same content.
   f.add(prompt("epsilon"));
-  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+  CHECK(field(f.db.rebuild(R"({"check":true,"search":true})"), "identical") == "true");
   CHECK(f.found("据库").size() == 1);
 }
 
@@ -362,19 +363,40 @@ TEST_CASE("search: another handle's appends after our catch-up are found by our 
   CHECK(other.search("process", "").find("the other «process»") != std::string::npos);
 }
 
-TEST_CASE("search: rebuild indexes the whole log, whatever the mark") {
+TEST_CASE("search: a rebuild keeps the indexes of the log unless asked, caught up") {
+  Fixture f;
+  std::string path = f.dir.file("s.ctxdb");
+  add_corpus(f, 0, 2);
+  f.search("websocket");
+  add_corpus(f, 2, 3); // not indexed yet: the rebuild must catch it up
+  CHECK(mark_of(path) < last_pos_of(path));
+  std::string report = f.db.rebuild(R"({"check":true})");
+  CHECK(field(report, "identical") == "true");
+  CHECK(field(report, "kept") == R"(["search_words","search_grams","search_mark"])");
+  CHECK(report.find(R"("table":"search_words")") == std::string::npos); // not compared...
+  CHECK(mark_of(path) == last_pos_of(path));                            // ... but caught up
+  std::vector<std::string> kept = unranked(f.search("websocket", R"({"limit":100})"));
+  // What the kept index holds is what indexing the log afresh gives: the
+  // re-derivation compares the two and finds them identical.
+  report = f.db.rebuild(R"({"check":true,"search":true})");
+  CHECK(field(report, "identical") == "true");
+  CHECK(field(report, "kept") == "[]");
+  CHECK(unranked(f.search("websocket", R"({"limit":100})")) == kept);
+}
+
+TEST_CASE("search: rebuild with search indexes the whole log, whatever the mark") {
   Fixture f;
   std::string path = f.dir.file("s.ctxdb");
   add_corpus(f, 0, 2);
   f.search("websocket");
   add_corpus(f, 2, 4); // not indexed yet
-  std::string report = f.db.rebuild(R"({"check":true})");
+  std::string report = f.db.rebuild(R"({"check":true,"search":true})");
   CHECK(field(report, "identical") == "true");
   CHECK(report.find(R"("table":"search_words","rows":16)") != std::string::npos);
   CHECK(mark_of(path) == last_pos_of(path));
   // A rebuild without the check indexes everything too.
   add_corpus(f, 4, 5);
-  f.db.rebuild("");
+  f.db.rebuild(R"({"search":true})");
   CHECK(mark_of(path) == last_pos_of(path));
   CHECK(raw_int(path, "SELECT count(*) FROM search_grams_docsize") == 20);
 }

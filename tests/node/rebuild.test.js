@@ -54,6 +54,23 @@ test('rebuild of an untouched database is identical', async (t) => {
   assert.deepEqual(await db.rebuildAsync(), r);
 });
 
+test('rebuild keeps the search index unless asked to re-derive it', async (t) => {
+  const { db } = tmpDb(t);
+  populate(db);
+  assert.equal(db.search('second').hits.length, 1);
+  const r = db.rebuild({ check: true });
+  assert.deepEqual(r.kept, ['search_words', 'search_grams', 'search_mark']);
+  assert.equal(r.tables.filter((x) => x.table.startsWith('search_')).length, 0);
+  assert.equal(db.search('second').hits.length, 1);
+  const full = await db.rebuildAsync({ check: true, search: true });
+  assert.deepEqual(full.kept, []);
+  const words = full.tables.filter((x) => x.table === 'search_words');
+  assert.equal(words.length, 1);
+  assert.equal(words[0].before, words[0].after);
+  assert.equal(db.search('second').hits.length, 1);
+  assert.throws(() => db.rebuild({ search: 1 }), TypeError);
+});
+
 test('rebuild of an empty database', async (t) => {
   const { db } = tmpDb(t);
   const r = db.rebuild({ check: true });

@@ -85,6 +85,20 @@ def test_rebuild_check_fails_on_a_tampered_table_and_changes_nothing(db_path):
         assert db.verify()["ok"] is True
 
 
+def test_rebuild_keeps_the_search_index_unless_asked(db):
+    populate(db)
+    assert db.search("second")["hits"]
+    r = db.rebuild(check=True)
+    assert r["kept"] == ["search_words", "search_grams", "search_mark"]
+    assert not [t for t in r["tables"] if t["table"].startswith("search_")]
+    assert len(db.search("second")["hits"]) == 1
+    full = db.rebuild(check=True, search=True)
+    assert full["kept"] == []
+    words = [t for t in full["tables"] if t["table"] == "search_words"]
+    assert len(words) == 1 and words[0]["before"] == words[0]["after"]
+    assert len(db.search("second")["hits"]) == 1
+
+
 def test_rebuild_is_one_call_with_the_check_option(db, sid, monkeypatch):
     calls = []
     real = _capi.ctxdb_rebuild
@@ -96,7 +110,10 @@ def test_rebuild_is_one_call_with_the_check_option(db, sid, monkeypatch):
     monkeypatch.setattr(_capi, "ctxdb_rebuild", wrapper)
     db.rebuild()
     db.rebuild(check=True)
-    assert calls == [None, b'{"check":true}']
+    db.rebuild(search=True)
+    db.rebuild(check=True, search=True)
+    assert calls == [None, b'{"check":true}', b'{"search":true}',
+                     b'{"check":true,"search":true}']
 
 
 @pytest.mark.parametrize("value", [None, 1, 0, "true", b"", {"check": True}])
@@ -105,6 +122,8 @@ def test_rebuild_wrong_types_raise_type_error(db, sid, value):
         db.rebuild(value)
     with pytest.raises(TypeError):
         db.rebuild(check=value)
+    with pytest.raises(TypeError):
+        db.rebuild(search=value)
 
 
 def test_rebuild_on_a_closed_database_is_misuse(db):

@@ -70,12 +70,15 @@ function eventsNdjson(events) {
   return lines;
 }
 
-// ctxdb_rebuild options: {check?: boolean}; undefined (NULL/0) when there
-// is nothing to ask for.
+// ctxdb_rebuild options: {check?: boolean, search?: boolean}; undefined
+// (NULL/0) when there is nothing to ask for.
 function rebuildOptions(options) {
   const opts = check.optObject(options, 'options');
-  const checkTables = opts.check === undefined ? false : check.boolean(opts.check, 'options.check');
-  return checkTables ? check.stringify({ check: true }, 'options') : undefined;
+  const asked = {};
+  for (const name of ['check', 'search']) {
+    if (opts[name] !== undefined && check.boolean(opts[name], `options.${name}`)) asked[name] = true;
+  }
+  return Object.keys(asked).length ? check.stringify(asked, 'options') : undefined;
 }
 
 // options {raw?: boolean}: the engine's JSON text instead of the parsed value.

@@ -1032,18 +1032,22 @@ class Database:
         """Checks the hash chain of one session, or of all (None)."""
         return json.loads(self._out(_capi.ctxdb_verify, *_opt_text(session_id, "session_id")))
 
-    def rebuild(self, check: bool = False) -> RebuildReport:
+    def rebuild(self, check: bool = False, search: bool = False) -> RebuildReport:
         """Replays every event into the derived tables (sessions, ...) in
         one transaction; the log itself is not touched. check=True changes
         nothing and raises CheckFailed when a replayed table differs from
-        the stored one. The report has a SHA-256 of each table before and
-        after, and ``identical``."""
-        if not isinstance(check, bool):
-            raise TypeError(f"rebuild(): check must be a bool, "
-                            f"not {type(check).__name__}")
-        if not check:
+        the stored one. The session-search index (an index of the stored
+        events) is brought up to date and kept, and listed in ``kept``;
+        search=True re-derives it too. The report has a SHA-256 of each
+        table before and after, and ``identical``."""
+        for name, value in (("check", check), ("search", search)):
+            if not isinstance(value, bool):
+                raise TypeError(f"rebuild(): {name} must be a bool, "
+                                f"not {type(value).__name__}")
+        asked = {k: True for k, v in (("check", check), ("search", search)) if v}
+        if not asked:
             return json.loads(self._out(_capi.ctxdb_rebuild, None, 0))
-        options = _json({"check": True}, "rebuild() options")
+        options = _json(asked, "rebuild() options")
         return json.loads(self._out(_capi.ctxdb_rebuild, options, len(options)))
 
     def import_ndjson(self, data: Any) -> ImportResult:

@@ -111,6 +111,7 @@ class RebuildReport(TypedDict):
     events: int  # events replayed
     identical: bool  # every derived table came out as it was
     tables: List[TableChecksum]
+    kept: List[str]  # the log's own indexes (session search), caught up and kept
 
 
 class ImportResult(TypedDict):
