@@ -2,8 +2,11 @@
 
 #include "util/ids.hpp"
 
+#include <sqlite3.h>
+
 #include <cstring>
 #include <map>
+#include <memory>
 
 namespace ctxdb::log {
 
@@ -62,52 +65,76 @@ constexpr char kUpdateHead[] =
 constexpr char kAllHeads[] = "SELECT session_id,last_seq,last_hash FROM chains";
 constexpr char kOneHead[] = "SELECT session_id,last_seq,last_hash FROM chains WHERE session_id=?";
 
-util::Digest read_digest(const SQLite::Column &c) {
+// The columns of a row read by index, from a SQLiteCpp statement (the
+// Store's cached ones) or from SQLite's own (a replay's, scan_all), with
+// one reader of events over both.
+struct CppRow {
+  SQLite::Statement &q;
+  bool null(int i) const { return q.getColumn(i).isNull(); }
+  int64_t int64(int i) const { return q.getColumn(i).getInt64(); }
+  std::string_view bytes(int i) const {
+    SQLite::Column c = q.getColumn(i);
+    return {static_cast<const char *>(c.getBlob()), size_t(c.getBytes())};
+  }
+};
+
+struct RawRow {
+  sqlite3_stmt *q;
+  bool null(int i) const { return sqlite3_column_type(q, i) == SQLITE_NULL; }
+  int64_t int64(int i) const { return sqlite3_column_int64(q, i); }
+  std::string_view bytes(int i) const {
+    const void *p = sqlite3_column_blob(q, i);
+    return {static_cast<const char *>(p), size_t(sqlite3_column_bytes(q, i))};
+  }
+};
+
+util::Digest read_digest(std::string_view bytes) {
   util::Digest d{};
-  if (c.getBytes() != int(d.size())) throw Error(Code::kCorrupt, "a stored hash is not 32 bytes");
-  std::memcpy(d.data(), c.getBlob(), d.size());
+  if (bytes.size() != d.size()) throw Error(Code::kCorrupt, "a stored hash is not 32 bytes");
+  std::memcpy(d.data(), bytes.data(), d.size());
   return d;
 }
 
-// Assigns into existing strings, so a reused Event reads without allocating.
-void read_text(const SQLite::Column &c, std::string &out) {
-  out.assign(static_cast<const char *>(c.getBlob()), size_t(c.getBytes()));
+util::Digest read_digest(const SQLite::Column &c) {
+  return read_digest(
+      std::string_view(static_cast<const char *>(c.getBlob()), size_t(c.getBytes())));
 }
 
-void read_optional(const SQLite::Column &c, std::optional<std::string> &out) {
-  if (c.isNull())
+// Assigns into existing strings, so a reused Event reads without allocating.
+template <class Row> void read_optional(const Row &row, int i, std::optional<std::string> &out) {
+  if (row.null(i))
     out.reset();
   else
-    read_text(c, out.emplace());
+    out.emplace().assign(row.bytes(i));
 }
 
-void read_event_into(SQLite::Statement &q, Event &e) {
-  e.pos = q.getColumn(0).getInt64();
-  read_text(q.getColumn(1), e.id);
-  read_text(q.getColumn(2), e.session_id);
-  e.seq = q.getColumn(3).getInt64();
-  e.ts = q.getColumn(4).getInt64();
-  read_text(q.getColumn(5), e.type);
-  read_text(q.getColumn(6), e.actor);
-  read_optional(q.getColumn(7), e.parent_id);
-  read_optional(q.getColumn(8), e.run_id);
-  read_optional(q.getColumn(9), e.causality);
-  read_optional(q.getColumn(10), e.visibility);
-  if (q.getColumn(11).isNull())
-    e.payload = "null";
+template <class Row> void read_event_into(const Row &row, Event &e) {
+  e.pos = row.int64(0);
+  e.id.assign(row.bytes(1));
+  e.session_id.assign(row.bytes(2));
+  e.seq = row.int64(3);
+  e.ts = row.int64(4);
+  e.type.assign(row.bytes(5));
+  e.actor.assign(row.bytes(6));
+  read_optional(row, 7, e.parent_id);
+  read_optional(row, 8, e.run_id);
+  read_optional(row, 9, e.causality);
+  read_optional(row, 10, e.visibility);
+  if (row.null(11))
+    e.payload = kRemovedPayload;
   else
-    read_text(q.getColumn(11), e.payload);
-  e.payload_hash = read_digest(q.getColumn(12));
-  e.prev_hash = read_digest(q.getColumn(13));
-  e.hash = read_digest(q.getColumn(14));
-  e.session_no = q.getColumn(15).getInt64();
+    e.payload.assign(row.bytes(11));
+  e.payload_hash = read_digest(row.bytes(12));
+  e.prev_hash = read_digest(row.bytes(13));
+  e.hash = read_digest(row.bytes(14));
+  e.session_no = row.int64(15);
   e.branch_no = 0;
   e.branch_id.clear();
 }
 
 Event read_event(SQLite::Statement &q) {
   Event e;
-  read_event_into(q, e);
+  read_event_into(CppRow{q}, e);
   return e;
 }
 
@@ -477,15 +504,23 @@ std::vector<Event> EventLog::read_session(std::string_view session_id, int64_t f
   return out;
 }
 
+// A replay reads every event once: through SQLite's C API, since
+// SQLiteCpp's Column (a shared_ptr copy per value) cost a tenth of it.
 void EventLog::scan_all(const std::function<void(Event &)> &fn) {
-  auto q = store_.statement(kSelectAll);
-  q->bind(1, int64_t{0});
-  q->bind(2, int64_t{-1}); // no limit
+  sqlite3 *db = store_.db().getHandle();
+  sqlite3_stmt *raw = nullptr;
+  if (int rc = sqlite3_prepare_v2(db, kSelectAll, -1, &raw, nullptr); rc != SQLITE_OK)
+    throw SQLite::Exception(db, rc);
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)> q(raw, sqlite3_finalize);
+  sqlite3_bind_int64(raw, 1, 0);
+  sqlite3_bind_int64(raw, 2, -1); // no limit
   Event e;
-  while (q->executeStep()) {
-    read_event_into(*q, e);
+  int rc;
+  while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+    read_event_into(RawRow{raw}, e);
     fn(e);
   }
+  if (rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
 }
 
 std::vector<Event> EventLog::read_all(int64_t after_pos, int64_t limit) {
