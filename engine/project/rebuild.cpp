@@ -227,18 +227,29 @@ void replay(log::EventLog &log, std::span<Projection *const> projections, Rebuil
 
 RebuildReport rebuild(store::Store &store, log::EventLog &log,
                       std::span<Projection *const> projections, const RebuildOptions &options) {
+  auto kept = [&](const Projection *p) { return p->indexes_log() && !options.log_indexes; };
+  {
+    // The indexes of the log catch up in a transaction of their own: the
+    // rebuild's may end in a rollback (below).
+    store::Store::WriteTransaction catch_up(store);
+    for (Projection *p : projections)
+      if (p->indexes_log()) p->before_rebuild();
+    catch_up.commit();
+  }
   store::Store::WriteTransaction tx(store);
   ReplayCache cache(store.db());
   RebuildReport r;
-  for (Projection *p : projections) p->before_rebuild();
-  // The projections replayed; an index of the log is kept unless asked,
-  // and when it is not, its before_rebuild() changed its tables here.
+  for (Projection *p : projections)
+    if (!kept(p)) p->before_rebuild();
+  // The projections replayed; an index of the log is re-derived only when
+  // asked, and then its before_rebuild() may have changed its tables here
+  // too (events appended since the catch-up), so they are read here.
   std::vector<Projection *> replayed;
   std::vector<size_t> changed_here;
   auto rebuilt = [&](const char *table) { r.tables.emplace_back().table = table; };
   for (const char *table : log::Tree::tables()) rebuilt(table);
   for (Projection *p : projections) {
-    bool keep = p->indexes_log() && !options.log_indexes;
+    bool keep = kept(p);
     for (const char *table : p->tables()) {
       if (keep) {
         r.kept.emplace_back(table);
@@ -274,7 +285,11 @@ RebuildReport rebuild(store::Store &store, log::EventLog &log,
   if (options.check && !r.identical)
     throw Error(Code::kCheckFailed, "rebuild --check: the replayed log gives other rows in " +
                                         differing + " (nothing was changed)");
-  tx.commit();
+  // Tables that came out row for row as they were need not be written: a
+  // commit would rewrite every derived page (and checkpoint them) to
+  // change nothing, so an identical rebuild rolls back. The projections'
+  // caches hold what the replay left, which is what the file holds.
+  if (!r.identical) tx.commit();
   return r;
 }
 

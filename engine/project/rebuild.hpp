@@ -13,6 +13,10 @@
 // The checksums of the tables a rebuild starts from are read on a second
 // connection, on a thread of its own, while the rebuild's connection
 // clears and replays (rebuild.cpp says why that reads the right state).
+// A rebuild whose tables all come out as they were rolls back rather than
+// rewrite every derived page to change no row: only a rebuild that
+// repairs something writes the file (and the kept index's catch-up, which
+// commits on its own first).
 #pragma once
 
 #include "log/event_log.hpp"

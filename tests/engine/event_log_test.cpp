@@ -317,13 +317,32 @@ TEST_CASE("rebuild replays the log into identical derived tables, or says what d
                       std::to_string(i) + R"("}})");
     db.append("s" + std::to_string(i), kPrompt);
   }
+  // Another connection's view of commits: PRAGMA data_version changes
+  // when anyone else commits to the file.
+  sqlite3 *watch = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &watch) == SQLITE_OK);
+  auto version = [&] {
+    sqlite3_stmt *q = nullptr;
+    sqlite3_prepare_v2(watch, "PRAGMA data_version", -1, &q, nullptr);
+    sqlite3_step(q);
+    int64_t v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+  };
+  int64_t v0 = version();
   std::string report = db.rebuild(R"({"check":true})");
   CHECK(field(report, "identical") == "true");
   CHECK(field(report, "events") == "10");
   CHECK(report.find(R"("table":"sessions","rows":5)") != std::string::npos);
+  CHECK(version() != v0); // the search index caught up with the appends
+  v0 = version();
+  CHECK(field(db.rebuild(""), "identical") == "true");
+  CHECK(field(db.rebuild(R"({"check":true,"search":true})"), "identical") == "true");
+  CHECK(version() == v0); // nothing came out different, so nothing was written
   std::string sessions = db.session_list();
 
   raw_sql(path, "UPDATE sessions SET agent_id='forged' WHERE id='s2'");
+  int64_t v1 = version();
   try {
     db.rebuild(R"({"check":true})");
     FAIL("a forged projection passed the check");
@@ -332,8 +351,11 @@ TEST_CASE("rebuild replays the log into identical derived tables, or says what d
     CHECK(std::string(e.what()).find("sessions") != std::string::npos);
   }
   CHECK(field(db.session_get("s2"), "agent_id") == "forged"); // the failed check changed nothing
-  CHECK(field(db.rebuild(""), "identical") == "false");       // without check it repairs
+  CHECK(version() == v1);
+  CHECK(field(db.rebuild(""), "identical") == "false"); // without check it repairs
+  CHECK(version() != v1);                               // and commits
   CHECK(db.session_list() == sessions);
+  sqlite3_close(watch);
 
   CHECK(code_of([&] { db.rebuild(R"({"chek":true})"); }) == Code::kInvalidArg);
   CHECK(code_of([&] { db.rebuild(R"({"check":1})"); }) == Code::kInvalidArg);
