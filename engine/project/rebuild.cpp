@@ -4,7 +4,6 @@
 
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <cstring>
 #include <future>
 #include <memory>
@@ -225,9 +224,45 @@ void replay(log::EventLog &log, std::span<Projection *const> projections, Rebuil
 
 } // namespace
 
+namespace {
+
+// What a rebuild replays: the projections, and the report's tables (the
+// tree's first) by where their "before" checksums are read. An index of
+// the log is re-derived only when asked, and then its before_rebuild()
+// may have changed its tables in the rebuild's transaction (events
+// appended since the catch-up), so those are read there.
+struct ReplayPlan {
+  std::vector<Projection *> projections;
+  std::vector<TableChecksum *> committed, changed_here;
+};
+
+ReplayPlan plan(std::span<Projection *const> projections, bool log_indexes, RebuildReport &r) {
+  ReplayPlan plan;
+  std::vector<bool> here; // per table of r.tables
+  auto add = [&](const char *table, bool changed) {
+    r.tables.emplace_back().table = table;
+    here.push_back(changed);
+  };
+  for (const char *table : log::Tree::tables()) add(table, false);
+  for (Projection *p : projections) {
+    bool keep = p->indexes_log() && !log_indexes;
+    for (const char *table : p->tables()) {
+      if (keep)
+        r.kept.emplace_back(table);
+      else
+        add(table, p->indexes_log());
+    }
+    if (!keep) plan.projections.push_back(p);
+  }
+  for (size_t i = 0; i < r.tables.size(); ++i)
+    (here[i] ? plan.changed_here : plan.committed).push_back(&r.tables[i]);
+  return plan;
+}
+
+} // namespace
+
 RebuildReport rebuild(store::Store &store, log::EventLog &log,
                       std::span<Projection *const> projections, const RebuildOptions &options) {
-  auto kept = [&](const Projection *p) { return p->indexes_log() && !options.log_indexes; };
   {
     // The indexes of the log catch up in a transaction of their own: the
     // rebuild's may end in a rollback (below).
@@ -239,41 +274,17 @@ RebuildReport rebuild(store::Store &store, log::EventLog &log,
   store::Store::WriteTransaction tx(store);
   ReplayCache cache(store.db());
   RebuildReport r;
-  for (Projection *p : projections)
-    if (!kept(p)) p->before_rebuild();
-  // The projections replayed; an index of the log is re-derived only when
-  // asked, and then its before_rebuild() may have changed its tables here
-  // too (events appended since the catch-up), so they are read here.
-  std::vector<Projection *> replayed;
-  std::vector<size_t> changed_here;
-  auto rebuilt = [&](const char *table) { r.tables.emplace_back().table = table; };
-  for (const char *table : log::Tree::tables()) rebuilt(table);
-  for (Projection *p : projections) {
-    bool keep = kept(p);
-    for (const char *table : p->tables()) {
-      if (keep) {
-        r.kept.emplace_back(table);
-        continue;
-      }
-      if (p->indexes_log()) changed_here.push_back(r.tables.size());
-      rebuilt(table);
-    }
-    if (!keep) replayed.push_back(p);
-  }
-  std::vector<TableChecksum *> committed;
-  for (size_t i = 0; i < r.tables.size(); ++i) {
-    if (std::find(changed_here.begin(), changed_here.end(), i) == changed_here.end())
-      committed.push_back(&r.tables[i]);
-    else
-      r.tables[i].before = checksum(store.db(), r.tables[i].table, r.tables[i].rows);
-  }
-  BeforeChecksums before(store, std::move(committed));
+  ReplayPlan replayed = plan(projections, options.log_indexes, r);
+  for (Projection *p : replayed.projections) p->before_rebuild();
+  for (TableChecksum *t : replayed.changed_here)
+    t->before = checksum(store.db(), t->table, t->rows);
+  BeforeChecksums before(store, std::move(replayed.committed));
   for (const TableChecksum &t : r.tables) clear(store.db(), t.table);
   try {
-    replay(log, replayed, r);
+    replay(log, replayed.projections, r);
   } catch (...) {
     log.tree().discard();
-    for (Projection *p : replayed) p->discard();
+    for (Projection *p : replayed.projections) p->discard();
     throw;
   }
   for (TableChecksum &t : r.tables) t.after = checksum(store.db(), t.table, t.rows);
