@@ -15,8 +15,9 @@ namespace {
 // Appends one value's bytes, type first, so that 1, 1.0, '1' and x'31' all
 // hash apart. Values are gathered and hashed in large pieces: a SHA-256
 // update per value costs more than the value. Read through SQLite's C API:
-// a checksum reads every value of every derived table, and SQLiteCpp's
-// Column (a shared_ptr copy per value) cost a fifth of a rebuild.
+// a checksum reads every value of every derived table (the two passes
+// were a fifth of a rebuild), and SQLiteCpp's Column adds a shared_ptr
+// copy to every value read.
 void append_value(std::string &buf, sqlite3_stmt *q, int i) {
   auto put = [&](const void *p, size_t n) { buf.append(static_cast<const char *>(p), n); };
   int type = sqlite3_column_type(q, i);
