@@ -189,11 +189,9 @@ int cmd_verify(const Args &args) {
 
 int cmd_rebuild(const Args &args) {
   auto db = open_db(args, Access::existing);
-  std::string options = "{";
-  if (args.has("--check")) options += R"("check":true)";
-  if (args.has("--search"))
-    options += std::string(options.size() > 1 ? "," : "") + R"("search":true)";
-  JsonDoc report(db.rebuild(options + "}"));
+  auto flag = [&](const char *name) { return args.has(name) ? "true" : "false"; };
+  JsonDoc report(db.rebuild(std::string(R"({"check":)") + flag("--check") + R"(,"search":)" +
+                            flag("--search") + "}"));
   element r = report.root();
   std::printf("replayed %lld events\n", static_cast<long long>(get_int(r, "events")));
   simdjson::dom::array tables;
