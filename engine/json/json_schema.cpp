@@ -6,6 +6,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <new>
 #include <optional>
 #include <string>
@@ -230,16 +231,12 @@ void Schema::Node::validate_object(simdjson::dom::object o, const Path &path) co
 }
 
 void Schema::Node::validate_string(std::string_view s, const Path &path) const {
-  if (!enum_values.empty()) {
-    bool found = false;
-    std::string allowed;
-    for (const auto &v : enum_values) {
-      found |= v == s;
-      allowed += (allowed.empty() ? "" : ", ") + v;
-    }
-    if (!found)
-      throw Error(Code::kInvalidArg, field(path) + " must be one of " + allowed + " (got \"" +
-                                         std::string(s.substr(0, 64)) + "\")");
+  if (!enum_values.empty() &&
+      std::find(enum_values.begin(), enum_values.end(), s) == enum_values.end()) {
+    std::string allowed; // built only for the error: this runs for every value checked
+    for (const auto &v : enum_values) allowed += (allowed.empty() ? "" : ", ") + v;
+    throw Error(Code::kInvalidArg, field(path) + " must be one of " + allowed + " (got \"" +
+                                       std::string(s.substr(0, 64)) + "\")");
   }
   if (min_length || max_length) {
     // Lengths count code points, as JSON Schema does.
