@@ -227,7 +227,8 @@ void write_memory(json::JsonWriter &w, SQLite::Statement &q) {
 } // namespace
 
 std::span<const char *const> Memories::tables() const {
-  static const char *const kTables[] = {"memory_versions", "memories", "memory_forgotten"};
+  static const char *const kTables[] = {"memory_versions", "memories", "memory_forgotten",
+                                        "memory_rank"};
   return kTables;
 }
 

@@ -1,7 +1,8 @@
 // memories.hpp — the memories projection (DESIGN §7): MemoryWritten,
 // MemoryUpdated and MemoryDeleted events fold into memory_versions (every
 // version, with its validity interval), memories (the current version of
-// each live memory, indexed by memory_fts) and memory_forgotten.
+// each live memory, indexed by memory_fts; its triggers keep memory_rank,
+// what retrieval filters and ranks by, schema 12) and memory_forgotten.
 //
 // The rules a memory must keep are checked here, at append, so they hold
 // for every way an event arrives (ctxdb_memory_write, a raw append, a

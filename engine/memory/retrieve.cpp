@@ -21,19 +21,24 @@ namespace ctxdb::memory {
 
 namespace {
 
-#define CTXDB_RETRIEVE_FILTERS                                                                     \
-  "m.valid_from<=?3 AND (m.expires_at IS NULL OR m.expires_at>?3) "                                \
-  "AND (m.sensitive=0 OR ?4) "                                                                     \
-  "AND (m.readers IS NULL OR EXISTS (SELECT 1 FROM json_each(m.readers) WHERE value=?5)) "
-// One scope's matches with their bm25 (keywords weigh twice): FTS5 reads
-// and scores only the rows of the scope's range (scope_rows.hpp). Not
-// ORDER BY rank: FTS5 then runs the query twice (once to sort, once to
-// hand the rows over), which costs twice the scoring; sorting the scores
-// here costs far less. ctxdb_bm25 is bm25() with the table's statistics
-// (?4) counted by the first scope's query only, and each row's length
-// from the %_docsize record joined here (bm25.hpp): FTS5 would look it up
-// with a statement of its own per row, where the join seeks forward on a
-// cursor it keeps open. CROSS JOIN keeps memory_fts the outer loop.
+#define CTXDB_RETRIEVE_FILTERS(m)                                                                  \
+  m ".valid_from<=?3 AND (" m ".expires_at IS NULL OR " m ".expires_at>?3) "                       \
+    "AND (" m ".sensitive=0 OR ?4) "                                                               \
+    "AND (" m ".readers IS NULL OR EXISTS (SELECT 1 FROM json_each(" m                             \
+    ".readers) WHERE value=?5)) "
+// One scope's matches that pass the filters, with their bm25 (keywords
+// weigh twice) and what the blend needs: FTS5 reads and scores only the
+// rows of the scope's range (scope_rows.hpp), and each match's memory_rank
+// row (schema 12) gives its length for bm25, its scope (two scopes may
+// share a range) and the columns the filters and the blend read, so no
+// memory is read until it is taken. Not ORDER BY rank: FTS5 then runs the
+// query twice (once to sort, once to hand the rows over), which costs
+// twice the scoring; sorting the scores here costs far less. ctxdb_bm25 is
+// bm25() with the table's statistics (?6) counted by the first scope's
+// query only, and each row's length from the joined record (bm25.hpp):
+// FTS5 would look it up with a statement of its own per row, where the
+// join seeks forward on a cursor it keeps open. CROSS JOIN keeps
+// memory_fts the outer loop.
 //
 // The direction: FTS5 3.40.1 reaches a rowid range by stepping through
 // every entry of a term's doclist before it (a doclist that spans few
@@ -41,22 +46,19 @@ namespace {
 // rowid space is read from its end, backwards. The matches are sorted
 // below, so the order they come in changes nothing.
 #define CTXDB_SCOPE_MATCHES                                                                        \
-  "SELECT memory_fts.rowid,ctxdb_bm25(memory_fts,?4,d.sz,1.0,2.0) FROM memory_fts CROSS JOIN "     \
-  "memory_fts_docsize d ON d.id=memory_fts.rowid WHERE memory_fts MATCH ?1 "                       \
-  "AND memory_fts.rowid BETWEEN ?2 AND ?3 "
+  "SELECT memory_fts.rowid,ctxdb_bm25(memory_fts,?6,r.sz,1.0,2.0),r.memory_id,r.version,"          \
+  "r.priority,r.confidence,r.valid_from,r.expires_at,r.sensitive FROM memory_fts CROSS JOIN "      \
+  "memory_rank r ON r.doc_id=memory_fts.rowid WHERE memory_fts MATCH ?1 "                          \
+  "AND memory_fts.rowid BETWEEN ?7 AND ?8 AND r.scope_key=?2 AND " CTXDB_RETRIEVE_FILTERS("r")
 constexpr char kScopeMatches[] = CTXDB_SCOPE_MATCHES "ORDER BY memory_fts.rowid";
 constexpr char kScopeMatchesBackwards[] = CTXDB_SCOPE_MATCHES "ORDER BY memory_fts.rowid DESC";
 #undef CTXDB_SCOPE_MATCHES
-// A match's row, when it passes the filters (?1 doc_id, ?2 scope_key).
-constexpr char kCandidate[] =
-    "SELECT m.memory_id,m.version,m.priority,m.confidence,m.valid_from,m.expires_at,m.sensitive "
-    "FROM memories m "
-    "WHERE m.doc_id=?1 AND m.scope_key=?2 AND " CTXDB_RETRIEVE_FILTERS;
 constexpr char kBrowse[] =
     "SELECT m.memory_id,m.version,0.0,m.priority,m.confidence,m.valid_from,m.expires_at,"
     "m.sensitive FROM memories m "
     "WHERE ?1 IS NULL AND m.scope_key IN (SELECT value FROM json_each(?2)) "
-    "AND " CTXDB_RETRIEVE_FILTERS "ORDER BY m.priority DESC,m.valid_from DESC,m.memory_id LIMIT ?6";
+    "AND " CTXDB_RETRIEVE_FILTERS(
+        "m") "ORDER BY m.priority DESC,m.valid_from DESC,m.memory_id LIMIT ?6";
 // The rest of a candidate's version (its memories row was read already).
 constexpr char kDetails[] = "SELECT v.scope,v.scope_id,v.kind,v.content,v.source_refs,v.event_id "
                             "FROM memory_versions v WHERE v.memory_id=? AND v.version=?";
@@ -72,6 +74,9 @@ constexpr double kWeightText = 0.55, kWeightPriority = 0.15, kWeightConfidence =
 struct Candidate {
   std::string memory_id;
   int64_t version = 0;
+  int64_t doc_id = 0;         // a match's row in memory_fts
+  double bm25 = 0;            // a match's text score, before the blend
+  int64_t priority_value = 0; // 0..100 as written
   double score = 0, text = 0, priority = 0, confidence = 0, recency = 0;
   int64_t valid_from = 0;
   std::optional<int64_t> expires_at;
@@ -146,10 +151,9 @@ std::vector<Candidate> browse(store::Store &store, const Query &q, const std::st
   return out;
 }
 
-// The matches of a MATCH expression in the requested scopes, best bm25
-// first across them: one FTS5 query per scope over its rowid range. The
-// filters (a lookup of the memory's row) run only on the matches ranking
-// asks for. `phrases`: the expression's phrases in order, the keys of
+// The matches of a MATCH expression in the requested scopes that pass the
+// filters, best bm25 first across them: one FTS5 query per scope over its
+// rowid range. `phrases`: the expression's phrases in order, the keys of
 // their statistics on the connection (bm25.hpp), or empty to key them by
 // the expression. SQLite errors (an invalid FTS5 expression) propagate
 // from the constructor.
@@ -157,57 +161,44 @@ class Matches {
 public:
   Matches(store::Store &store, const Query &q, const std::string &match,
           std::vector<std::string> phrases = {})
-      : store_(store), q_(q) {
+      : q_(q) {
     stats_.keys = std::move(phrases);
     if (stats_.keys.empty()) stats_.expression = match;
+    std::vector<std::string> keys;
     for (const ScopeRef &s : q.scopes)
-      if (std::string k = scope_key(s); std::find(keys_.begin(), keys_.end(), k) == keys_.end())
-        keys_.push_back(std::move(k));
-    read_scopes(store.db().getHandle(), match);
-    std::sort(rows_.begin(), rows_.end(), [](const Row &a, const Row &b) {
-      return a.bm25 != b.bm25 ? a.bm25 < b.bm25 : a.rowid < b.rowid;
+      if (std::string k = scope_key(s); std::find(keys.begin(), keys.end(), k) == keys.end())
+        keys.push_back(std::move(k));
+    read_scopes(store.db().getHandle(), match, keys);
+    // Sorted by reference: a Candidate is too large to move around.
+    order_.resize(rows_.size());
+    for (size_t i = 0; i < rows_.size(); ++i) order_[i] = {rows_[i].bm25, rows_[i].doc_id, i};
+    std::sort(order_.begin(), order_.end(), [](const Ref &a, const Ref &b) {
+      return a.bm25 != b.bm25 ? a.bm25 < b.bm25 : a.doc_id < b.doc_id;
     });
   }
 
   // The bm25 of the next match, or nullopt when none is left.
   std::optional<double> peek() const {
-    return next_ < rows_.size() ? std::optional<double>(rows_[next_].bm25) : std::nullopt;
+    return next_ < order_.size() ? std::optional<double>(order_[next_].bm25) : std::nullopt;
   }
 
-  // Takes the next match: its candidate when it passes the filters.
-  std::optional<Candidate> next() {
-    const Row &row = rows_[next_++];
-    auto f = store_.statement(kCandidate);
-    f->bind(1, row.rowid);
-    store::bind_text(*f, 2, keys_[row.key]);
-    bind_filters(*f, q_);
-    if (!f->executeStep()) return std::nullopt;
-    Candidate c;
-    c.memory_id = f->getColumn(0).getString();
-    c.version = f->getColumn(1).getInt64();
-    c.confidence = f->getColumn(3).getDouble();
-    c.valid_from = f->getColumn(4).getInt64();
-    read_expiry(*f, 5, c);
-    c.text = text_score(row.bm25);
-    blend(c, q_, f->getColumn(2).getInt64());
+  // Takes the next match, blended.
+  Candidate next() {
+    Candidate c = std::move(rows_[order_[next_++].row]);
+    c.text = text_score(c.bm25);
+    blend(c, q_, c.priority_value);
     return c;
   }
 
 private:
-  struct Row {
-    double bm25;
-    int64_t rowid;
-    size_t key; // in keys_
-  };
-
   // Runs kScopeMatches for every scope. Prepared here, once per retrieval
   // and direction, not taken from the Store's cache: SQLiteCpp cannot bind
   // a pointer.
-  void read_scopes(sqlite3 *db, const std::string &match) {
+  void read_scopes(sqlite3 *db, const std::string &match, const std::vector<std::string> &keys) {
     using Stmt = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>;
     Stmt forwards(nullptr, sqlite3_finalize), backwards(nullptr, sqlite3_finalize);
-    for (size_t i = 0; i < keys_.size(); ++i) {
-      int64_t first = scope_first_row(keys_[i]);
+    for (const std::string &key : keys) {
+      int64_t first = scope_first_row(key);
       bool back = first > std::numeric_limits<int64_t>::max() / 2;
       Stmt &st = back ? backwards : forwards;
       if (!st) {
@@ -221,20 +212,44 @@ private:
       sqlite3_stmt *s = st.get();
       sqlite3_reset(s);
       sqlite3_bind_text(s, 1, match.data(), int(match.size()), SQLITE_STATIC);
-      sqlite3_bind_int64(s, 2, first);
-      sqlite3_bind_int64(s, 3, scope_last_row(keys_[i]));
-      sqlite3_bind_pointer(s, 4, &stats_, kBm25StatsType, nullptr);
+      sqlite3_bind_text(s, 2, key.data(), int(key.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(s, 3, q_.now);
+      sqlite3_bind_int(s, 4, int(q_.allow_sensitive));
+      if (q_.agent) sqlite3_bind_text(s, 5, q_.agent->data(), int(q_.agent->size()), SQLITE_STATIC);
+      sqlite3_bind_pointer(s, 6, &stats_, kBm25StatsType, nullptr);
+      sqlite3_bind_int64(s, 7, first);
+      sqlite3_bind_int64(s, 8, scope_last_row(key));
       int rc;
-      while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        rows_.push_back({sqlite3_column_double(s, 1), sqlite3_column_int64(s, 0), i});
+      while ((rc = sqlite3_step(s)) == SQLITE_ROW) rows_.push_back(read_row(s));
       if (rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
     }
   }
-  store::Store &store_;
+
+  static Candidate read_row(sqlite3_stmt *s) {
+    Candidate c;
+    c.doc_id = sqlite3_column_int64(s, 0);
+    c.bm25 = sqlite3_column_double(s, 1);
+    c.memory_id.assign(reinterpret_cast<const char *>(sqlite3_column_text(s, 2)),
+                       size_t(sqlite3_column_bytes(s, 2)));
+    c.version = sqlite3_column_int64(s, 3);
+    c.priority_value = sqlite3_column_int64(s, 4);
+    c.confidence = sqlite3_column_double(s, 5);
+    c.valid_from = sqlite3_column_int64(s, 6);
+    if (sqlite3_column_type(s, 7) != SQLITE_NULL) c.expires_at = sqlite3_column_int64(s, 7);
+    c.sensitive = sqlite3_column_int(s, 8) != 0;
+    return c;
+  }
+
+  struct Ref {
+    double bm25;
+    int64_t doc_id;
+    size_t row; // in rows_
+  };
+
   const Query &q_;
   Bm25Stats stats_; // shared by the scopes' queries
-  std::vector<std::string> keys_;
-  std::vector<Row> rows_;
+  std::vector<Candidate> rows_;
+  std::vector<Ref> order_; // rows_ best bm25 first
   size_t next_ = 0;
 };
 
@@ -294,11 +309,9 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
     while (matches && read < cap) {
       std::optional<double> next = matches->peek();
       if (!next || (!heap.empty() && heap.front().score > best_blend(*next))) break;
-      if (std::optional<Candidate> c = matches->next()) {
-        heap.push_back(std::move(*c));
-        std::push_heap(heap.begin(), heap.end(), worse);
-        ++read;
-      }
+      heap.push_back(matches->next());
+      std::push_heap(heap.begin(), heap.end(), worse);
+      ++read;
     }
     if (heap.empty()) break;
     std::pop_heap(heap.begin(), heap.end(), worse);

@@ -11,14 +11,17 @@
 //
 // How (bench/memory.cpp): each scope owns a range of memory_fts rowids
 // (scope_rows.hpp), so FTS5 scores the matches of the requested scopes
-// only, one query per scope; the matches are merged by bm25, and a match's
-// row is read (filters, priority, confidence, recency) only while a match
-// not yet read could still outrank the best one read, its bound being its
-// text part with every other part at 1. bm25 is ctxdb_bm25 (bm25.hpp):
-// the same scores, with the table's statistics counted once for all the
-// scopes (and kept on the connection for later retrievals until the file
-// changes) and each row's length joined rather than looked up. All of it
-// reads one snapshot (the caller's transaction, or one of its own).
+// only, one query per scope. Each match is joined to its memory_rank row
+// (schema 12: a compact copy of what the filters and the blend read, with
+// the row's length for bm25), so the query itself drops the matches the
+// filters exclude and returns the rest ready to blend; the matches are
+// merged by bm25 and blended only while one not yet blended could still
+// outrank the best one blended, its bound being its text part with every
+// other part at 1. Only the memories taken are read in full. bm25 is
+// ctxdb_bm25 (bm25.hpp): the same scores, with the table's statistics
+// counted once for all the scopes (and kept on the connection for later
+// retrievals until the file changes). All of it reads one snapshot (the
+// caller's transaction, or one of its own).
 //
 // The blend (every part in [0, 1]):
 //

@@ -6,6 +6,7 @@
 #include "memory/retrieve.hpp"
 #include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
+#include "store/embedded_files.hpp"
 #include "test_util.hpp"
 #include "json/parse.hpp"
 
@@ -844,6 +845,53 @@ TEST_CASE("memory: the bm25 statistics a connection keeps never outlive a change
   check_all("after another connection's commit");
 }
 
+// SQL that takes a file back to schema 11: no memory_rank, and the
+// memories triggers as schema 7 wrote them (taken from its migration).
+std::string to_schema_11() {
+  const store::EmbeddedFile *v7 = store::find_embedded("sql/007_memories.sql");
+  REQUIRE(v7);
+  std::string_view sql = v7->content;
+  size_t first = sql.find("CREATE TRIGGER memories_fts_insert");
+  size_t last = sql.find("END;", sql.find("CREATE TRIGGER memories_fts_update"));
+  REQUIRE(first != std::string_view::npos);
+  REQUIRE(last != std::string_view::npos);
+  return "DROP TRIGGER memories_fts_insert; DROP TRIGGER memories_fts_delete;"
+         "DROP TRIGGER memories_fts_update; DROP TABLE memory_rank;" +
+         std::string(sql.substr(first, last + 4 - first)) + "PRAGMA user_version = 11;";
+}
+
+TEST_CASE("memory: migration 012 derives memory_rank from a schema-11 file's memories") {
+  MemoryDb m;
+  m.db.append_batch("s", random_memories(0, 300, 4242));
+  m.db.memory_update("m3", R"({"content":"cache vault retry","source_refs":["evt_src"]})");
+  m.db.memory_forget("m4", R"({"mode":"tombstone"})");
+  store::Store store(m.path, {});
+  const token::Counter &counter = token::default_counter();
+  auto results = [&](store::Store &st) {
+    std::vector<std::string> out;
+    for (const char *text : {"cache", "deploy build", "token retry vault"}) {
+      memory::Query q;
+      q.text = text;
+      q.scopes = {{"project", "p1"}, {"global", ""}};
+      q.now = kT0 + 20 * kDay;
+      q.limit = 20;
+      for (const memory::Retrieved &r : memory::retrieve(st, q, counter).included)
+        out.push_back(r.memory_id + "@" + std::to_string(r.score));
+    }
+    return out;
+  };
+  std::vector<std::string> before = results(store);
+  CHECK(before.size() >= 30);
+  raw_sql(m.path, to_schema_11());
+  Engine reopened(m.path, ""); // migrates
+  store::Store migrated(m.path, {});
+  CHECK(results(migrated) == before);
+  CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
+  // The triggers of schema 12 keep it in step with later writes.
+  reopened.memory_update("m5", R"({"content":"lint schema","source_refs":["evt_src"]})");
+  CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
 TEST_CASE("memory: migration 009 moves a schema-8 file's memories into their scope ranges") {
   MemoryDb m;
   m.put("a1", "deploy with the blue pipeline");
@@ -852,9 +900,10 @@ TEST_CASE("memory: migration 009 moves a schema-8 file's memories into their sco
   std::string before = snapshot(m.db);
   // The file as schema 8 left it: doc_id the pos of the write, no mark,
   // and none of the later migrations (010: the chunks' hash column).
-  raw_sql(m.path, "UPDATE memories SET doc_id = doc_id % (1 << 40);"
-                  "DROP TABLE search_mark; ALTER TABLE artifact_chunks DROP COLUMN sha256_of;"
-                  "PRAGMA user_version = 8;");
+  raw_sql(m.path, to_schema_11() +
+                      "UPDATE memories SET doc_id = doc_id % (1 << 40);"
+                      "DROP TABLE search_mark; ALTER TABLE artifact_chunks DROP COLUMN sha256_of;"
+                      "PRAGMA user_version = 8;");
   Engine reopened(m.path, "");
   CHECK(snapshot(reopened) == before);
   CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
