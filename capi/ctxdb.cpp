@@ -458,6 +458,13 @@ CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, 
   });
 }
 
+CTXDB_API int ctxdb_optimize(ctxdb_db *db, const char *options_json, size_t len, char **out,
+                             size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.optimize(arg(options_json, len, "options_json"));
+  });
+}
+
 CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
                            size_t *out_len) {
   return with_output(db, out, out_len,

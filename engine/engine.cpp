@@ -5,6 +5,7 @@
 #include "compile/adapters.hpp"
 #include "memory/retrieve.hpp"
 #include "project/rebuild.hpp"
+#include "store/fts_merge.hpp"
 #include "token/bpe.hpp"
 #include "util/ids.hpp"
 #include "json/json_writer.hpp"
@@ -147,6 +148,34 @@ std::string Engine::verify(std::optional<std::string_view> session_id) {
     w.end_array();
   }
   w.end_object();
+  return w.take();
+}
+
+std::string Engine::optimize(std::string_view options_json) {
+  if (!options_json.empty()) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc = json::parse(parser, options_json, "optimize options");
+    store::embedded_schema("json/optimize_options.schema.json").validate(doc, "");
+  }
+  // The session-search index first takes in the events it has not
+  // indexed yet (search_index.hpp), so that what is merged is all of it.
+  search_.catch_up();
+  store::Store::WriteTransaction tx(store_);
+  json::JsonWriter w;
+  w.begin_object().key("indexes").begin_array();
+  for (const char *table : {"memory_fts", "search_words", "search_grams"}) {
+    size_t before = store::fts_shape(store_, table).segment_pages.size();
+    if (before > 1) store::fts_merge(store_, table);
+    store::FtsShape after = store::fts_shape(store_, table);
+    w.begin_object()
+        .field("index", table)
+        .field("segments_before", int64_t(before))
+        .field("segments_after", int64_t(after.segment_pages.size()))
+        .field("pages", after.pages())
+        .end_object();
+  }
+  tx.commit();
+  w.end_array().end_object();
   return w.take();
 }
 

@@ -62,6 +62,10 @@ public:
   std::string verify(std::optional<std::string_view> session_id);
   // Replays the log into every derived table (options: rebuild_options.schema.json).
   std::string rebuild(std::string_view options_json);
+  // Merges each full-text index (memories, session search) into one
+  // segment (store/fts_merge.hpp; options: optimize_options.schema.json,
+  // report: optimize_report.schema.json).
+  std::string optimize(std::string_view options_json);
 
   // The session tree (DESIGN §3). A branch is named by id, or by name
   // when the name is unique in its session; "main" or none is main.

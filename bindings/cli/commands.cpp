@@ -214,6 +214,28 @@ int cmd_rebuild(const Args &args) {
   return 0;
 }
 
+// ---- optimize ------------------------------------------------------------
+
+int cmd_optimize(const Args &args) {
+  auto db = open_db(args, Access::existing);
+  std::string out = db.optimize("{}");
+  if (args.has("--json")) {
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  JsonDoc report(out);
+  simdjson::dom::array indexes;
+  if (report.root()["indexes"].get_array().get(indexes) != simdjson::SUCCESS)
+    throw ctxdb::Error(CTXDB_INTERNAL, "optimize did not return its indexes");
+  for (element i : indexes)
+    std::printf("  %-14s segments %lld -> %lld, %lld pages\n",
+                std::string(get_string(i, "index")).c_str(),
+                static_cast<long long>(get_int(i, "segments_before")),
+                static_cast<long long>(get_int(i, "segments_after")),
+                static_cast<long long>(get_int(i, "pages")));
+  return 0;
+}
+
 // ---- export / import -----------------------------------------------------
 
 int cmd_export(const Args &args) {
@@ -565,6 +587,18 @@ const CommandSpec kCommands[] = {
      "            from the stored one\n"
      "  --search  clear the session-search index and index the log again too\n",
      {}, {"--check", "--search"}, 0, 0, cmd_rebuild},
+    {"optimize", "[--json]", "merge the full-text indexes into one segment each",
+     "Merges the memories' index (memory_fts) and the session-search indexes\n"
+     "(search_words, search_grams) into one segment each, in one\n"
+     "transaction, and prints how many segments each had. FTS5 keeps an index\n"
+     "in a segment per writing transaction, merged only partly as it goes,\n"
+     "and a query reads every segment: after a bulk load of memories,\n"
+     "retrieval is faster merged. It rewrites every page of the indexes, so\n"
+     "run it after bulk loads or as periodic maintenance. What the indexes\n"
+     "hold does not change.\n"
+     "\n"
+     "  --json  print the report as JSON instead\n",
+     {}, {"--json"}, 0, 0, cmd_optimize},
     {"export", "[SESSION] [--events-only]", "print stored events and their artifacts as NDJSON",
      "Prints every stored event, one JSON object per line: the whole\n"
      "database in append order, or one session in seq order; then the\n"

@@ -349,6 +349,14 @@ public:
     return detail::take(out, n);
   }
 
+  // Merges each full-text index into one segment; options e.g. "{}".
+  std::string optimize(std::string_view options = {}) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_optimize(db_, options.data(), options.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   std::string import_ndjson(std::string_view ndjson) {
     char *out = nullptr;
     size_t n = 0;

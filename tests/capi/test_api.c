@@ -2591,6 +2591,7 @@ static void test_closed_handle(const char *path) {
   iter_fails_at(F, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_optimize", ctxdb_optimize, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, h, g_s1, strlen(g_s1), ev, strlen(ev),
                  0, CTXDB_MISUSE, NULL);
   read_fails_at(F, "ctxdb_branch_list", ctxdb_branch_list, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE,

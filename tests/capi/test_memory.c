@@ -273,12 +273,82 @@ static void test_bad_input(ctxdb_db *db) {
             CTXDB_INVALID_ARG, "[1]");
 }
 
+/* The memory_fts entry of an optimize report, copied into buf ("" when
+ * there is none): its objects hold no nested braces. */
+static const char *memory_fts_entry(const char *report, char *buf, size_t cap) {
+  const char *at = report ? strstr(report, "\"index\":\"memory_fts\"") : NULL, *open, *close;
+  buf[0] = '\0';
+  if (!at) return buf;
+  for (open = at; open > report && *open != '{'; --open) {
+  }
+  close = strchr(at, '}');
+  if (*open == '{' && close && (size_t)(close - open + 1) < cap) {
+    memcpy(buf, open, (size_t)(close - open + 1));
+    buf[close - open + 1] = '\0';
+  }
+  return buf;
+}
+
+/* ctxdb_optimize: memories written one transaction each leave memory_fts
+ * in several segments; optimize merges them into one and retrieval
+ * answers exactly as before. Bad options and handles fail and change
+ * nothing; a read-only handle is refused. */
+static void test_optimize(ctxdb_db *db, const char *path) {
+  const char *query = "{\"query\":\"ledger audit\",\"scopes\":[{\"scope\":\"project\","
+                      "\"id\":\"p9\"}],\"now\":1700000100000,\"record_usage\":false}";
+  char write[400], entry[200], *before = NULL, *after = NULL, *out = NULL;
+  const char *seg;
+  size_t n = 0;
+  int i;
+  ctxdb_db *ro = NULL;
+  for (i = 0; i < 12; ++i) {
+    snprintf(write, sizeof write,
+             Q("{'memory_id':'opt%d','scope':'project','scope_id':'p9','kind':'fact',"
+               "'content':'the ledger audit runs on night %d','source_refs':['e1'],"
+               "'priority':%d,'update_policy':'manual','ts':1700000000000}"),
+             i, i, 9 * i);
+    ctxdb_free(OK2(ctxdb_memory_write, db, "s", write));
+  }
+  CHECK_RC(ctxdb_memory_retrieve(db, query, strlen(query), &before, &n), CTXDB_OK);
+  CHECK(before && strstr(before, "opt11"));
+
+  CHECK_RC(ctxdb_optimize(db, NULL, 0, &out, &n), CTXDB_OK);
+  CHECK(out && n == strlen(out));
+  seg = memory_fts_entry(out, entry, sizeof entry);
+  CHECK(jnum(seg, "segments_before") > 1 && jnum(seg, "segments_after") == 1);
+  CHECK(out && strstr(out, "\"index\":\"search_words\"") && strstr(out, "search_grams"));
+  ctxdb_free(out);
+  CHECK_RC(ctxdb_memory_retrieve(db, query, strlen(query), &after, &n), CTXDB_OK);
+  CHECK(before && after && strcmp(before, after) == 0);
+  ctxdb_free(before);
+  ctxdb_free(after);
+  out = OK1(ctxdb_optimize, db, "{}"); /* merged already: one segment stays one */
+  seg = memory_fts_entry(out, entry, sizeof entry);
+  CHECK(jnum(seg, "segments_before") == 1 && jnum(seg, "segments_after") == 1);
+  ctxdb_free(out);
+
+  ONE_FAILS(ctxdb_optimize, NULL, NULL, CTXDB_MISUSE, NULL);
+  one_fails_at(F, "ctxdb_optimize", ctxdb_optimize, db, NULL, 3, CTXDB_MISUSE, "options_json");
+  ONE_FAILS(ctxdb_optimize, db, "{", CTXDB_INVALID_JSON, NULL);
+  ONE_FAILS(ctxdb_optimize, db, "[]", CTXDB_INVALID_ARG, NULL);
+  ONE_FAILS(ctxdb_optimize, db, Q("{'segments':1}"), CTXDB_INVALID_ARG, "segments");
+  ONE_FAILS(ctxdb_optimize, db, "{\"\xff\":1}", CTXDB_INVALID_UTF8, NULL);
+  CHECK_RC(ctxdb_optimize(db, NULL, 0, NULL, &n), CTXDB_MISUSE);
+  CHECK_RC(ctxdb_open(path, Q("{'read_only':true}"), strlen(Q("{'read_only':true}")), &ro),
+           CTXDB_OK);
+  if (ro) {
+    ONE_FAILS(ctxdb_optimize, ro, NULL, CTXDB_READONLY, "read-only");
+    CHECK_RC(ctxdb_close(ro), CTXDB_OK);
+  }
+}
+
 int main(void) {
   ctxdb_db *db = NULL;
   scratch_init("memory");
   CHECK_RC(ctxdb_open(scratch_path("m.ctxdb"), NULL, 0, &db), CTXDB_OK);
   if (db) {
     test_happy(db);
+    test_optimize(db, scratch_path("m.ctxdb"));
     test_bad_input(db);
     CHECK_RC(ctxdb_close(db), CTXDB_OK);
   }

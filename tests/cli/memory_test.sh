@@ -93,4 +93,25 @@ echo '[{"scope":"session","content":"a","source_refs":["e1"]},{"scope":"user","c
 run "$CLI" memory promote s1 "$WORK/bad.json"
 expect_rc 1 && expect_contains "names the candidate" "line 2" "$ERR"
 
+CURRENT="optimize"
+for i in 1 2 3 4 5 6; do
+  "$CLI" memory put --scope project --scope-id p9 --source e1 --update-policy manual \
+    --id "o$i" "the ledger audit runs on night $i" >/dev/null
+done
+run "$CLI" memory search "ledger audit" --scope project:p9 --now 4102444800000 --json
+expect_rc 0
+BEFORE=$OUT
+run "$CLI" optimize
+expect_rc 0 && expect_match "memory_fts merged" "memory_fts +segments [2-9][0-9]* -> 1," "$OUT"
+expect_contains "session search" "search_words" "$OUT"
+run "$CLI" optimize --json
+expect_rc 0 && expect_contains "json" '"index":"memory_fts","segments_before":1,"segments_after":1' "$OUT"
+run "$CLI" memory search "ledger audit" --scope project:p9 --now 4102444800000 --json
+expect_rc 0
+expect_contains "found" '"memory_id":"o6"' "$OUT" && expect_eq "the same answer" "$BEFORE" "$OUT"
+run "$CLI" optimize extra
+expect_rc 2
+run "$CLI" --db "$WORK/none.ctxdb" optimize
+expect_rc 1
+
 echo "memory CLI: all checks passed"

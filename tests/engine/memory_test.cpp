@@ -7,6 +7,7 @@
 #include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
 #include "store/embedded_files.hpp"
+#include "store/fts_merge.hpp"
 #include "test_util.hpp"
 #include "json/parse.hpp"
 
@@ -437,12 +438,7 @@ TEST_CASE("memory: a long run of purges keeps memory_fts sound and bounded") {
                                        " about the build cache and the deploy pipeline");
   auto levels = [&] {
     store::Store s(m.path, store::parse_config(R"({"read_only":true})"));
-    SQLite::Column b = s.db().execAndGet("SELECT block FROM memory_fts_data WHERE id=10");
-    const auto *p = static_cast<const unsigned char *>(b.getBlob()) + 4;
-    int64_t v = 0; // a varint of at most two bytes here
-    v = p[0] & 0x7f;
-    if (p[0] & 0x80) v = (v << 7) | (p[1] & 0x7f);
-    return v;
+    return store::fts_shape(s, "memory_fts").levels;
   };
   int64_t most = 0;
   for (int i = 0; i < 120; ++i) {
@@ -858,6 +854,45 @@ std::string to_schema_11() {
   return "DROP TRIGGER memories_fts_insert; DROP TRIGGER memories_fts_delete;"
          "DROP TRIGGER memories_fts_update; DROP TABLE memory_rank;" +
          std::string(sql.substr(first, last + 4 - first)) + "PRAGMA user_version = 11;";
+}
+
+TEST_CASE("optimize merges the full-text indexes and changes no answer") {
+  MemoryDb m;
+  for (int batch = 0; batch < 30; ++batch)
+    m.db.append_batch("s", random_memories(batch * 20, 20, 99 + uint64_t(batch)));
+  for (int i = 0; i < 30; ++i)
+    m.db.append("s", R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"fix the )" +
+                         std::string(i % 2 ? "cache" : "vault") + " retry number " +
+                         std::to_string(i) + R"("}})");
+  m.db.search("retry", R"({"limit":5})"); // indexes the messages, a transaction of its own
+  m.db.append("s", R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"retry"}})");
+  auto answers = [&] {
+    return m.retrieve("cache retry", R"(,"limit":20,"record_usage":false)",
+                      R"([{"scope":"project","id":"p1"},{"scope":"global"}])") +
+           m.db.search("retry", R"({"limit":50})");
+  };
+  std::string before = answers();
+  auto segments = [&](const char *table) {
+    store::Store s(m.path, store::parse_config(R"({"read_only":true})"));
+    return store::fts_shape(s, table).segment_pages.size();
+  };
+  REQUIRE(segments("memory_fts") > 1);
+  simdjson::dom::parser p;
+  std::string report = m.db.optimize("");
+  for (auto i : p.parse(report)["indexes"].get_array()) {
+    std::string table(i["index"].get_string().value());
+    INFO(table);
+    CHECK(i["segments_after"].get_int64().value() == int64_t(segments(table.c_str())));
+    CHECK(i["segments_after"].get_int64().value() <= 1);
+  }
+  CHECK(segments("memory_fts") == 1);
+  CHECK(segments("search_words") == 1); // the message appended after the search included
+  CHECK(answers() == before);
+  for (const char *table : {"memory_fts", "search_words", "search_grams"})
+    CHECK(raw_rc(m.path, std::string("INSERT INTO ") + table + "(" + table +
+                             ") VALUES('integrity-check')") == SQLITE_OK);
+  CHECK(field(m.db.rebuild(R"({"check":true,"search":true})"), "identical") == "true");
+  CHECK(message_of([&] { m.db.optimize(R"({"merge":true})"); }).find("merge") != std::string::npos);
 }
 
 TEST_CASE("memory: migration 012 derives memory_rank from a schema-11 file's memories") {

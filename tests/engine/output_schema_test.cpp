@@ -47,6 +47,7 @@ TEST_CASE("outputs match their schemas") {
   matches(db.stats("s"), "stats.schema.json");
   matches(db.stats(std::nullopt), "stats.schema.json");
   matches(db.rebuild(""), "rebuild_report.schema.json");
+  matches(db.optimize(""), "optimize_report.schema.json");
   int64_t cursor = 0;
   std::string exported;
   for (const auto &row : db.events_page(std::nullopt, cursor, -1, 100)) exported += row + "\n";

@@ -4,7 +4,8 @@
 // input naming the field.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { ctxdb, tmpDb, throwsCode } = require('./helpers');
+const path = require('node:path');
+const { ctxdb, tmpDb, tmpDir, throwsCode } = require('./helpers');
 
 const { NOT_FOUND, INVALID_ARG, INVALID_UTF8, CONFLICT } = ctxdb.codes;
 const T0 = 1700000000000;
@@ -104,4 +105,30 @@ test('bad input names the field and changes nothing', (t) => {
   assert.throws(() => db.memory(7), TypeError);
   assert.throws(() => db.promoteMemories('s', {}), TypeError);
   assert.equal(JSON.stringify([...db.export()]), before);
+});
+
+test('optimize merges the full-text indexes and changes no answer', async (t) => {
+  const { db, put } = work(t);
+  for (let i = 0; i < 10; i++) put(`o${i}`, `the ledger audit runs on night ${i}`, { priority: 9 * i });
+  const query = { query: 'ledger audit', scopes: P1, now: T0 + 1000, limit: 20, record_usage: false };
+  const before = db.retrieveMemories(query);
+  const report = db.optimize();
+  assert.deepEqual(report.indexes.map((x) => x.index), ['memory_fts', 'search_words', 'search_grams']);
+  const [memoryFts] = report.indexes;
+  assert.ok(memoryFts.segments_before > 1, JSON.stringify(memoryFts));
+  assert.equal(memoryFts.segments_after, 1);
+  assert.deepEqual(db.retrieveMemories(query), before);
+  const again = await db.optimizeAsync();
+  assert.equal(again.indexes[0].segments_before, 1);
+});
+
+test('optimize on a read-only or closed handle', (t) => {
+  const file = path.join(tmpDir(t), 'o.ctxdb');
+  const db = ctxdb.open(file);
+  db.createSession({ id: 's', agentId: 'a' });
+  const ro = ctxdb.open(file, { read_only: true });
+  throwsCode(() => ro.optimize(), ctxdb.codes.READONLY, /read-only/);
+  ro.close();
+  db.close();
+  throwsCode(() => db.optimize(), ctxdb.codes.MISUSE);
 });

@@ -125,3 +125,24 @@ def test_bad_arguments(mdb):
         mdb.forget_memory("m1", purge="yes")
     with pytest.raises(ctxdb.InvalidInput):
         mdb.retrieve_memories("x", [("project", None)])
+
+
+def test_optimize_merges_the_indexes_and_changes_no_answer(mdb, db_path):
+    for i in range(10):  # a transaction each: a segment each
+        put(mdb, f"o{i}", f"the ledger audit runs on night {i}", priority=9 * i)
+    query = dict(scopes=P1, now=T0 + DAY, limit=20, record_usage=False)
+    before = mdb.retrieve_memories("ledger audit", **query)
+    report = mdb.optimize()
+    assert [x["index"] for x in report["indexes"]] == ["memory_fts", "search_words",
+                                                       "search_grams"]
+    memory_fts = report["indexes"][0]
+    assert memory_fts["segments_before"] > 1
+    assert memory_fts["segments_after"] == 1 and memory_fts["pages"] >= 1
+    assert mdb.retrieve_memories("ledger audit", **query) == before
+    assert mdb.optimize()["indexes"][0]["segments_before"] == 1
+    with ctxdb.open(db_path, read_only=True) as ro:
+        with pytest.raises(ctxdb.ReadOnly, match="read-only"):
+            ro.optimize()
+    mdb.close()
+    with pytest.raises(ctxdb.Misuse):
+        mdb.optimize()

@@ -671,6 +671,24 @@ class Database {
   }
 
   /**
+   * Merges each full-text index (memories, session search) into one
+   * segment, in one transaction. Queries read every segment of an index,
+   * so after a bulk load of memories retrieval is faster merged; it
+   * rewrites every page of the indexes, so run it after bulk loads or as
+   * periodic maintenance. What the indexes hold does not change. Returns
+   * {indexes: [{index, segments_before, segments_after, pages}]}.
+   */
+  optimize() {
+    return parse(call(() => this.#db.optimize()));
+  }
+
+  /** optimize, run off the main thread. */
+  async optimizeAsync() {
+    const text = await call(() => this.#db.optimizeAsync()).catch(rejectAsCtxdbError);
+    return parse(text);
+  }
+
+  /**
    * Imports NDJSON of stored events (the export stream; a string or a
    * Buffer, passed unchanged) in one transaction. Returns {imported, skipped}.
    */

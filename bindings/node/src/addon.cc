@@ -348,7 +348,7 @@ void DbState::CloseNow() {
 // the worker thread, where ctxdb_errmsg keeps it.
 class CallWorker : public Napi::AsyncWorker {
 public:
-  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild, kCompile, kCompact };
+  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild, kOptimize, kCompile, kCompact };
 
   CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind, std::string sid,
              bool has_sid, std::string data)
@@ -377,6 +377,7 @@ protected:
       rc_ =
           ctxdb_rebuild(db_, data_.empty() ? nullptr : data_.data(), data_.size(), &out.p, &out.n);
       break;
+    case Kind::kOptimize: rc_ = ctxdb_optimize(db_, nullptr, 0, &out.p, &out.n); break;
     case Kind::kCompile:
       rc_ = ctxdb_compile(db_, data_.data(), data_.size(), &out.p, &out.n);
       break;
@@ -472,6 +473,8 @@ public:
                         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
                         InstanceMethod<&Database::Rebuild>("rebuild"),
                         InstanceMethod<&Database::RebuildAsync>("rebuildAsync"),
+                        InstanceMethod<&Database::Optimize>("optimize"),
+                        InstanceMethod<&Database::OptimizeAsync>("optimizeAsync"),
                         InstanceMethod<&Database::Import>("import"),
                         InstanceMethod<&Database::ImportAsync>("importAsync"),
                         // the context compiler
@@ -1185,6 +1188,22 @@ private:
     return Queue(env, CallWorker::Kind::kRebuild, std::string(), false, std::move(options));
   }
 
+  // optimize(): merges the full-text indexes (no options yet).
+  Napi::Value Optimize(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    OwnedBuf out;
+    int rc = ctxdb_optimize(db, nullptr, 0, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value OptimizeAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    return Queue(env, CallWorker::Kind::kOptimize, std::string(), false, std::string());
+  }
+
   Napi::Value Import(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     ctxdb_db *db = Live(env);
@@ -1215,9 +1234,9 @@ private:
                     std::string data) {
     // A worker thread must never call JS: with a JS token counter set, a
     // call that may count tokens (appends, imports, rebuilds, compiles,
-    // compactions)
-    // runs only synchronously.
-    if (!state_->counter.IsEmpty() && kind != CallWorker::Kind::kVerify)
+    // compactions) runs only synchronously; verify and optimize never count.
+    if (!state_->counter.IsEmpty() && kind != CallWorker::Kind::kVerify &&
+        kind != CallWorker::Kind::kOptimize)
       throw StatusError(env, CTXDB_MISUSE,
                         "an async call that may count tokens cannot run while a JS token "
                         "counter is set (it would have to call JS off the main thread); use "

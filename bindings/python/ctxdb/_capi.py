@@ -148,6 +148,11 @@ _proto("ctxdb_verify", c_int,
 _proto("ctxdb_rebuild", c_int,
        ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_optimize(ctxdb_db *db, const char *options_json, size_t len,
+#                    char **out, size_t *out_len);
+_proto("ctxdb_optimize", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
 # int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
 #                  size_t *out_len);
 _proto("ctxdb_import", c_int,

@@ -20,7 +20,8 @@ from . import _capi
 from .errors import InternalError, Misuse, error_for, last_error
 from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Bundle,
                     Children, CompileRequest, Event, FileInfo, ImportResult, Message,
-                    RebuildReport, Session, State, Stats, ToolCall, VerifyReport)
+                    OptimizeReport, RebuildReport, Session, State, Stats, ToolCall,
+                    VerifyReport)
 from .errors import InternalError, Misuse, last_error
 from .types import SearchResult
 from ctypes import byref, c_size_t, c_void_p, cast, string_at
@@ -30,7 +31,8 @@ from . import _capi
 from .errors import CheckFailed, InternalError, Misuse, last_error
 from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Children, Event, FileInfo,
                     ImportResult, Memory, MemoryForgetResult, MemoryRetrieval, Message,
-                    RebuildReport, Session, State, Stats, ToolCall, VerifyReport)
+                    OptimizeReport, RebuildReport, Session, State, Stats, ToolCall,
+                    VerifyReport)
 
 __all__ = ["Database", "EventIterator", "open", "version", "version_number",
            "abi_version"]
@@ -1049,6 +1051,15 @@ class Database:
             return json.loads(self._out(_capi.ctxdb_rebuild, None, 0))
         options = _json(asked, "rebuild() options")
         return json.loads(self._out(_capi.ctxdb_rebuild, options, len(options)))
+
+    def optimize(self) -> OptimizeReport:
+        """Merges each full-text index (memories, session search) into one
+        segment, in one transaction. Queries read every segment of an
+        index, so after a bulk load of memories retrieval is faster merged;
+        it rewrites every page of the indexes, so run it after bulk loads
+        or as periodic maintenance. What the indexes hold does not change.
+        A read-only handle raises ReadOnly."""
+        return json.loads(self._out(_capi.ctxdb_optimize, None, 0))
 
     def import_ndjson(self, data: Any) -> ImportResult:
         """Imports stored events (the export stream) in one transaction.

@@ -114,6 +114,19 @@ class RebuildReport(TypedDict):
     kept: List[str]  # the log's own indexes (session search), caught up and kept
 
 
+class IndexMerge(TypedDict):
+    """One full-text index in an optimize report."""
+    index: str  # memory_fts, search_words or search_grams
+    segments_before: int
+    segments_after: int  # 1, or 0 for an empty index
+    pages: int  # leaf pages of the merged index
+
+
+class OptimizeReport(TypedDict):
+    """What optimize did (ctxdb_optimize)."""
+    indexes: List[IndexMerge]
+
+
 class ImportResult(TypedDict):
     """What import_ndjson did (ctxdb_import)."""
     imported: int
