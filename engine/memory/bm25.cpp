@@ -105,18 +105,23 @@ int count_stats(const Fts5ExtensionApi *api, Fts5Context *fts, Cache *cache, Bm2
   return SQLITE_OK;
 }
 
-// The row's weighted hits per phrase, summed in FTS5's instance order.
+// The row's weighted hits per phrase. Each phrase's own position list is
+// walked (xPhraseFirst/xPhraseNext), where xInst would first build and
+// sort the row's instances of every phrase; bm25() sums the same weights
+// (small integers, exact in any order), so the score is the same.
 int count_hits(const Fts5ExtensionApi *api, Fts5Context *fts, int nargs, sqlite3_value **weights,
                Bm25Stats &s) {
-  std::fill(s.freq.begin(), s.freq.end(), 0.0);
-  int n = 0, rc = api->xInstCount(fts, &n);
-  for (int i = 0; rc == SQLITE_OK && i < n; ++i) {
-    int phrase = 0, column = 0, offset = 0;
-    rc = api->xInst(fts, i, &phrase, &column, &offset);
-    if (rc == SQLITE_OK)
-      s.freq[size_t(phrase)] += nargs > column ? sqlite3_value_double(weights[column]) : 1.0;
+  for (size_t i = 0; i < s.freq.size(); ++i) {
+    Fts5PhraseIter it;
+    int column = 0, offset = 0;
+    double hits = 0.0;
+    int rc = api->xPhraseFirst(fts, int(i), &it, &column, &offset);
+    if (rc != SQLITE_OK) return rc;
+    for (; column >= 0; api->xPhraseNext(fts, &it, &column, &offset))
+      hits += nargs > column ? sqlite3_value_double(weights[column]) : 1.0;
+    s.freq[i] = hits;
   }
-  return rc;
+  return SQLITE_OK;
 }
 
 // The row's length in tokens from its %_docsize record (one varint per
