@@ -23,6 +23,7 @@
 // usage: bench_memory [--sizes 10000,1000000] [--queries N] [--dir D]
 //   --dir D keeps the generated files in D and reuses them on the next run
 //   (already merged by the previous run: only one row is printed then).
+//   --as-built measures the index as it is, without merging it.
 #include "bench_util.hpp"
 
 #include "engine.hpp"
@@ -234,6 +235,7 @@ int main(int argc, char **argv) {
   std::vector<int64_t> sizes{10000, 1000000};
   int queries = 200;
   std::string keep;
+  bool as_built = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc) {
@@ -244,8 +246,11 @@ int main(int argc, char **argv) {
       queries = std::atoi(argv[++i]);
     } else if (a == "--dir" && i + 1 < argc) {
       keep = argv[++i];
+    } else if (a == "--as-built") {
+      as_built = true;
     } else {
-      std::fprintf(stderr, "usage: bench_memory [--sizes N,M] [--queries N] [--dir D]\n");
+      std::fprintf(stderr,
+                   "usage: bench_memory [--sizes N,M] [--queries N] [--dir D] [--as-built]\n");
       return 2;
     }
   }
@@ -279,7 +284,7 @@ int main(int argc, char **argv) {
                   (long long)r.n, (long long)segments, r.engine_med, r.engine_p90, r.abi_med,
                   r.raw_med, r.raw_p90, r.hits);
       std::fflush(stdout);
-      if (segments <= 1) break; // merged already: the second row would repeat the first
+      if (segments <= 1 || as_built) break; // merged already, or asked not to merge
     }
   }
   if (keep.empty()) fs::remove_all(dir);
