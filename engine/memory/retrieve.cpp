@@ -59,7 +59,7 @@ constexpr char kBrowse[] =
     "WHERE ?1 IS NULL AND m.scope_key IN (SELECT value FROM json_each(?2)) "
     "AND " CTXDB_RETRIEVE_FILTERS(
         "m") "ORDER BY m.priority DESC,m.valid_from DESC,m.memory_id LIMIT ?6";
-// The rest of a candidate's version (its memories row was read already).
+// The rest of a taken candidate's version (its memory_rank row was read already).
 constexpr char kDetails[] = "SELECT v.scope,v.scope_id,v.kind,v.content,v.source_refs,v.event_id "
                             "FROM memory_versions v WHERE v.memory_id=? AND v.version=?";
 constexpr char kUse[] = "INSERT INTO memory_usage(memory_id,use_count,last_used) VALUES(?,1,?) "

@@ -182,7 +182,7 @@ void Store::prepare_file() {
   db_.exec("PRAGMA cache_size=-16384");
   // Reads map the file instead of copying its pages through read(): a
   // memory retrieval looks up a few hundred rows scattered over the
-  // memories, memory_fts_docsize and index b-trees, which at a million
+  // memory_rank, memory_versions and index b-trees, which at a million
   // memories far outgrow the page cache, and a copied page costs a system
   // call (bench_memory: 1M memories, about half the latency). 2 GiB less
   // 64 KiB is SQLite's default ceiling; beyond it, pages are read as before.
