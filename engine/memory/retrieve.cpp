@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <optional>
 
 #include <sqlite3.h>
@@ -168,7 +167,7 @@ public:
     for (const ScopeRef &s : q.scopes)
       if (std::string k = scope_key(s); std::find(keys.begin(), keys.end(), k) == keys.end())
         keys.push_back(std::move(k));
-    read_scopes(store.db().getHandle(), match, keys);
+    read_scopes(store, match, keys);
     // Sorted by reference: a Candidate is too large to move around.
     order_.resize(rows_.size());
     for (size_t i = 0; i < rows_.size(); ++i) order_[i] = {rows_[i].bm25, rows_[i].doc_id, i};
@@ -191,26 +190,16 @@ public:
   }
 
 private:
-  // Runs kScopeMatches for every scope. Prepared here, once per retrieval
-  // and direction, not taken from the Store's cache: SQLiteCpp cannot bind
-  // a pointer.
-  void read_scopes(sqlite3 *db, const std::string &match, const std::vector<std::string> &keys) {
-    using Stmt = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>;
-    Stmt forwards(nullptr, sqlite3_finalize), backwards(nullptr, sqlite3_finalize);
+  // Runs kScopeMatches for every scope (bound through the C API: SQLiteCpp
+  // cannot bind a pointer).
+  void read_scopes(store::Store &store, const std::string &match,
+                   const std::vector<std::string> &keys) {
+    sqlite3 *db = store.db().getHandle();
     for (const std::string &key : keys) {
       int64_t first = scope_first_row(key);
       bool back = first > std::numeric_limits<int64_t>::max() / 2;
-      Stmt &st = back ? backwards : forwards;
-      if (!st) {
-        sqlite3_stmt *raw = nullptr;
-        if (int rc = sqlite3_prepare_v2(db, back ? kScopeMatchesBackwards : kScopeMatches, -1, &raw,
-                                        nullptr);
-            rc != SQLITE_OK)
-          throw SQLite::Exception(db, rc);
-        st.reset(raw);
-      }
+      store::Store::RawStmt st = store.raw_statement(back ? kScopeMatchesBackwards : kScopeMatches);
       sqlite3_stmt *s = st.get();
-      sqlite3_reset(s);
       sqlite3_bind_text(s, 1, match.data(), int(match.size()), SQLITE_STATIC);
       sqlite3_bind_text(s, 2, key.data(), int(key.size()), SQLITE_STATIC);
       sqlite3_bind_int64(s, 3, q_.now);

@@ -261,6 +261,25 @@ Store::Stmt Store::statement(const char *sql) {
   return Stmt(*slot);
 }
 
+Store::RawStmt::~RawStmt() {
+  sqlite3_reset(s_);
+  sqlite3_clear_bindings(s_);
+}
+
+Store::RawStmt Store::raw_statement(const char *sql) {
+  auto it = raw_cache_.find(sql);
+  if (it == raw_cache_.end()) {
+    sqlite3_stmt *s = nullptr;
+    if (int rc = sqlite3_prepare_v2(db_.getHandle(), sql, -1, &s, nullptr); rc != SQLITE_OK)
+      throw SQLite::Exception(db_.getHandle(), rc);
+    it = raw_cache_
+             .emplace(sql,
+                      std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>(s, sqlite3_finalize))
+             .first;
+  }
+  return RawStmt(it->second.get());
+}
+
 void Store::require_writable() const {
   if (config_.read_only)
     throw Error(Code::kReadOnly, "the database '" + path_ + "' was opened read-only");

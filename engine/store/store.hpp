@@ -73,6 +73,22 @@ public:
   };
   Stmt statement(const char *sql);
 
+  // The same for a statement used through SQLite's C API, for what
+  // SQLiteCpp cannot bind (a pointer: sqlite3_bind_pointer); reset and its
+  // bindings cleared when the returned RawStmt goes out of scope.
+  class RawStmt {
+  public:
+    explicit RawStmt(sqlite3_stmt *s) : s_(s) {}
+    ~RawStmt();
+    RawStmt(const RawStmt &) = delete;
+    RawStmt &operator=(const RawStmt &) = delete;
+    sqlite3_stmt *get() const { return s_; }
+
+  private:
+    sqlite3_stmt *s_;
+  };
+  RawStmt raw_statement(const char *sql);
+
   // Throws kReadOnly when the handle was opened read-only.
   void require_writable() const;
 
@@ -112,6 +128,8 @@ private:
   Config config_;
   SQLite::Database db_;
   std::unordered_map<const char *, std::unique_ptr<SQLite::Statement>> cache_;
+  std::unordered_map<const char *, std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>>
+      raw_cache_;
 };
 
 } // namespace ctxdb::store
