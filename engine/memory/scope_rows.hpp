@@ -8,11 +8,19 @@
 // memories costs about 1% of the matches of the whole table
 // (bench/memory.cpp). A memory's doc_id is
 //
-//   (fnv1a64(scope_key) & kScopeMask) << kPosBits  |  pos of its MemoryWritten
+//   first row of its scope's range  |  pos of its MemoryWritten
 //
-// a function of the log (rebuild reproduces it). Two scopes whose hashes
-// collide share a range; retrieval still checks every row's scope_key, so
-// a collision costs time, never isolation.
+// a function of the log (rebuild reproduces it). A range's first row is
+// (fnv1a64(scope_key) & kScopeMask) << kPosBits, except the global
+// scope's, which is 0 (schema 13): every retrieval the compiler makes asks
+// for the global scope beside its own, and FTS5 3.40.1 reaches a range
+// only by stepping through every entry of a doclist before it, or, read
+// backwards, by decoding each of its pages anew (bench_memory, 1M: the
+// global scope's query cost a fifth more instructions read backwards from
+// the upper part of the rowid space than forwards from 0, and more time).
+// Two scopes whose ranges collide (a hash of 0 shares the global range)
+// share a range; retrieval still checks every row's scope_key, so a
+// collision costs time, never isolation.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +42,13 @@ constexpr uint64_t fnv1a64(std::string_view s) {
   return h;
 }
 
+// The global scope's scope_key: the scope and its empty id, joined by
+// \x1f as memories.scope_key is.
+inline constexpr std::string_view kGlobalScopeKey = "global\x1f";
+
 // The first rowid of the scope's range; the range is [first, first + 2^kPosBits).
 constexpr int64_t scope_first_row(std::string_view scope_key) {
+  if (scope_key == kGlobalScopeKey) return 0;
   return int64_t((fnv1a64(scope_key) & kScopeMask) << kPosBits);
 }
 

@@ -895,35 +895,74 @@ TEST_CASE("optimize merges the full-text indexes and changes no answer") {
   CHECK(message_of([&] { m.db.optimize(R"({"merge":true})"); }).find("merge") != std::string::npos);
 }
 
-TEST_CASE("memory: migration 012 derives memory_rank from a schema-11 file's memories") {
-  MemoryDb m;
-  m.db.append_batch("s", random_memories(0, 300, 4242));
+// Three retrievals' memories and scores, in order, as a migration must
+// leave them.
+std::vector<std::string> retrieval_results(store::Store &store) {
+  const token::Counter &counter = token::default_counter();
+  std::vector<std::string> out;
+  for (const char *text : {"cache", "deploy build", "token retry vault"}) {
+    memory::Query q;
+    q.text = text;
+    q.scopes = {{"project", "p1"}, {"global", ""}};
+    q.now = kT0 + 20 * kDay;
+    q.limit = 20;
+    for (const memory::Retrieved &r : memory::retrieve(store, q, counter).included)
+      out.push_back(r.memory_id + "@" + std::to_string(r.score));
+  }
+  return out;
+}
+
+// 300 memories with an update and a forget; the retrieval results they give.
+std::vector<std::string> write_history(MemoryDb &m, uint64_t seed) {
+  m.db.append_batch("s", random_memories(0, 300, seed));
   m.db.memory_update("m3", R"({"content":"cache vault retry","source_refs":["evt_src"]})");
   m.db.memory_forget("m4", R"({"mode":"tombstone"})");
   store::Store store(m.path, {});
-  const token::Counter &counter = token::default_counter();
-  auto results = [&](store::Store &st) {
-    std::vector<std::string> out;
-    for (const char *text : {"cache", "deploy build", "token retry vault"}) {
-      memory::Query q;
-      q.text = text;
-      q.scopes = {{"project", "p1"}, {"global", ""}};
-      q.now = kT0 + 20 * kDay;
-      q.limit = 20;
-      for (const memory::Retrieved &r : memory::retrieve(st, q, counter).included)
-        out.push_back(r.memory_id + "@" + std::to_string(r.score));
-    }
-    return out;
-  };
-  std::vector<std::string> before = results(store);
-  CHECK(before.size() >= 30);
+  std::vector<std::string> results = retrieval_results(store);
+  CHECK(results.size() >= 30);
+  return results;
+}
+
+TEST_CASE("memory: migration 012 derives memory_rank from a schema-11 file's memories") {
+  MemoryDb m;
+  std::vector<std::string> before = write_history(m, 4242);
   raw_sql(m.path, to_schema_11());
   Engine reopened(m.path, ""); // migrates
   store::Store migrated(m.path, {});
-  CHECK(results(migrated) == before);
+  CHECK(retrieval_results(migrated) == before);
   CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
   // The triggers of schema 12 keep it in step with later writes.
   reopened.memory_update("m5", R"({"content":"lint schema","source_refs":["evt_src"]})");
+  CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
+TEST_CASE("memory: migration 013 moves a schema-12 file's global memories to the first range") {
+  MemoryDb m;
+  std::vector<std::string> before = write_history(m, 4343);
+  auto global_rows = [&](const std::string &where) {
+    return raw_int(m.path, "SELECT count(*) FROM memories WHERE scope_key = 'global' || "
+                           "char(31) AND " +
+                               where);
+  };
+  int64_t global = global_rows("1");
+  REQUIRE(global > 30);
+  CHECK(global_rows("doc_id < (1 << 40)") == global);
+  // The file as schema 12 left it: the global range where its hash put it
+  // (the update trigger moves memory_fts and memory_rank rows along).
+  int64_t hashed =
+      int64_t((memory::fnv1a64(memory::kGlobalScopeKey) & memory::kScopeMask) << memory::kPosBits);
+  raw_sql(m.path,
+          "UPDATE memories SET doc_id = " + std::to_string(hashed) +
+              " + doc_id WHERE scope_key = 'global' || char(31); PRAGMA user_version = 12;");
+  REQUIRE(global_rows("doc_id >= " + std::to_string(hashed)) == global);
+  Engine reopened(m.path, ""); // migrates
+  CHECK(global_rows("doc_id < (1 << 40)") == global);
+  store::Store migrated(m.path, {});
+  CHECK(retrieval_results(migrated) == before);
+  CHECK(raw_rc(m.path, "INSERT INTO memory_fts(memory_fts) VALUES('integrity-check')") ==
+        SQLITE_OK);
+  CHECK(raw_int(m.path, "SELECT count(*) FROM memory_rank r JOIN memories m USING (doc_id)") ==
+        raw_int(m.path, "SELECT count(*) FROM memories"));
   CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
 }
 

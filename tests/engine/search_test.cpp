@@ -247,18 +247,6 @@ TEST_CASE("search: bad input is an error code, never a crash") {
 
 namespace {
 
-// One integer from the file, read through a raw connection.
-int64_t raw_int(const std::string &path, const char *sql) {
-  sqlite3 *db = nullptr;
-  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt *st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK);
-  int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
-
 int64_t mark_of(const std::string &path) { return raw_int(path, "SELECT pos FROM search_mark"); }
 int64_t last_pos_of(const std::string &path) {
   return raw_int(path, "SELECT max(pos) FROM events");

@@ -40,6 +40,19 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
+// One integer from the file, read through a raw connection (-1: no row).
+inline int64_t raw_int(const std::string &path, const std::string &sql) {
+  sqlite3 *db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt *st = nullptr;
+  INFO(sql);
+  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK);
+  int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
 // The code fn() throws, or kOk.
 template <class Fn> Code code_of(Fn &&fn) {
   try {
