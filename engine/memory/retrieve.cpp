@@ -289,22 +289,27 @@ bool take(store::Store &store, const Query &q, const token::Counter &counter,
 // while one still unread could outrank the best one read: the same
 // memories, in the same order, as blending all kCandidates and sorting.
 void rank(store::Store &store, const Query &q, const token::Counter &counter, Matches *matches,
-          std::vector<Candidate> heap, Retrieval &r) {
-  auto worse = [](const Candidate &a, const Candidate &b) { return better(b, a); };
+          std::vector<Candidate> pool, Retrieval &r) {
+  // A heap of indexes into `pool`: a Candidate is too large to move around.
+  auto worse = [&pool](size_t a, size_t b) { return better(pool[b], pool[a]); };
+  std::vector<size_t> heap(pool.size());
+  for (size_t i = 0; i < heap.size(); ++i) heap[i] = i;
   std::make_heap(heap.begin(), heap.end(), worse);
   int64_t cap = std::max(kCandidates, 4 * q.limit), read = 0;
+  pool.reserve(pool.size() + size_t(matches ? cap : 0));
   simdjson::dom::parser parser; // one for every source_refs: it allocates on first use
   while (int64_t(r.included.size()) < q.limit) {
     while (matches && read < cap) {
       std::optional<double> next = matches->peek();
-      if (!next || (!heap.empty() && heap.front().score > best_blend(*next))) break;
-      heap.push_back(matches->next());
+      if (!next || (!heap.empty() && pool[heap.front()].score > best_blend(*next))) break;
+      pool.push_back(matches->next());
+      heap.push_back(pool.size() - 1);
       std::push_heap(heap.begin(), heap.end(), worse);
       ++read;
     }
     if (heap.empty()) break;
     std::pop_heap(heap.begin(), heap.end(), worse);
-    take(store, q, counter, parser, heap.back(), r);
+    take(store, q, counter, parser, pool[heap.back()], r);
     heap.pop_back();
   }
 }
