@@ -28,15 +28,29 @@ constexpr char kEndVersion[] =
 constexpr char kClearContent[] =
     "UPDATE memory_versions SET content=NULL,keywords='[]' WHERE memory_id=?";
 constexpr char kDeleteVersions[] = "DELETE FROM memory_versions WHERE memory_id=?";
-constexpr char kInsertCurrent[] =
-    "INSERT INTO memories(doc_id,memory_id,version,scope_key,sensitive,readers,confidence,"
-    "priority,expires_at,valid_from,search_content,search_keywords) "
-    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)";
+#define CTXDB_CURRENT_COLUMNS                                                                      \
+  "doc_id,memory_id,version,scope_key,sensitive,readers,confidence,priority,expires_at,"           \
+  "valid_from,search_content,search_keywords"
+// A transaction's new memories rows wait in this connection's temp table
+// (flush()). The connection's, not the file's: nothing else sees it.
+constexpr char kCreatePending[] =
+    "CREATE TEMP TABLE IF NOT EXISTS memories_pending(doc_id INTEGER PRIMARY KEY,memory_id,"
+    "version,scope_key,sensitive,readers,confidence,priority,expires_at,valid_from,"
+    "search_content,search_keywords)";
+constexpr char kInsertPending[] =
+    "INSERT INTO temp.memories_pending(" CTXDB_CURRENT_COLUMNS ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?)";
+constexpr char kInsertFromPending[] =
+    "INSERT INTO main.memories(" CTXDB_CURRENT_COLUMNS ") SELECT " CTXDB_CURRENT_COLUMNS
+    " FROM temp.memories_pending ORDER BY doc_id";
+constexpr char kClearPending[] = "DELETE FROM temp.memories_pending";
 constexpr char kUpdateCurrent[] =
     "UPDATE memories SET version=?3,scope_key=?4,sensitive=?5,readers=?6,confidence=?7,"
     "priority=?8,expires_at=?9,valid_from=?10,search_content=?11,search_keywords=?12 "
     "WHERE memory_id=?2";
 constexpr char kDeleteCurrent[] = "DELETE FROM memories WHERE memory_id=?";
+constexpr char kCurrentDoc[] = "SELECT doc_id FROM memories WHERE memory_id=?";
+// Rows kept before a flush inside one transaction (a rebuild's replay).
+constexpr size_t kMaxPendingRows = 4096;
 constexpr char kForget[] =
     "INSERT OR REPLACE INTO memory_forgotten(memory_id,event_id,mode,ts) VALUES(?,?,?,?)";
 constexpr char kForgotten[] = "SELECT mode,event_id FROM memory_forgotten WHERE memory_id=?";
@@ -298,24 +312,88 @@ void Memories::insert_version(const log::Event &e, const std::string &memory_id,
 // pos of its MemoryWritten inside its scope's range (scope_rows.hpp), a
 // function of the log that a replay skipping purged memories still gives
 // every other memory. A memory's scope never changes, nor its doc_id.
+// Kept in rows_ until flush().
 void Memories::write_current(const log::Event &e, const std::string &memory_id, const Version &v,
                              bool insert) {
-  auto q = store_.statement(insert ? kInsertCurrent : kUpdateCurrent);
   std::string key = scope_key(v.scope, v.scope_id);
-  if (insert) q->bind(1, scope_first_row(key) + e.pos);
-  store::bind_text(*q, 2, memory_id);
-  q->bind(3, v.version);
-  store::bind_text(*q, 4, key);
-  q->bind(5, int(v.sensitive));
-  bind_opt(*q, 6, v.readers);
-  q->bind(7, v.confidence);
-  q->bind(8, v.priority);
-  bind_opt(*q, 9, v.expires_at);
-  q->bind(10, e.ts);
-  store::bind_text(*q, 11, index_text(v.content.value_or("")));
-  store::bind_text(*q, 12, keyword_text(v.keywords));
-  q->exec();
+  Row &r = insert ? (rows_[memory_id] = Row()) : row(memory_id);
+  if (insert) r.doc_id = scope_first_row(key) + e.pos;
+  r.live = true;
+  r.version = v.version;
+  r.scope_key = std::move(key);
+  r.sensitive = v.sensitive;
+  r.readers = v.readers;
+  r.confidence = v.confidence;
+  r.priority = v.priority;
+  r.expires_at = v.expires_at;
+  r.valid_from = e.ts;
+  r.search_content = index_text(v.content.value_or(""));
+  r.search_keywords = keyword_text(v.keywords);
+  if (rows_.size() >= kMaxPendingRows) flush();
 }
+
+Memories::Row &Memories::row(const std::string &memory_id) {
+  auto [it, fresh] = rows_.try_emplace(memory_id);
+  if (fresh) {
+    auto q = store_.statement(kCurrentDoc);
+    store::bind_text(*q, 1, memory_id);
+    if (q->executeStep()) {
+      it->second.doc_id = q->getColumn(0).getInt64();
+      it->second.existed = it->second.live = true;
+    }
+  }
+  return it->second;
+}
+
+void Memories::drop_current(const std::string &memory_id) { row(memory_id).live = false; }
+
+// Updates and deletes row by row; the new rows in one statement: FTS5
+// also flushes its pending terms at every statement savepoint, which each
+// INSERT into memories opens (its triggers write memory_fts), so a batch
+// inserted row by row left a segment per memory. Through
+// memories_pending they reach memory_fts in one statement, in doc_id
+// order: one segment per transaction, as FTS5 means it.
+void Memories::flush() {
+  if (rows_.empty()) return;
+  std::vector<std::pair<int64_t, const std::string *>> order;
+  order.reserve(rows_.size());
+  for (const auto &[id, r] : rows_) order.emplace_back(r.doc_id, &id);
+  std::sort(order.begin(), order.end());
+  bool inserted = false;
+  for (const auto &[doc_id, id] : order) {
+    const Row &r = rows_.at(*id);
+    if (!r.live) {
+      if (!r.existed) continue;
+      auto q = store_.statement(kDeleteCurrent);
+      store::bind_text(*q, 1, *id);
+      q->exec();
+      continue;
+    }
+    // Every time: a rolled back transaction takes the table with it.
+    if (!r.existed && !inserted) store_.statement(kCreatePending)->exec();
+    auto q = store_.statement(r.existed ? kUpdateCurrent : kInsertPending);
+    if (!r.existed) q->bind(1, doc_id);
+    inserted |= !r.existed;
+    store::bind_text(*q, 2, *id);
+    q->bind(3, r.version);
+    store::bind_text(*q, 4, r.scope_key);
+    q->bind(5, int(r.sensitive));
+    bind_opt(*q, 6, r.readers);
+    q->bind(7, r.confidence);
+    q->bind(8, r.priority);
+    bind_opt(*q, 9, r.expires_at);
+    q->bind(10, r.valid_from);
+    store::bind_text(*q, 11, r.search_content);
+    store::bind_text(*q, 12, r.search_keywords);
+    q->exec();
+  }
+  rows_.clear();
+  if (!inserted) return;
+  store_.statement(kInsertFromPending)->exec();
+  store_.statement(kClearPending)->exec();
+}
+
+void Memories::discard() { rows_.clear(); }
 
 void Memories::not_live(const log::Event &e, const std::string &memory_id) {
   auto q = store_.statement(kForgotten);
@@ -400,11 +478,13 @@ void Memories::remove(const log::Event &e, simdjson::dom::element p) {
         reject(e, "purged_event_ids: must list the memory's events in order: " + want);
       }
     }
-    for (const char *sql : {kDeleteVersions, kDeleteCurrent}) {
-      auto q = store_.statement(sql);
-      store::bind_text(*q, 1, memory_id);
-      q->exec();
-    }
+    auto q = store_.statement(kDeleteVersions);
+    store::bind_text(*q, 1, memory_id);
+    q->exec();
+    // Now, not at commit: the purger's merge, which drops the terms from
+    // the file, runs first among the observers' flushes.
+    drop_current(memory_id);
+    flush();
   } else {
     if (!v || v->ended) not_live(e, memory_id);
     auto end = store_.statement(kEndVersion);
@@ -413,11 +493,10 @@ void Memories::remove(const log::Event &e, simdjson::dom::element p) {
     store::bind_text(*end, 3, memory_id);
     end->bind(4, v->version);
     end->exec();
-    for (const char *sql : {kClearContent, kDeleteCurrent}) {
-      auto q = store_.statement(sql);
-      store::bind_text(*q, 1, memory_id);
-      q->exec();
-    }
+    auto q = store_.statement(kClearContent);
+    store::bind_text(*q, 1, memory_id);
+    q->exec();
+    drop_current(memory_id);
   }
   auto q = store_.statement(kForget);
   store::bind_text(*q, 1, memory_id);

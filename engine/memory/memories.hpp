@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ctxdb::memory {
@@ -55,6 +56,8 @@ public:
       : store_(store), payloads_(payloads) {}
 
   void on_append(const log::Event &e) override;
+  void flush() override;
+  void discard() override;
   std::span<const char *const> tables() const override;
 
   // A memory as memory.schema.json: its current version, or its last one
@@ -78,8 +81,32 @@ private:
   // not live.
   [[noreturn]] void not_live(const log::Event &e, const std::string &memory_id);
 
+  // What the transaction does to a memory's memories row (and, by its
+  // triggers, to its memory_fts and memory_rank rows), written by flush()
+  // with the new rows in one statement, in doc_id order. FTS5 flushes its
+  // pending terms into a new segment at every statement savepoint (each
+  // INSERT into memories opens one) and whenever a rowid is lower than the
+  // last one the transaction wrote (the scope ranges, scope_rows.hpp, make
+  // that so for nearly every memory of a mixed batch in log order): row by
+  // row, a batch left a segment per memory for FTS5's merges to fold.
+  struct Row {
+    int64_t doc_id = 0;
+    bool existed = false; // in memories before the transaction
+    bool live = false;    // false: delete it
+    int64_t version = 0, priority = 0, valid_from = 0;
+    std::string scope_key, search_content, search_keywords;
+    std::optional<std::string> readers;
+    std::optional<int64_t> expires_at;
+    double confidence = 0;
+    bool sensitive = false;
+  };
+  // The memory's pending row, read from memories when it has none yet.
+  Row &row(const std::string &memory_id);
+  void drop_current(const std::string &memory_id);
+
   store::Store &store_;
   project::PayloadCache &payloads_;
+  std::unordered_map<std::string, Row> rows_; // by memory_id
 };
 
 } // namespace ctxdb::memory

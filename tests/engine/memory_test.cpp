@@ -740,6 +740,40 @@ TEST_CASE("memory: each scope's memories lie in its own rowid range, rebuilt ali
   CHECK(m.found("blue").empty()); // the superseded version is not in the index
 }
 
+TEST_CASE("memory: a batch's memories reach memory_fts in rowid order, one segment a batch") {
+  MemoryDb m;
+  // Four scopes in log order (rowids up and down), and in the same batch
+  // an update of one of them and a tombstone of another.
+  std::string nd = random_memories(0, 200, 515);
+  nd += R"({"type":"MemoryUpdated","actor":"a","payload":{"memory_id":"m1",)"
+        R"("content":"zebra crossing","source_refs":["evt_src"]}})"
+        "\n"
+        R"({"type":"MemoryDeleted","actor":"a","payload":{"memory_id":"m2","mode":"tombstone"}})"
+        "\n";
+  m.db.append_batch("s", nd);
+  auto segments = [&] {
+    store::Store s(m.path, store::parse_config(R"({"read_only":true})"));
+    return store::fts_shape(s, "memory_fts").segment_pages.size();
+  };
+  CHECK(segments() == 1); // one flush of FTS5's pending terms, at commit
+  CHECK(raw_int(m.path, "SELECT count(*) FROM memories") == 199);
+  CHECK(raw_int(m.path, "SELECT version FROM memories WHERE memory_id='m1'") == 2);
+  CHECK(raw_int(m.path, "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH 'zebra'") == 1);
+  CHECK(raw_int(m.path, "SELECT count(*) FROM memories WHERE memory_id='m2'") == 0);
+  CHECK(raw_int(m.path, "SELECT count(*) FROM memory_rank") == 199);
+  CHECK(raw_rc(m.path, "INSERT INTO memory_fts(memory_fts) VALUES('integrity-check')") ==
+        SQLITE_OK);
+  // A second batch updates memories of the first (row by row).
+  m.db.append_batch("s", R"({"type":"MemoryUpdated","actor":"a","payload":{"memory_id":"m7",)"
+                         R"("content":"zebra stripes","source_refs":["evt_src"]}})"
+                         "\n"
+                         R"({"type":"MemoryUpdated","actor":"a","payload":{"memory_id":"m3",)"
+                         R"("content":"zebra herd","source_refs":["evt_src"]}})"
+                         "\n");
+  CHECK(raw_int(m.path, "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH 'zebra'") == 3);
+  CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
 TEST_CASE("memory: two scopes sharing a rowid range still never see each other's memories") {
   MemoryDb m;
   auto [p, q] = colliding_projects();
