@@ -43,6 +43,8 @@ constexpr char kInsertFromPending[] =
     "INSERT INTO main.memories(" CTXDB_CURRENT_COLUMNS ") SELECT " CTXDB_CURRENT_COLUMNS
     " FROM temp.memories_pending ORDER BY doc_id";
 constexpr char kClearPending[] = "DELETE FROM temp.memories_pending";
+constexpr char kInsertCurrent[] =
+    "INSERT INTO main.memories(" CTXDB_CURRENT_COLUMNS ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr char kUpdateCurrent[] =
     "UPDATE memories SET version=?3,scope_key=?4,sensitive=?5,readers=?6,confidence=?7,"
     "priority=?8,expires_at=?9,valid_from=?10,search_content=?11,search_keywords=?12 "
@@ -359,6 +361,10 @@ void Memories::flush() {
   order.reserve(rows_.size());
   for (const auto &[id, r] : rows_) order.emplace_back(r.doc_id, &id);
   std::sort(order.begin(), order.end());
+  // One new row (a single append) goes straight in: one statement either way.
+  size_t fresh = size_t(std::count_if(rows_.begin(), rows_.end(), [](const auto &kv) {
+    return kv.second.live && !kv.second.existed;
+  }));
   bool inserted = false;
   for (const auto &[doc_id, id] : order) {
     const Row &r = rows_.at(*id);
@@ -369,11 +375,14 @@ void Memories::flush() {
       q->exec();
       continue;
     }
+    bool staged = !r.existed && fresh > 1;
     // Every time: a rolled back transaction takes the table with it.
-    if (!r.existed && !inserted) store_.statement(kCreatePending)->exec();
-    auto q = store_.statement(r.existed ? kUpdateCurrent : kInsertPending);
+    if (staged && !inserted) store_.statement(kCreatePending)->exec();
+    auto q = store_.statement(r.existed ? kUpdateCurrent
+                              : staged  ? kInsertPending
+                                        : kInsertCurrent);
     if (!r.existed) q->bind(1, doc_id);
-    inserted |= !r.existed;
+    inserted |= staged;
     store::bind_text(*q, 2, *id);
     q->bind(3, r.version);
     store::bind_text(*q, 4, r.scope_key);
