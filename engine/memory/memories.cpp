@@ -349,12 +349,8 @@ Memories::Row &Memories::row(const std::string &memory_id) {
 
 void Memories::drop_current(const std::string &memory_id) { row(memory_id).live = false; }
 
-// Updates and deletes row by row; the new rows in one statement: FTS5
-// also flushes its pending terms at every statement savepoint, which each
-// INSERT into memories opens (its triggers write memory_fts), so a batch
-// inserted row by row left a segment per memory. Through
-// memories_pending they reach memory_fts in one statement, in doc_id
-// order: one segment per transaction, as FTS5 means it.
+// Updates and deletes row by row; new rows through memories_pending in one
+// statement, in doc_id order (why: Memories::Row).
 void Memories::flush() {
   if (rows_.empty()) return;
   std::vector<std::pair<int64_t, const std::string *>> order;

@@ -296,7 +296,6 @@ void rank(store::Store &store, const Query &q, const token::Counter &counter, Ma
   for (size_t i = 0; i < heap.size(); ++i) heap[i] = i;
   std::make_heap(heap.begin(), heap.end(), worse);
   int64_t cap = std::max(kCandidates, 4 * q.limit), read = 0;
-  pool.reserve(pool.size() + size_t(matches ? cap : 0));
   simdjson::dom::parser parser; // one for every source_refs: it allocates on first use
   while (int64_t(r.included.size()) < q.limit) {
     while (matches && read < cap) {
