@@ -179,7 +179,7 @@ void Store::prepare_file() {
   }
   // The events table and its two indexes grow together; a 16 MiB page
   // cache (SQLite's default is 2 MiB) keeps their right edges in memory.
-  db_.exec("PRAGMA cache_size=-16384");
+  db_.exec("PRAGMA cache_size=" + std::to_string(kCacheSizePragma));
   // Reads map the file instead of copying its pages through read(): a
   // memory retrieval looks up a few hundred rows scattered over the
   // memory_rank, memory_versions and index b-trees, which at a million
@@ -188,7 +188,7 @@ void Store::prepare_file() {
   // 64 KiB is SQLite's default ceiling; beyond it, pages are read as before.
   // The price is SQLite's: an I/O error while reading the map is SIGBUS,
   // not an error code, so config "mmap": false turns it off.
-  if (config_.mmap) db_.exec("PRAGMA mmap_size=2147418112");
+  if (config_.mmap) db_.exec("PRAGMA mmap_size=" + std::to_string(kMmapSizePragma));
   // The WAL is checkpointed at SQLite's default of 1000 pages (4 MiB). A
   // larger WAL copies a page rewritten by many commits fewer times, but
   // every frame then lands in a fresh part of the file (page-cache and
@@ -285,9 +285,12 @@ void Store::require_writable() const {
     throw Error(Code::kReadOnly, "the database '" + path_ + "' was opened read-only");
 }
 
+// BEGIN and COMMIT run as cached statements: sqlite3_exec would parse them
+// again for every transaction (~1% of the instructions of appends in
+// batches of 10, callgrind).
 Store::WriteTransaction::WriteTransaction(Store &store) : store_(store) {
   store_.require_writable();
-  store_.db_.exec("BEGIN IMMEDIATE");
+  store_.statement("BEGIN IMMEDIATE")->exec();
 }
 
 Store::WriteTransaction::~WriteTransaction() {
@@ -300,7 +303,7 @@ Store::WriteTransaction::~WriteTransaction() {
 }
 
 void Store::WriteTransaction::commit() {
-  store_.db_.exec("COMMIT");
+  store_.statement("COMMIT")->exec();
   done_ = true;
 }
 

@@ -37,6 +37,13 @@ Config parse_config(std::string_view json);
 // The schema version this library writes: the highest migration number.
 int schema_version();
 
+// The page cache and memory map every connection sets (store.cpp says why),
+// as PRAGMA values: cache_size in KiB (negative), mmap_size in bytes.
+// bench/append gives its raw-SQLite baseline the same, so that its ratio
+// measures the engine's work rather than a difference of settings.
+inline constexpr int kCacheSizePragma = -16384;
+inline constexpr int64_t kMmapSizePragma = 2147418112;
+
 // ctxdb files carry this SQLite application_id ("ctxd").
 inline constexpr int32_t kApplicationId = 0x63747864;
 
