@@ -4,30 +4,46 @@
 #include "json/parse.hpp"
 
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace ctxdb::project {
 
 namespace {
 
-constexpr char kInsertCall[] = "INSERT INTO tool_calls(session_no,seq,idx,branch_no,call_id,"
-                               "event_id,name,args) VALUES(?,?,?,?,?,?,?,?)";
+constexpr char kInsertCall[] =
+    "INSERT INTO tool_calls(session_no,seq,idx,branch_no,call_id,name,args,result_seq,"
+    "result_branch_no,status,artifact_id,error,duration_ms,exit_code) "
+    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+constexpr char kSetFirstResult[] =
+    "UPDATE tool_calls SET result_seq=?4,result_branch_no=?5,status=?6,artifact_id=?7,error=?8,"
+    "duration_ms=?9,exit_code=?10 WHERE session_no=?1 AND seq=?2 AND idx=?3";
 constexpr char kInsertResult[] =
-    "INSERT INTO tool_results(session_no,seq,call_seq,call_idx,branch_no,event_id,status,"
-    "artifact_id,error,duration_ms,exit_code) VALUES(?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO tool_results(session_no,call_seq,call_idx,seq,branch_no,status,artifact_id,"
+    "error,duration_ms,exit_code) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
 // No ORDER BY: the (covering) indexes return rows in seq order, as their
 // keys end with the primary key, and one would steer SQLite off them.
 constexpr char kCallsById[] = "SELECT seq,idx,branch_no FROM tool_calls "
                               "WHERE session_no=? AND call_id=?";
 constexpr char kCallNames[] = "SELECT seq,branch_no,name FROM tool_calls "
                               "WHERE session_no=? AND call_id=?";
-constexpr char kResultsOfCall[] = "SELECT seq,branch_no FROM tool_results "
-                                  "WHERE session_no=? AND call_seq=? AND call_idx=?";
-constexpr char kCallsInRange[] = "SELECT seq,idx,call_id,event_id,name,args FROM tool_calls "
-                                 "WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq,idx";
-constexpr char kResultsInRange[] =
-    "SELECT call_seq,call_idx,event_id,seq,status,artifact_id,error,duration_ms,exit_code "
-    "FROM tool_results WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3";
+constexpr char kResultsOfCall[] =
+    "SELECT result_seq,result_branch_no FROM tool_calls "
+    "WHERE session_no=?1 AND seq=?2 AND idx=?3 AND result_seq IS NOT NULL "
+    "UNION ALL SELECT seq,branch_no FROM tool_results "
+    "WHERE session_no=?1 AND call_seq=?2 AND call_idx=?3";
+// The event ids come from the events table, which the projection does not
+// copy: a join on its (session_no, seq) key.
+constexpr char kCallsInRange[] =
+    "SELECT c.seq,c.idx,c.call_id,e.id,c.name,c.args,c.result_seq,c.result_branch_no,c.status,"
+    "f.id,c.artifact_id,c.error,c.duration_ms,c.exit_code FROM tool_calls c "
+    "JOIN events e ON e.session_no=c.session_no AND e.seq=c.seq "
+    "LEFT JOIN events f ON f.session_no=c.session_no AND f.seq=c.result_seq "
+    "WHERE c.session_no=?1 AND c.seq BETWEEN ?2 AND ?3 ORDER BY c.seq,c.idx";
+constexpr char kFurtherResultsInRange[] =
+    "SELECT r.call_seq,r.call_idx,e.id,r.seq,r.status,r.artifact_id,r.error,r.duration_ms,"
+    "r.exit_code FROM tool_results r JOIN events e ON e.session_no=r.session_no AND e.seq=r.seq "
+    "WHERE r.session_no=?1 AND r.seq BETWEEN ?2 AND ?3";
 
 std::string call_key(int64_t session_no, std::string_view call_id) {
   std::string k = std::to_string(session_no);
@@ -38,6 +54,35 @@ std::string call_key(int64_t session_no, std::string_view call_id) {
 
 // "event evt_… (ToolCallFinished)": how every rule violation starts.
 std::string event_name(const log::Event &e) { return "event " + e.id + " (" + e.type + ")"; }
+
+// Optional payload fields, their types checked by the event's schema.
+std::optional<std::string> text_field(simdjson::dom::element obj, const char *key) {
+  std::string_view v;
+  if (obj[key].get(v)) return std::nullopt;
+  return std::string(v);
+}
+std::optional<int64_t> int_field(simdjson::dom::element obj, const char *key) {
+  int64_t v;
+  if (obj[key].get(v)) return std::nullopt;
+  return v;
+}
+
+template <class T> void bind_optional(SQLite::Statement &q, int i, const std::optional<T> &v) {
+  if (v)
+    q.bind(i, *v);
+  else
+    q.bind(i);
+}
+
+// The branch id of the path segment holding (branch_no, seq), or nullptr.
+const std::string *segment_branch(const BranchPath &path, int64_t branch_no, int64_t seq) {
+  for (size_t i = 0; i < path.segments.size(); ++i) {
+    const log::Segment &s = path.segments[i];
+    if (s.branch_no == branch_no && seq >= s.first_seq && seq <= s.last_seq)
+      return &path.segment_branch_ids[i];
+  }
+  return nullptr;
+}
 
 } // namespace
 
@@ -66,7 +111,33 @@ void ToolCalls::on_append(const log::Event &e) {
 void ToolCalls::clear() {
   calls_.clear();
   results_.clear();
+  new_calls_.clear();
+  new_call_at_.clear();
   complete_ = false;
+}
+
+void ToolCalls::flush() {
+  for (const NewCall &c : new_calls_) {
+    auto q = store_.statement(kInsertCall);
+    q->bind(1, c.key.session_no);
+    q->bind(2, c.key.seq);
+    q->bind(3, c.key.idx);
+    q->bind(4, c.branch_no);
+    q->bindNoCopy(5, c.call_id);
+    bind_optional(*q, 6, c.name);
+    bind_optional(*q, 7, c.args);
+    if (const std::optional<Result> &r = c.result) {
+      q->bind(8, r->seq);
+      q->bind(9, r->branch_no);
+      q->bindNoCopy(10, r->status);
+      bind_optional(*q, 11, r->artifact_id);
+      bind_optional(*q, 12, r->error);
+      bind_optional(*q, 13, r->duration_ms);
+      bind_optional(*q, 14, r->exit_code);
+    }
+    q->exec();
+  }
+  clear();
 }
 
 void ToolCalls::add_calls(const log::Event &e, simdjson::dom::element payload) {
@@ -92,21 +163,16 @@ void ToolCalls::add_call(const log::Event &e, simdjson::dom::element block, int6
                                      std::to_string(p->seq) +
                                      "); a call id names one call per path");
   same.push_back({e.seq, idx, e.branch_no});
-  results_.emplace(CallKey{e.session_no, e.seq, idx}, std::vector<Place>{}); // none yet
-  auto q = store_.statement(kInsertCall);
-  q->bind(1, e.session_no);
-  q->bind(2, e.seq);
-  q->bind(3, idx);
-  q->bind(4, e.branch_no);
-  store::bind_text(*q, 5, id);
-  q->bindNoCopy(6, e.id);
-  bind_field(*q, 7, block, "name");
+  CallKey key{e.session_no, e.seq, idx};
+  results_.emplace(key, std::vector<Place>{}); // none yet
+  NewCall &c = new_calls_.emplace_back();
+  c.key = key;
+  c.branch_no = e.branch_no;
+  c.call_id = id;
+  c.name = text_field(block, "name");
   simdjson::dom::element args;
-  if (block["args"].get(args))
-    q->bind(8);
-  else
-    q->bind(8, json::canonical(args));
-  q->exec();
+  if (!block["args"].get(args)) c.args = json::canonical(args);
+  new_call_at_.emplace(key, new_calls_.size() - 1);
 }
 
 void ToolCalls::add_result(const log::Event &e, simdjson::dom::element payload) {
@@ -119,19 +185,44 @@ void ToolCalls::add_result(const log::Event &e, simdjson::dom::element payload) 
     throw Error(Code::kConflict, event_name(e) + ": tool call '" + std::string(id) +
                                      "' already has a result on this branch's path (seq " +
                                      std::to_string(r->seq) + "); a call gets one result per path");
+  Result r;
+  r.seq = e.seq;
+  r.branch_no = e.branch_no;
+  r.status = result_status(e.type, payload);
+  r.artifact_id = text_field(payload, "artifact_id");
+  r.error = text_field(payload, "error");
+  r.duration_ms = int_field(payload, "duration_ms");
+  r.exit_code = int_field(payload, "exit_code");
+  CallKey key{e.session_no, call->seq, call->idx};
+  if (earlier.empty())
+    put_first_result(key, std::move(r));
+  else
+    write_result(kInsertResult, key, r);
   earlier.push_back({e.seq, 0, e.branch_no});
-  auto q = store_.statement(kInsertResult);
-  q->bind(1, e.session_no);
-  q->bind(2, e.seq);
-  q->bind(3, call->seq);
-  q->bind(4, call->idx);
-  q->bind(5, e.branch_no);
-  q->bindNoCopy(6, e.id);
-  q->bind(7, result_status(e.type, payload));
-  bind_field(*q, 8, payload, "artifact_id");
-  bind_field(*q, 9, payload, "error");
-  bind_field(*q, 10, payload, "duration_ms");
-  bind_field(*q, 11, payload, "exit_code");
+}
+
+void ToolCalls::put_first_result(const CallKey &call, Result r) {
+  if (auto it = new_call_at_.find(call); it != new_call_at_.end()) {
+    new_calls_[it->second].result = std::move(r);
+    return;
+  }
+  write_result(kSetFirstResult, call, r);
+}
+
+void ToolCalls::write_result(const char *sql, const CallKey &call, const Result &r) {
+  // The two statements number their parameters alike: the call's key,
+  // then the result.
+  auto q = store_.statement(sql);
+  q->bind(1, call.session_no);
+  q->bind(2, call.seq);
+  q->bind(3, call.idx);
+  q->bind(4, r.seq);
+  q->bind(5, r.branch_no);
+  q->bindNoCopy(6, r.status);
+  bind_optional(*q, 7, r.artifact_id);
+  bind_optional(*q, 8, r.error);
+  bind_optional(*q, 9, r.duration_ms);
+  bind_optional(*q, 10, r.exit_code);
   q->exec();
 }
 
@@ -190,26 +281,57 @@ std::optional<std::string> ToolCalls::call_name(int64_t session_no, std::string_
     if (q->getColumn(2).isNull()) return std::nullopt;
     return q->getColumn(2).getString();
   }
+  // The transaction's calls, not written yet (they come after the table's).
+  for (const NewCall &c : new_calls_)
+    if (c.key.session_no == session_no && c.call_id == call_id && c.key.seq <= upto_seq &&
+        tree_.on_path(c.branch_no, c.key.seq, branch_no))
+      return c.name;
   return std::nullopt;
 }
 
+namespace {
+
+// A result as tool_calls.schema.json has it, from the event id at column
+// `id_col` and the artifact_id, error, duration_ms, exit_code columns from
+// `first` on.
+std::string result_json(SQLite::Statement &q, int id_col, int64_t seq, const std::string &branch,
+                        int first) {
+  json::JsonWriter w;
+  w.begin_object().field("event_id", q.getColumn(id_col).getString());
+  w.field("seq", seq).field("branch_id", branch);
+  int i = first;
+  for (const char *key : {"artifact_id", "error", "duration_ms", "exit_code"})
+    column_field(w, key, q.getColumn(i++));
+  w.end_object();
+  return w.take();
+}
+
+} // namespace
+
 std::string ToolCalls::path_json(const BranchPath &path) {
-  // A call has at most one result on a path, so (call_seq, call_idx) keys
-  // the path's results; each is kept as its status and JSON object.
-  std::map<std::pair<int64_t, int64_t>, std::pair<std::string, std::string>> results;
-  for_each_row(store_, kResultsInRange, path, [&](SQLite::Statement &q, const std::string &branch) {
-    json::JsonWriter w;
-    w.begin_object().field("event_id", q.getColumn(2).getString());
-    w.field("seq", q.getColumn(3).getInt64()).field("branch_id", branch);
-    for (int i = 5; i <= 8; ++i) column_field(w, q.getColumnName(i), q.getColumn(i));
-    w.end_object();
-    results[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}] = {q.getColumn(4).getString(),
-                                                                       w.take()};
-  });
+  // A call has at most one result on a path. Its first result is in its
+  // row; any other on this path is a further result, keyed here by its
+  // call (call_seq, call_idx) and kept as its status and JSON object.
+  std::map<std::pair<int64_t, int64_t>, std::pair<std::string, std::string>> further;
+  for_each_row(
+      store_, kFurtherResultsInRange, path, [&](SQLite::Statement &q, const std::string &branch) {
+        further[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}] = {
+            q.getColumn(4).getString(), result_json(q, 2, q.getColumn(3).getInt64(), branch, 5)};
+      });
   json::JsonWriter w;
   w.begin_array();
   for_each_row(store_, kCallsInRange, path, [&](SQLite::Statement &q, const std::string &branch) {
-    auto r = results.find({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
+    std::string status = "pending", result;
+    const std::string *result_branch = nullptr;
+    if (!q.getColumn(6).isNull())
+      result_branch = segment_branch(path, q.getColumn(7).getInt64(), q.getColumn(6).getInt64());
+    if (result_branch) {
+      status = q.getColumn(8).getString();
+      result = result_json(q, 9, q.getColumn(6).getInt64(), *result_branch, 10);
+    } else if (auto r = further.find({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
+               r != further.end()) {
+      std::tie(status, result) = r->second;
+    }
     w.begin_object().field("call_id", q.getColumn(2).getString());
     column_field(w, "name", q.getColumn(4));
     w.key("args");
@@ -220,12 +342,12 @@ std::string ToolCalls::path_json(const BranchPath &path) {
     w.field("event_id", q.getColumn(3).getString())
         .field("seq", q.getColumn(0).getInt64())
         .field("branch_id", branch)
-        .field("status", r == results.end() ? std::string("pending") : r->second.first);
+        .field("status", status);
     w.key("result");
-    if (r == results.end())
+    if (result.empty())
       w.null();
     else
-      w.raw(r->second.second);
+      w.raw(result);
     w.end_object();
   });
   w.end_array();

@@ -12,6 +12,12 @@
 //     on sibling branches is fine: they are different histories).
 // The status of a call as seen from a branch is that of the result on the
 // branch's path: pending without one, then success or error.
+//
+// Storage (schema 14): a call's row holds the first result appended for
+// it, on whichever branch; a further result (on another path) has a
+// tool_results row. A call's row is written at flush, so that a result
+// appended in the same transaction (the usual batch) is written with it;
+// a first result that comes in a later transaction updates the row.
 #pragma once
 
 #include "log/event_log.hpp"
@@ -43,7 +49,7 @@ public:
       : store_(store), tree_(tree), payloads_(payloads) {}
 
   void on_append(const log::Event &e) override;
-  void flush() override { clear(); }
+  void flush() override;
   void discard() override { clear(); }
   // The tables are about to be emptied and refilled by a replay: until it
   // flushes, the caches hold every row there is, and an id they lack is
@@ -80,6 +86,24 @@ private:
     }
   };
 
+  // A result's columns, as its event gives them.
+  struct Result {
+    int64_t seq = 0;
+    int64_t branch_no = 0;
+    const char *status = "";
+    std::optional<std::string> artifact_id, error;
+    std::optional<int64_t> duration_ms, exit_code;
+  };
+
+  // A call appended in this transaction: its row, written at flush.
+  struct NewCall {
+    CallKey key;
+    int64_t branch_no = 0;
+    std::string call_id;
+    std::optional<std::string> name, args;
+    std::optional<Result> result; // its first result, when in this transaction
+  };
+
   void add_calls(const log::Event &e, simdjson::dom::element payload);
   void add_call(const log::Event &e, simdjson::dom::element block, int64_t idx);
   void add_result(const log::Event &e, simdjson::dom::element payload);
@@ -87,6 +111,11 @@ private:
   std::vector<Place> &calls(int64_t session_no, std::string_view call_id);
   // Every result of a call, the transaction's included.
   std::vector<Place> &results(int64_t session_no, const Place &call);
+  // Stores a call's first result: in its row, or in the row to write.
+  void put_first_result(const CallKey &call, Result r);
+  // Runs kSetFirstResult (a first result for a row already written) or
+  // kInsertResult (a further result) for a call and a result.
+  void write_result(const char *sql, const CallKey &call, const Result &r);
   // The first of `places` on the path of e's branch, or nullptr.
   const Place *on_path_of(const std::vector<Place> &places, const log::Event &e);
   [[noreturn]] void throw_orphan(const log::Event &e, std::string_view call_id,
@@ -100,6 +129,8 @@ private:
   // call (a batch) never reads back the rows just written.
   std::unordered_map<std::string, std::vector<Place>> calls_;
   std::unordered_map<CallKey, std::vector<Place>, CallKeyHash> results_;
+  std::vector<NewCall> new_calls_;                               // to write at flush
+  std::unordered_map<CallKey, size_t, CallKeyHash> new_call_at_; // into new_calls_
   bool complete_ = false; // during a rebuild's replay (before_rebuild)
 };
 

@@ -157,3 +157,63 @@ TEST_CASE("tool_calls: a named branch is read by its name") {
   CHECK(code_of([&] { f.calls("nope"); }) == Code::kNotFound);
   CHECK(code_of([&] { f.db.tool_calls("no_such_session", std::nullopt); }) == Code::kNotFound);
 }
+
+// SQL that takes the tool-call tables of a file back to schema 13: every
+// result in tool_results, and the event ids copied into both tables.
+constexpr char kToSchema13[] = R"(
+CREATE TABLE calls13 (session_no INTEGER NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,
+  branch_no INTEGER NOT NULL, call_id TEXT NOT NULL, event_id TEXT NOT NULL, name TEXT, args TEXT,
+  PRIMARY KEY (session_no, seq, idx)) WITHOUT ROWID;
+INSERT INTO calls13 SELECT c.session_no, c.seq, c.idx, c.branch_no, c.call_id, e.id, c.name, c.args
+  FROM tool_calls c JOIN events e ON e.session_no = c.session_no AND e.seq = c.seq;
+CREATE TABLE results13 (session_no INTEGER NOT NULL, seq INTEGER NOT NULL,
+  call_seq INTEGER NOT NULL, call_idx INTEGER NOT NULL, branch_no INTEGER NOT NULL,
+  event_id TEXT NOT NULL, status TEXT NOT NULL, artifact_id TEXT, error TEXT,
+  duration_ms INTEGER, exit_code INTEGER, PRIMARY KEY (session_no, seq)) WITHOUT ROWID;
+INSERT INTO results13 SELECT c.session_no, c.result_seq, c.seq, c.idx, c.result_branch_no, e.id,
+  c.status, c.artifact_id, c.error, c.duration_ms, c.exit_code
+  FROM tool_calls c JOIN events e ON e.session_no = c.session_no AND e.seq = c.result_seq;
+INSERT INTO results13 SELECT r.session_no, r.seq, r.call_seq, r.call_idx, r.branch_no, e.id,
+  r.status, r.artifact_id, r.error, r.duration_ms, r.exit_code
+  FROM tool_results r JOIN events e ON e.session_no = r.session_no AND e.seq = r.seq;
+DROP TABLE tool_calls;
+DROP TABLE tool_results;
+ALTER TABLE calls13 RENAME TO tool_calls;
+ALTER TABLE results13 RENAME TO tool_results;
+CREATE INDEX tool_calls_by_id ON tool_calls (session_no, call_id, branch_no);
+CREATE INDEX tool_results_by_call ON tool_results (session_no, call_seq, call_idx, branch_no);
+PRAGMA user_version = 13;
+)";
+
+TEST_CASE("tool_calls: a file of schema 13 opens with the same calls, results and statuses") {
+  Fixture f;
+  f.add(prompt("go"));
+  std::string made = f.add(call("c1"));
+  f.add(prompt("while it runs"));
+  std::string fork = f.add(finished("c1", after(made))); // c1's first result, on the fork
+  std::string main_result = f.add(failed("c1"));         // a further result, on main
+  f.db.append_batch("s", call("c2") + "\n" +
+                             event("ToolCallFinished", "tool",
+                                   R"({"tool_call_id":"c2","duration_ms":3,"exit_code":1})") +
+                             "\n" + call("c3") + "\n");
+  std::string other = f.add(call("c2", after(main_result)));
+  auto views = [](Engine &db, const std::string &fork_id, const std::string &other_id) {
+    return db.tool_calls("s", std::nullopt) + db.tool_calls("s", fork_id) +
+           db.tool_calls("s", other_id);
+  };
+  std::string before = views(f.db, fork, other);
+  REQUIRE(raw_int(f.dir.file("s.ctxdb"), "SELECT count(*) FROM tool_results") == 1);
+  raw_sql(f.dir.file("s.ctxdb"), kToSchema13);
+  REQUIRE(raw_int(f.dir.file("s.ctxdb"), "SELECT count(*) FROM tool_results") == 3);
+
+  Engine reopened(f.dir.file("s.ctxdb"), "");
+  CHECK(raw_int(f.dir.file("s.ctxdb"), "PRAGMA user_version") == store::schema_version());
+  CHECK(views(reopened, fork, other) == before);
+  // The fork's result came first: it is c1's row's; main's stays apart.
+  CHECK(raw_int(f.dir.file("s.ctxdb"), "SELECT count(*) FROM tool_results") == 1);
+  CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
+  // Appends go on from the migrated rows: c3's result updates its row.
+  reopened.append("s", finished("c3"));
+  CHECK(column(reopened.tool_calls("s", std::nullopt), "status") ==
+        std::vector<std::string>{"error", "success", "success"});
+}
