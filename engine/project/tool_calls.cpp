@@ -117,6 +117,11 @@ void ToolCalls::clear() {
 }
 
 void ToolCalls::flush() {
+  write_new_calls();
+  clear();
+}
+
+void ToolCalls::write_new_calls() {
   for (const NewCall &c : new_calls_) {
     auto q = store_.statement(kInsertCall);
     q->bind(1, c.key.session_no);
@@ -137,7 +142,8 @@ void ToolCalls::flush() {
     }
     q->exec();
   }
-  clear();
+  new_calls_.clear();
+  new_call_at_.clear();
 }
 
 void ToolCalls::add_calls(const log::Event &e, simdjson::dom::element payload) {
@@ -173,6 +179,9 @@ void ToolCalls::add_call(const log::Event &e, simdjson::dom::element block, int6
   simdjson::dom::element args;
   if (!block["args"].get(args)) c.args = json::canonical(args);
   new_call_at_.emplace(key, new_calls_.size() - 1);
+  // A replay is one long transaction: keep what waits in memory bounded
+  // (a first result that comes later updates the written row).
+  if (new_calls_.size() == kMaxNewCalls) write_new_calls();
 }
 
 void ToolCalls::add_result(const log::Event &e, simdjson::dom::element payload) {

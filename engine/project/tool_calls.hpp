@@ -104,7 +104,12 @@ private:
     std::optional<Result> result; // its first result, when in this transaction
   };
 
+  // Calls waiting for flush, at most (write_new_calls()).
+  static constexpr size_t kMaxNewCalls = 4096;
+
   void add_calls(const log::Event &e, simdjson::dom::element payload);
+  // Writes the rows of new_calls_ and forgets them (not the caches).
+  void write_new_calls();
   void add_call(const log::Event &e, simdjson::dom::element block, int64_t idx);
   void add_result(const log::Event &e, simdjson::dom::element payload);
   // Every call of the session with that id, the transaction's included.

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -216,4 +217,20 @@ TEST_CASE("tool_calls: a file of schema 13 opens with the same calls, results an
   reopened.append("s", finished("c3"));
   CHECK(column(reopened.tool_calls("s", std::nullopt), "status") ==
         std::vector<std::string>{"error", "success", "success"});
+}
+
+TEST_CASE("tool_calls: a batch of more calls than wait in memory pairs every result") {
+  // 5000 calls, then their results, in one transaction: the first 4096
+  // rows are written before their results come, which then update them.
+  Fixture f;
+  std::string batch;
+  for (int i = 0; i < 5000; ++i) batch += call("k" + std::to_string(i)) + "\n";
+  for (int i = 4999; i >= 0; --i) batch += finished("k" + std::to_string(i)) + "\n";
+  f.db.append_batch("s", batch);
+  std::vector<std::string> statuses = column(f.calls(), "status");
+  REQUIRE(statuses.size() == 5000);
+  CHECK(std::count(statuses.begin(), statuses.end(), "success") == 5000);
+  CHECK(raw_int(f.dir.file("s.ctxdb"), "SELECT count(*) FROM tool_results") == 0);
+  // A rebuild replays them in one transaction too, and gets the same rows.
+  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
