@@ -3,6 +3,8 @@
 
 #include "util/sha256.hpp"
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,6 +30,12 @@ struct Event {
   std::optional<std::string> causality;  // compact JSON
   std::optional<std::string> visibility; // compact JSON
   std::string payload;                   // compact canonical JSON
+  // While the log's observers see the event (on_append): the payload as
+  // parsed from the line it came in, the values `payload` holds in
+  // canonical form, so projections need not parse it again. Borrowed from
+  // the log's parser, so valid only until the next line is parsed; unset
+  // once a spill rewrote the payload. Neither stored nor hashed.
+  std::optional<simdjson::dom::element> parsed_payload;
   util::Digest payload_hash{};
   util::Digest prev_hash{};
   util::Digest hash{};

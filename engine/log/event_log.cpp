@@ -294,6 +294,7 @@ const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq
   // read every earlier event from the table.
   if (e.branch_id == e.id || e.type == "CompactionCompleted") flush(w);
   for (EventObserver *o : observers_) o->on_append(e);
+  e.parsed_payload.reset(); // the next line's parse ends it
   // Flushing before the push keeps the returned reference valid until the
   // next placement.
   if (w.pending.size() == kRowsPerInsert) flush(w);
@@ -359,6 +360,7 @@ void EventLog::spill(Event &e, int64_t session_no, int64_t parent_seq) {
   spiller_->store(*s, e.id);
   e.payload = std::move(s->payload);
   e.payload_hash = util::sha256(e.payload);
+  e.parsed_payload.reset(); // it parsed what the spill replaced
 }
 
 util::Digest EventLog::retry_hash(const EventDraft &d, const Event &stored) {

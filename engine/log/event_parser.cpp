@@ -71,6 +71,7 @@ void read_payload(simdjson::dom::object o, Event &e, size_t text_size) {
   validate_payload(e.type, payload);
   e.payload = json::canonical(payload, text_size);
   e.payload_hash = util::sha256(e.payload);
+  e.parsed_payload = payload;
 }
 
 // A host's draft: ts is the host's when given, else the log's at append.

@@ -3,6 +3,7 @@
 namespace ctxdb::project {
 
 simdjson::dom::element PayloadCache::get(const log::Event &e) {
+  if (e.parsed_payload) return *e.parsed_payload; // appended: the log parsed it
   if (valid_ && parsed_ == e.payload) return doc_;
   valid_ = false;
   doc_ = parser_.parse(e.payload).value();

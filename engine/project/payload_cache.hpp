@@ -15,8 +15,9 @@ namespace ctxdb::project {
 
 class PayloadCache {
 public:
-  // The parsed payload of `e` (which passed the log's validation). It lives
-  // until the next call with another payload.
+  // The parsed payload of `e` (which passed the log's validation): the
+  // log's parse of it while it is being appended, else a parse of its
+  // text, which lives until the next call with another payload.
   simdjson::dom::element get(const log::Event &e);
 
 private:
