@@ -138,10 +138,6 @@ Event read_event(SQLite::Statement &q) {
   return e;
 }
 
-void bind_optional(SQLite::Statement &q, int i, const std::optional<std::string> &v) {
-  if (v) q.bindNoCopy(i, *v);
-}
-
 // Binds one event's columns at parameters offset+1 … offset+kInsertColumns.
 void bind_row(SQLite::Statement &q, int offset, const EventLog::PendingRow &row) {
   const Event &e = row.event;
@@ -152,10 +148,10 @@ void bind_row(SQLite::Statement &q, int offset, const EventLog::PendingRow &row)
   q.bind(offset + 5, e.ts);
   q.bindNoCopy(offset + 6, e.type);
   q.bindNoCopy(offset + 7, e.actor);
-  bind_optional(q, offset + 8, e.parent_id);
-  bind_optional(q, offset + 9, e.run_id);
-  bind_optional(q, offset + 10, e.causality);
-  bind_optional(q, offset + 11, e.visibility);
+  store::bind_optional(q, offset + 8, e.parent_id);
+  store::bind_optional(q, offset + 9, e.run_id);
+  store::bind_optional(q, offset + 10, e.causality);
+  store::bind_optional(q, offset + 11, e.visibility);
   if (e.payload == kRemovedPayload)
     q.bind(offset + 12); // an imported event whose payload a purge removed
   else

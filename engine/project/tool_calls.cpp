@@ -67,13 +67,6 @@ std::optional<int64_t> int_field(simdjson::dom::element obj, const char *key) {
   return v;
 }
 
-template <class T> void bind_optional(SQLite::Statement &q, int i, const std::optional<T> &v) {
-  if (v)
-    q.bind(i, *v);
-  else
-    q.bind(i);
-}
-
 // The branch id of the path segment holding (branch_no, seq), or nullptr.
 const std::string *segment_branch(const BranchPath &path, int64_t branch_no, int64_t seq) {
   for (size_t i = 0; i < path.segments.size(); ++i) {
@@ -129,17 +122,9 @@ void ToolCalls::write_new_calls() {
     q->bind(3, c.key.idx);
     q->bind(4, c.branch_no);
     q->bindNoCopy(5, c.call_id);
-    bind_optional(*q, 6, c.name);
-    bind_optional(*q, 7, c.args);
-    if (const std::optional<Result> &r = c.result) {
-      q->bind(8, r->seq);
-      q->bind(9, r->branch_no);
-      q->bindNoCopy(10, r->status);
-      bind_optional(*q, 11, r->artifact_id);
-      bind_optional(*q, 12, r->error);
-      bind_optional(*q, 13, r->duration_ms);
-      bind_optional(*q, 14, r->exit_code);
-    }
+    store::bind_optional(*q, 6, c.name);
+    store::bind_optional(*q, 7, c.args);
+    if (c.result) bind_result(*q, 8, *c.result);
     q->exec();
   }
   new_calls_.clear();
@@ -220,19 +205,23 @@ void ToolCalls::put_first_result(const CallKey &call, Result r) {
 
 void ToolCalls::write_result(const char *sql, const CallKey &call, const Result &r) {
   // The two statements number their parameters alike: the call's key,
-  // then the result.
+  // then the result's seven columns.
   auto q = store_.statement(sql);
   q->bind(1, call.session_no);
   q->bind(2, call.seq);
   q->bind(3, call.idx);
-  q->bind(4, r.seq);
-  q->bind(5, r.branch_no);
-  q->bindNoCopy(6, r.status);
-  bind_optional(*q, 7, r.artifact_id);
-  bind_optional(*q, 8, r.error);
-  bind_optional(*q, 9, r.duration_ms);
-  bind_optional(*q, 10, r.exit_code);
+  bind_result(*q, 4, r);
   q->exec();
+}
+
+void ToolCalls::bind_result(SQLite::Statement &q, int first, const Result &r) {
+  q.bind(first, r.seq);
+  q.bind(first + 1, r.branch_no);
+  q.bindNoCopy(first + 2, r.status);
+  store::bind_optional(q, first + 3, r.artifact_id);
+  store::bind_optional(q, first + 4, r.error);
+  store::bind_optional(q, first + 5, r.duration_ms);
+  store::bind_optional(q, first + 6, r.exit_code);
 }
 
 void ToolCalls::throw_orphan(const log::Event &e, std::string_view call_id,

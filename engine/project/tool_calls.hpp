@@ -121,6 +121,8 @@ private:
   // Runs kSetFirstResult (a first result for a row already written) or
   // kInsertResult (a further result) for a call and a result.
   void write_result(const char *sql, const CallKey &call, const Result &r);
+  // Binds a result's seven columns, in kInsertCall's order, from `first`.
+  static void bind_result(SQLite::Statement &q, int first, const Result &r);
   // The first of `places` on the path of e's branch, or nullptr.
   const Place *on_path_of(const std::vector<Place> &places, const log::Event &e);
   [[noreturn]] void throw_orphan(const log::Event &e, std::string_view call_id,

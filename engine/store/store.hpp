@@ -6,7 +6,9 @@
 #include <SQLiteCpp/Exception.h>
 #include <SQLiteCpp/Statement.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -50,6 +52,16 @@ inline constexpr int32_t kApplicationId = 0x63747864;
 // Binds a string view as TEXT. (SQLiteCpp binds a (pointer, length) pair
 // only as a BLOB, and a BLOB never equals a TEXT key.)
 void bind_text(SQLite::Statement &q, int index, std::string_view text);
+
+// Binds a value that may be absent; absent leaves the parameter NULL, as
+// every parameter is in a statement from Store::statement(). A string is
+// bound without a copy, so it must outlive the statement's step.
+inline void bind_optional(SQLite::Statement &q, int index, const std::optional<std::string> &v) {
+  if (v) q.bindNoCopy(index, *v);
+}
+inline void bind_optional(SQLite::Statement &q, int index, const std::optional<int64_t> &v) {
+  if (v) q.bind(index, *v);
+}
 
 // Maps an SQLite failure to the engine's error.
 Error to_error(const SQLite::Exception &e);
