@@ -9,6 +9,8 @@
 #include "token/bpe.hpp"
 #include "util/sha256.hpp"
 
+#include "test_util.hpp"
+
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
@@ -22,6 +24,8 @@
 
 using ctxdb::Code;
 using ctxdb::Error;
+using ctxdb::test::code_of;
+using ctxdb::test::message_of;
 using ctxdb::token::Bpe;
 using ctxdb::token::encoding_named;
 using ctxdb::token::Specials;
@@ -55,24 +59,6 @@ std::vector<uint32_t> encode(const Bpe &bpe, std::string_view text, Specials s) 
   std::vector<uint32_t> ids;
   bpe.encode(text, s, ids);
   return ids;
-}
-
-Code code_of(auto &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e.code();
-  }
-  return Code::kOk;
-}
-
-std::string message_of(auto &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
 }
 
 void check_fixture(const std::string &name) {

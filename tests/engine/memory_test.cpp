@@ -60,16 +60,6 @@ struct MemoryDb {
   }
 };
 
-// The message of the error fn() throws.
-template <class Fn> std::string message_of(Fn &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
-
 using Ids = std::vector<std::string>;
 
 // raw_sql's status, for SQL that must fail.

@@ -63,6 +63,16 @@ template <class Fn> Code code_of(Fn &&fn) {
   }
 }
 
+// The message of the error fn() throws; empty when it throws none.
+template <class Fn> std::string message_of(Fn &&fn) {
+  try {
+    fn();
+    return "";
+  } catch (const Error &e) {
+    return e.what();
+  }
+}
+
 // A top-level field of a JSON object: a string's value, else its JSON.
 inline std::string field(const std::string &json, const char *key) {
   simdjson::dom::parser p;
