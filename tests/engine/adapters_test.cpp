@@ -19,6 +19,8 @@
 #include <sstream>
 #include <string>
 
+namespace adapters_test {
+
 using namespace ctxdb;
 using compile::convert_bundle;
 
@@ -401,3 +403,5 @@ TEST_CASE("bad bundles and formats are refused with a code and the field") {
   refused(segment("system", R"({"type":"tool_specs","tools":[{}]})", "tools"),
           "segments[0].content[0].tools[0].name");
 }
+
+} // namespace adapters_test

@@ -9,6 +9,8 @@
 
 #include <string>
 
+namespace agent_state_test {
+
 using namespace ctxdb;
 using project::AgentState;
 
@@ -264,3 +266,5 @@ TEST_CASE("from_json rejects what is not a state") {
   CHECK(code("[]") == Code::kCorrupt);
   CHECK(code(R"({"goal":{}})") == Code::kCorrupt);
 }
+
+} // namespace agent_state_test

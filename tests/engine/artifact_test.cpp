@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace artifact_test {
+
 using namespace ctxdb;
 using namespace ctxdb::artifact;
 using test::code_of;
@@ -683,3 +685,5 @@ TEST_CASE("listing: every artifact, or a session's, with sizes and references") 
   CHECK(art.list("s2").size() == 1);
   CHECK(art.list("nobody").empty());
 }
+
+} // namespace artifact_test

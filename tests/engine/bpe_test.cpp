@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+namespace bpe_test {
+
 using ctxdb::Code;
 using ctxdb::Error;
 using ctxdb::test::code_of;
@@ -181,3 +183,5 @@ TEST_CASE("bpe: counts from several threads agree") {
   for (auto &t : threads) t.join();
   for (int64_t g : got) CHECK(g == want);
 }
+
+} // namespace bpe_test

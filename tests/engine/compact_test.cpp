@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+namespace compact_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -671,3 +673,5 @@ TEST_CASE("random sessions compacted again and again keep the invariants") {
   CHECK(compacted >= 18); // most rounds compact: the test is not vacuous
   MESSAGE(compacted << " of 36 rounds compacted");
 }
+
+} // namespace compact_test

@@ -18,6 +18,8 @@
 #include <random>
 #include <set>
 
+namespace compile_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -551,3 +553,5 @@ TEST_CASE("a compile may count with an exact encoding; cached counts of another 
                                               R"("token_counter":"o200k_base"})");
         }) == Code::kNotFound);
 }
+
+} // namespace compile_test

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace event_log_test {
+
 using namespace ctxdb;
 using test::code_of;
 using test::export_all;
@@ -371,3 +373,5 @@ TEST_CASE("rebuild replays the log into identical derived tables, or says what d
   CHECK(field(in_memory, "identical") == "true");
   CHECK(in_memory.find(R"("table":"messages","rows":1)") != std::string::npos);
 }
+
+} // namespace event_log_test

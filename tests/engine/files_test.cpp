@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace files_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -59,3 +61,5 @@ TEST_CASE("files: last read, last write and the changes of each file on a path")
   CHECK(field(field(items(on_fork)[2], "last_write"), "branch_id") == fork);
   CHECK(read1 != read2);
 }
+
+} // namespace files_test

@@ -8,6 +8,8 @@
 
 #include <cstdio>
 
+namespace json_test {
+
 using namespace ctxdb;
 
 TEST_CASE("JsonWriter writes compact JSON and escapes only what it must") {
@@ -150,3 +152,5 @@ TEST_CASE("append_quoted escapes the same at every position in long strings") {
     }
   }
 }
+
+} // namespace json_test

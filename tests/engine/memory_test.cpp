@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+namespace memory_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -1098,3 +1100,5 @@ TEST_CASE("memory: retrieve reads one snapshot of its own, or the caller's") {
   CHECK(ids(memory::retrieve(store, q, counter)) == alone);
   CHECK(sqlite3_get_autocommit(store.db().getHandle()) == 0); // the caller's is left open
 }
+
+} // namespace memory_test

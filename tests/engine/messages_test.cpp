@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace messages_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -92,3 +94,5 @@ TEST_CASE("messages: a structured summary stays an object") {
   CHECK(field(items(f.messages())[1], "tokens") ==
         std::to_string(count(R"({"goal":"ship","done":["a"]})")));
 }
+
+} // namespace messages_test

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+namespace output_schema_test {
+
 using namespace ctxdb;
 
 namespace {
@@ -127,3 +129,5 @@ TEST_CASE("artifact outputs match their schemas") {
   CHECK_THROWS_WITH_AS(db.artifact_put("x", R"({"kind":"nope"})"), doctest::Contains("kind"),
                        Error);
 }
+
+} // namespace output_schema_test

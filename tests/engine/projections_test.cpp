@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace projections_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -151,3 +153,5 @@ TEST_CASE("rebuild --check gives back every derived table after a mixed session 
   CHECK(code_of([&] { s.db.append("s", finished("after_rebuild")); }) == Code::kConflict);
   CHECK(field(s.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
+
+} // namespace projections_test

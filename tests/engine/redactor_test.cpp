@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace redactor_test {
+
 using ctxdb::policy::RedactionHit;
 using ctxdb::policy::RedactionRule;
 using ctxdb::policy::Redactor;
@@ -296,3 +298,5 @@ TEST_CASE("the prefilter hides no match: anchored built-ins equal full scans") {
     }
   }
 }
+
+} // namespace redactor_test

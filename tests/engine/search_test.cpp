@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace search_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -471,3 +473,5 @@ TEST_CASE("search: search_index_lag 0 indexes in every append; a large one leave
   CHECK(mark_of(path) == last_pos_of(path)); // the search caught up
   CHECK(code_of([&] { Engine bad(path, R"({"search_index_lag":-1})"); }) == Code::kInvalidArg);
 }
+
+} // namespace search_test

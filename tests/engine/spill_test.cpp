@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace spill_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -432,3 +434,5 @@ TEST_CASE("spill: a bad spill config is refused at open, naming the field") {
   CHECK(open_with(R"({"spill":{"tools":{"bash":{"policy":"tail","threshold_bytes":8192}}}})") ==
         "opened");
 }
+
+} // namespace spill_test

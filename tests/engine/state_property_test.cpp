@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+namespace state_property_test {
+
 using namespace ctxdb;
 
 namespace {
@@ -333,3 +335,5 @@ TEST_CASE("state property: time travel equals the log up to there, on every bran
     }
   }
 }
+
+} // namespace state_property_test

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace state_test {
+
 using namespace ctxdb;
 using test::code_of;
 
@@ -290,3 +292,5 @@ TEST_CASE("state_query: a query document picks the branch or the event") {
   CHECK(code_of([&] { db.state_query("s", R"({"branch_id":"main","at":"x"})"); }) ==
         Code::kInvalidArg);
 }
+
+} // namespace state_test

@@ -10,6 +10,8 @@
 #include <map>
 #include <string>
 
+namespace stats_test {
+
 using namespace ctxdb;
 
 namespace {
@@ -131,3 +133,5 @@ TEST_CASE("stats: totals over sessions, and failed appends add nothing") {
   CHECK(num(all, "/tools/duration_ms/max") == 40); // maxima are not summed
   CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
 }
+
+} // namespace stats_test

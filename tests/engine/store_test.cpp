@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 
+namespace store_test {
+
 using namespace ctxdb;
 
 namespace {
@@ -133,3 +135,5 @@ TEST_CASE("a read-only handle reads and refuses writes") {
     CHECK(e.code() == Code::kReadOnly);
   }
 }
+
+} // namespace store_test

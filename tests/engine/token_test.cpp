@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+namespace token_test {
+
 using ctxdb::token::ApproxCounter;
 using ctxdb::token::default_counter;
 using F = ApproxCounter::Feature;
@@ -145,3 +147,5 @@ TEST_CASE("approx-v2 against exact o200k counts, per text kind") {
     CHECK(std::fabs(double(a.estimate - a.exact) / double(a.exact)) <= 0.05);
   }
 }
+
+} // namespace token_test

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace tool_calls_test {
+
 using namespace ctxdb;
 using namespace ctxdb::test;
 
@@ -234,3 +236,5 @@ TEST_CASE("tool_calls: a batch of more calls than wait in memory pairs every res
   // A rebuild replays them in one transaction too, and gets the same rows.
   CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
+
+} // namespace tool_calls_test

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace tree_test {
+
 using namespace ctxdb;
 using test::code_of;
 using test::field;
@@ -265,3 +267,5 @@ TEST_CASE("export and import carry the tree; a wrong branch_id is corruption") {
   CHECK(code_of([&] { other.import(tampered); }) == Code::kCorrupt);
   CHECK(other.session_list() == "[]");
 }
+
+} // namespace tree_test
