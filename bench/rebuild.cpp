@@ -98,6 +98,10 @@ int main(int argc, char **argv) {
     sqlite3 *ckpt = nullptr;
     if (sqlite3_open(file.c_str(), &ckpt) != SQLITE_OK)
       throw std::runtime_error("cannot open the file to checkpoint it");
+    // A truncating checkpoint waits for a pass of ctxdb's own checkpointer
+    // thread (store/checkpointer.hpp) that a commit started, rather than
+    // giving up half done.
+    sqlite3_busy_timeout(ckpt, 60000);
     auto checkpoint = [&] {
       if (sqlite3_exec(ckpt, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr) !=
           SQLITE_OK)

@@ -63,6 +63,12 @@ export interface OpenConfig {
   read_only?: boolean;
   /** false: read with pread instead of a memory map (default true). */
   mmap?: boolean;
+  /**
+   * Where the WAL is checkpointed: "background" (a thread of the handle's
+   * own; the default with durability "normal") or "inline" (inside the
+   * commit; the default with "full").
+   */
+  checkpoint?: 'background' | 'inline';
   /** Tokenizer: the directory of the rank files (else $CTXDB_TOKENIZER_DATA). */
   tokenizer_data_dir?: string;
 }

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "error.hpp"
+#include "store/checkpointer.hpp"
 #include "json/json_schema.hpp"
 
 namespace ctxdb::store {
@@ -25,6 +26,10 @@ struct Config {
   int busy_timeout_ms = 5000;
   bool read_only = false;
   bool mmap = true; // read the file through a memory map (store.cpp)
+  // Checkpoint the WAL on a thread of its own (store/checkpointer.hpp)
+  // rather than inside the commit that fills it: config "checkpoint";
+  // by default with durability normal only (parse_config says why).
+  bool background_checkpoint = true;
   // How many events the session-search index may fall behind before a
   // commit brings it up to date (project/search_index.hpp).
   int64_t search_index_lag = 10000;
@@ -108,6 +113,10 @@ public:
   };
   RawStmt raw_statement(const char *sql);
 
+  // The background checkpointer, or nullptr (read-only, config
+  // "checkpoint": "inline", or its connection could not be opened).
+  const Checkpointer *checkpointer() const { return checkpointer_.get(); }
+
   // Throws kReadOnly when the handle was opened read-only.
   void require_writable() const;
 
@@ -149,6 +158,8 @@ private:
   std::unordered_map<const char *, std::unique_ptr<SQLite::Statement>> cache_;
   std::unordered_map<const char *, std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>>
       raw_cache_;
+  // Last, so that it stops before the connection closes.
+  std::unique_ptr<Checkpointer> checkpointer_;
 };
 
 } // namespace ctxdb::store

@@ -39,6 +39,10 @@
  *    helper thread for the length of the call, which hashes while the
  *    caller compresses or decompresses; it never calls the host and
  *    never touches the database.
+ *  - A writable handle opened with durability "normal" (or config
+ *    "checkpoint": "background") runs one thread of its own, on a second
+ *    SQLite connection, that copies the WAL into the database file when
+ *    a commit has filled it; it never calls the host. ctxdb_close stops it.
  *  - Do not use a handle across fork(); open a new one in the child.
  *  - A failed call leaves the database exactly as it was before the call.
  */
@@ -137,6 +141,10 @@ CTXDB_API void ctxdb_free(void *p);
  *   "mmap":            false to read with pread instead of a memory map
  *                      (default true; with a map, an I/O error while
  *                      reading is SIGBUS rather than an error code),
+ *   "checkpoint":      "background" (the default with "normal": a thread
+ *                      of the handle's own copies a full WAL into the
+ *                      file) or "inline" (the default with "full": the
+ *                      commit that filled the WAL copies it),
  *   and others (schema/json/config.schema.json).
  * Fails with CTXDB_NOTADB (file untouched) when the file is not a ctxdb
  * database and CTXDB_SCHEMA when it was written by a newer ctxdb. */

@@ -1,4 +1,5 @@
-// The database file: identity checks, schema versions, config, read-only.
+// The database file: identity checks, schema versions, config, read-only,
+// and the background checkpointer.
 #include "engine.hpp"
 #include "store/store.hpp"
 #include "test_util.hpp"
@@ -6,8 +7,11 @@
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
+#include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 namespace store_test {
 
@@ -104,6 +108,8 @@ TEST_CASE("config is checked against its schema") {
   CHECK(open_code(path, R"({"durability":"normal"})") == Code::kOk);
   CHECK(open_code(path, R"({"mmap":"yes"})", &message) == Code::kInvalidArg);
   CHECK(message.find("mmap") != std::string::npos);
+  CHECK(open_code(path, R"({"checkpoint":"later"})", &message) == Code::kInvalidArg);
+  CHECK(message.find("checkpoint") != std::string::npos);
 }
 
 TEST_CASE("the file is read through a memory map unless the config says not to") {
@@ -134,6 +140,75 @@ TEST_CASE("a read-only handle reads and refuses writes") {
   } catch (const Error &e) {
     CHECK(e.code() == Code::kReadOnly);
   }
+}
+
+// The WAL header's checkpoint sequence number (big-endian, bytes 12..15):
+// SQLite increments it each time a write starts the WAL over from its
+// beginning, which it does only once every frame was copied into the file.
+uint32_t wal_restarts(const std::string &path) {
+  std::string h = read_file(path + "-wal");
+  REQUIRE(h.size() >= 32);
+  auto b = [&](size_t i) { return uint32_t(static_cast<unsigned char>(h[i])); };
+  return b(12) << 24 | b(13) << 16 | b(14) << 8 | b(15);
+}
+
+// One transaction of `pages` 4 KiB rows: about that many WAL frames.
+void write_pages(store::Store &s, int pages) {
+  s.db().exec("CREATE TABLE IF NOT EXISTS filler(b BLOB)");
+  s.db().exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<" +
+              std::to_string(pages) + ") INSERT INTO filler SELECT randomblob(4000) FROM n");
+}
+
+TEST_CASE("a writable handle checkpoints on a thread of its own, by default with durability "
+          "normal only") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  { store::Store created(path, store::parse_config("")); }
+  CHECK(store::Store(path, store::parse_config("")).checkpointer() != nullptr);
+  CHECK(store::Store(path, store::parse_config(R"({"durability":"full"})")).checkpointer() ==
+        nullptr);
+  CHECK(
+      store::Store(path, store::parse_config(R"({"durability":"full","checkpoint":"background"})"))
+          .checkpointer() != nullptr);
+  CHECK(store::Store(path, store::parse_config(R"({"checkpoint":"inline"})")).checkpointer() ==
+        nullptr);
+  CHECK(store::Store(path, store::parse_config(R"({"read_only":true})")).checkpointer() == nullptr);
+}
+
+TEST_CASE("a commit that fills the WAL wakes the checkpointer, and the WAL then starts over") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  store::Store s(path, store::parse_config(""));
+  REQUIRE(s.checkpointer() != nullptr);
+  write_pages(s, 10); // below the threshold: nothing to do
+  uint32_t restarts = wal_restarts(path);
+  CHECK(s.checkpointer()->passes() == 0);
+
+  write_pages(s, store::Checkpointer::kFrames + 200);
+  // The pass runs on the other thread; a loaded machine may take a while.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (s.checkpointer()->passes() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(s.checkpointer()->passes() == 1);
+  // Everything was copied, so the next write starts the WAL over.
+  write_pages(s, 1);
+  CHECK(wal_restarts(path) == restarts + 1);
+  CHECK(s.db().execAndGet("SELECT count(*) FROM filler").getInt64() ==
+        10 + store::Checkpointer::kFrames + 200 + 1);
+}
+
+TEST_CASE("a commit that leaves the WAL far past the threshold checkpoints in the writer's call") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  store::Store s(path, store::parse_config(""));
+  REQUIRE(s.checkpointer() != nullptr);
+  write_pages(s, 1);
+  uint32_t restarts = wal_restarts(path);
+  write_pages(s, store::Checkpointer::kInlineFrames);
+  // Copied before the commit returned: the thread was not asked to.
+  CHECK(s.checkpointer()->passes() == 0);
+  write_pages(s, 1);
+  CHECK(wal_restarts(path) == restarts + 1);
 }
 
 } // namespace store_test

@@ -69,6 +69,22 @@ test('INVALID_ARG and INVALID_JSON from the engine', (t) => {
     isCode(codes.INVALID_ARG));
   assert.throws(() => ctxdb.open(path.join(tmpDir(t), 'z.ctxdb'), { mmap: 'no' }),
     isCode(codes.INVALID_ARG));
+  assert.throws(() => ctxdb.open(path.join(tmpDir(t), 'c.ctxdb'), { checkpoint: 'later' }),
+    (e) => e.code === codes.INVALID_ARG && /checkpoint/.test(e.message));
+});
+
+test('checkpoint: inline or background keeps every event of a WAL-filling batch', (t) => {
+  const file = path.join(tmpDir(t), 'c.ctxdb');
+  for (const mode of ['inline', 'background']) {
+    const db = ctxdb.open(file, { checkpoint: mode });
+    const s = db.createSession({ agentId: mode });
+    const note = { type: 'Note', actor: 'host', payload: { text: 'x'.repeat(4000) } };
+    db.appendMany(s.id, Array(1500).fill(note));
+    db.close();
+    const ro = ctxdb.open(file, { readOnly: true });
+    assert.equal(ro.session(s.id).event_count, 1501);
+    ro.close();
+  }
 });
 
 test('mmap: false reads the same file without a memory map', (t) => {

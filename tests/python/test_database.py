@@ -62,6 +62,16 @@ def test_config_is_passed_to_the_engine(db_path):
     # Without the memory map, the file reads the same.
     with ctxdb.open(db_path, mmap=False) as db:
         assert len(db.sessions()) == 1
+    with pytest.raises(ctxdb.InvalidInput, match="checkpoint"):
+        ctxdb.open(db_path, checkpoint="later")
+    # Either way of checkpointing keeps every event of a WAL-filling batch.
+    for mode in ("inline", "background"):
+        with ctxdb.open(db_path, checkpoint=mode) as db:
+            sid = db.create_session(agent_id=mode)["id"]
+            db.append_many(sid, [{"type": "Note", "actor": "host",
+                                    "payload": {"text": "x" * 4000}}] * 1500)
+        with ctxdb.open(db_path, read_only=True) as db:
+            assert db.session(sid)["event_count"] == 1501
 
 
 def test_garbage_collected_database_is_closed(db_path, monkeypatch):
