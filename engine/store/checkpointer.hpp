@@ -26,7 +26,7 @@
 // commits again before the thread finishes keeps it growing; a commit
 // that finds kInlineFrames frames or more checkpoints in the writer's own
 // call, as SQLite would have, so the WAL stays bounded whatever the
-// thread manages (and after a fork(), whose child has no thread).
+// thread manages.
 //
 // With durability full the Store keeps the checkpoint inline
 // (store.cpp's parse_config says why).
@@ -50,8 +50,8 @@ class Checkpointer {
 public:
   // SQLite's default automatic checkpoint size, in pages.
   static constexpr int kFrames = 1000;
-  // Where the writer's own commit checkpoints instead (8 × 4 KiB pages:
-  // 32 MiB).
+  // Where the writer's own commit checkpoints instead (8000 pages of
+  // 4 KiB: 32 MiB).
   static constexpr int kInlineFrames = 8 * kFrames;
 
   // Starts checkpointing the WAL of `writer`, a connection to `path` in WAL
