@@ -507,8 +507,7 @@ public:
     // The engine's own checkpointer, so that both sides copy the WAL into
     // the file the same way and the ratio stays the engine's work.
     if (background_checkpoint(sc)) {
-      checkpointer_ = ctxdb::store::Checkpointer::start(
-          db_, file.string(), durability == Durability::Full ? "FULL" : "NORMAL");
+      checkpointer_ = ctxdb::store::Checkpointer::start(db_, file.string());
       if (!checkpointer_) fail_sqlite("cannot start the checkpointer", db_);
     }
   }

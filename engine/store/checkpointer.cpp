@@ -4,13 +4,29 @@
 
 namespace ctxdb::store {
 
-std::unique_ptr<Checkpointer> Checkpointer::start(sqlite3 *writer, const std::string &path,
-                                                  const char *synchronous) {
+namespace {
+
+// The writer's PRAGMA synchronous (0-3), or -1 when it cannot be read.
+int synchronous_of(sqlite3 *db) {
+  sqlite3_stmt *q = nullptr;
+  int level = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA synchronous", -1, &q, nullptr) == SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_ROW)
+    level = sqlite3_column_int(q, 0);
+  sqlite3_finalize(q);
+  return level;
+}
+
+} // namespace
+
+std::unique_ptr<Checkpointer> Checkpointer::start(sqlite3 *writer, const std::string &path) {
+  int level = synchronous_of(writer);
+  if (level < 0) return nullptr;
   // NOMUTEX: only the thread uses this connection once it is handed over.
   sqlite3 *own = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &own, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-  std::string pragma = std::string("PRAGMA synchronous=") + synchronous;
+  std::string pragma = "PRAGMA synchronous=" + std::to_string(level);
   if (rc == SQLITE_OK) rc = sqlite3_exec(own, pragma.c_str(), nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_close(own);

@@ -55,11 +55,10 @@ public:
   static constexpr int kInlineFrames = 8 * kFrames;
 
   // Starts checkpointing the WAL of `writer`, a connection to `path` in WAL
-  // mode; `synchronous` is its PRAGMA synchronous value, which the
-  // checkpoint's connection copies. nullptr when the second connection
-  // cannot be opened: the writer keeps SQLite's automatic checkpoint.
-  static std::unique_ptr<Checkpointer> start(sqlite3 *writer, const std::string &path,
-                                             const char *synchronous);
+  // mode; the checkpoint's connection copies its PRAGMA synchronous.
+  // nullptr when the second connection cannot be opened: the writer keeps
+  // SQLite's automatic checkpoint.
+  static std::unique_ptr<Checkpointer> start(sqlite3 *writer, const std::string &path);
   ~Checkpointer();
   Checkpointer(const Checkpointer &) = delete;
   Checkpointer &operator=(const Checkpointer &) = delete;

@@ -177,8 +177,7 @@ Store::Store(const std::string &path, const Config &config)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (!config_.read_only && config_.background_checkpoint)
-    checkpointer_ = Checkpointer::start(
-        db_.getHandle(), path_, config_.durability == Durability::kFull ? "FULL" : "NORMAL");
+    checkpointer_ = Checkpointer::start(db_.getHandle(), path_);
 }
 
 void Store::prepare_file() {
