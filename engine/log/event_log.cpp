@@ -1,5 +1,6 @@
 #include "log/event_log.hpp"
 
+#include "log/read_ahead.hpp"
 #include "util/ids.hpp"
 
 #include <sqlite3.h>
@@ -505,18 +506,41 @@ std::vector<Event> EventLog::read_session(std::string_view session_id, int64_t f
 // A replay reads every event once, through SQLite's C API: SQLiteCpp's
 // Column adds a shared_ptr copy to each of the sixteen values of a row
 // (reading events was a tenth of a replay).
+namespace {
+
+constexpr char kSelectEveryEvent[] = "SELECT " CTXDB_EVENT_COLUMNS "ORDER BY e.pos";
+
+void decode_raw(sqlite3_stmt *row, Event &e) { read_event_into(RawRow{row}, e); }
+
+// Whether a second connection can open the store's file.
+bool is_file(const std::string &path) {
+  return !path.empty() && path != ":memory:" && !path.starts_with("file:");
+}
+
+} // namespace
+
 void EventLog::scan_all(const std::function<void(Event &)> &fn) {
+  if (is_file(store_.path())) {
+    ReadAhead ahead(store_.path(), kMaxPos, kSelectEveryEvent, decode_raw);
+    // The reader sees the last commit: if this connection has appended
+    // since (inside a transaction of its own), it reads here instead.
+    auto q = store_.statement(kMaxPos);
+    q->executeStep();
+    if (ahead.last_pos() == q->getColumn(0).getInt64()) {
+      for (std::span<Event> batch = ahead.next(); !batch.empty(); batch = ahead.next())
+        for (Event &e : batch) fn(e);
+      return;
+    }
+  }
   sqlite3 *db = store_.db().getHandle();
   sqlite3_stmt *raw = nullptr;
-  if (int rc = sqlite3_prepare_v2(db, kSelectAll, -1, &raw, nullptr); rc != SQLITE_OK)
+  if (int rc = sqlite3_prepare_v2(db, kSelectEveryEvent, -1, &raw, nullptr); rc != SQLITE_OK)
     throw SQLite::Exception(db, rc);
   std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)> q(raw, sqlite3_finalize);
-  sqlite3_bind_int64(raw, 1, 0);
-  sqlite3_bind_int64(raw, 2, -1); // no limit
   Event e;
   int rc;
   while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
-    read_event_into(RawRow{raw}, e);
+    decode_raw(raw, e);
     fn(e);
   }
   if (rc != SQLITE_DONE) throw SQLite::Exception(db, rc);

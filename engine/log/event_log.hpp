@@ -106,8 +106,11 @@ public:
                                   int64_t limit);
   // Up to `limit` events of any session with pos > after_pos.
   std::vector<Event> read_all(int64_t after_pos, int64_t limit);
-  // Every event in append order, read into one reused Event (a replay
-  // should not allocate per event). fn may modify it.
+  // Every event in append order, read into reused Events (a replay should
+  // not allocate per event). fn may modify them. A database file is read
+  // on a second connection on a thread of its own, ahead of fn
+  // (read_ahead.hpp), unless this connection holds events that are not
+  // committed yet.
   void scan_all(const std::function<void(Event &)> &fn);
   bool session_exists(std::string_view session_id);
   // Sets branch_no and branch_id of events read from the log.

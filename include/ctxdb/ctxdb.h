@@ -39,6 +39,10 @@
  *    helper thread for the length of the call, which hashes while the
  *    caller compresses or decompresses; it never calls the host and
  *    never touches the database.
+ *  - ctxdb_rebuild of a database file runs two threads for the length of
+ *    the call, each on a read-only SQLite connection of its own: one
+ *    checksums the tables as last committed, one reads the log ahead of
+ *    the replay. Neither calls the host.
  *  - A writable handle opened with durability "normal" (or config
  *    "checkpoint": "background") runs one thread of its own, on a second
  *    SQLite connection, that copies the WAL into the database file when

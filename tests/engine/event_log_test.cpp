@@ -1,6 +1,8 @@
 // The event log: sessions, appends, batches, idempotent retries, the hash
 // chain and its verification, export and import.
 #include "engine.hpp"
+#include "log/event_log.hpp"
+#include "store/store.hpp"
 #include "test_util.hpp"
 #include "util/ids.hpp"
 
@@ -372,6 +374,65 @@ TEST_CASE("rebuild replays the log into identical derived tables, or says what d
   std::string in_memory = mem.rebuild(R"({"check":true,"search":true})");
   CHECK(field(in_memory, "identical") == "true");
   CHECK(in_memory.find(R"("table":"messages","rows":1)") != std::string::npos);
+}
+
+TEST_CASE("scan_all reads every event in append order, ahead on a second connection or not") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  {
+    Engine db(path, "");
+    // More events than the read-ahead's batches hold, from interleaved
+    // sessions, so that batches are reused and pos order is not seq order.
+    for (int s = 0; s < 3; ++s)
+      db.session_create(R"({"id":"s)" + std::to_string(s) + R"(","payload":{"agent_id":"a"}})");
+    for (int i = 0; i < 700; ++i)
+      db.append("s" + std::to_string(i % 3),
+                R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"p)" +
+                    std::to_string(i) + R"("}})");
+  }
+  store::Store store(path, {});
+  log::EventLog log(store);
+  std::vector<log::Event> expected = log.read_all(0, -1);
+  REQUIRE(expected.size() == 703);
+  int parsed = 0; // events that came with their payload parsed, as it reads
+  auto scan = [&] {
+    std::vector<std::string> seen;
+    parsed = 0;
+    log.scan_all([&](log::Event &e) {
+      if (e.parsed_payload && simdjson::minify(*e.parsed_payload) == e.payload) ++parsed;
+      seen.push_back(std::to_string(e.pos) + " " + e.id + " " + e.session_id + " " +
+                     std::to_string(e.seq) + " " + e.payload);
+    });
+    return seen;
+  };
+  std::vector<std::string> want;
+  for (const log::Event &e : expected)
+    want.push_back(std::to_string(e.pos) + " " + e.id + " " + e.session_id + " " +
+                   std::to_string(e.seq) + " " + e.payload);
+  CHECK(scan() == want);
+  CHECK(parsed == 703); // read ahead: the reader parsed them
+
+  // An error of fn's ends the scan (and stops the reader); the next one
+  // starts over.
+  int calls = 0;
+  CHECK_THROWS_WITH(log.scan_all([&](log::Event &) {
+    if (++calls == 300) throw std::runtime_error("projection failed");
+  }),
+                    "projection failed");
+  CHECK(calls == 300);
+  CHECK(scan() == want);
+
+  // An event this connection holds uncommitted is not on the second
+  // connection: the scan reads here instead, and sees it.
+  store.db().exec("BEGIN IMMEDIATE");
+  store.db().exec("INSERT INTO events(pos,id,session_no,seq,ts,type,actor,payload,payload_hash,"
+                  "prev_hash,hash) SELECT pos+1000,id||'x',session_no,seq+1000,ts,type,actor,"
+                  "payload,payload_hash,prev_hash,hash FROM events WHERE pos=703");
+  std::vector<std::string> with_pending = scan();
+  store.db().exec("ROLLBACK");
+  REQUIRE(with_pending.size() == 704);
+  CHECK(std::equal(want.begin(), want.end(), with_pending.begin()));
+  CHECK(with_pending.back().starts_with("1703 "));
 }
 
 } // namespace event_log_test
