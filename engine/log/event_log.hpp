@@ -119,9 +119,6 @@ public:
 
   VerifyReport verify(std::optional<std::string_view> session_id);
 
-  // Events are written this many rows per INSERT statement.
-  static constexpr size_t kRowsPerInsert = 16;
-
   // An event placed in the current transaction, waiting to be written.
   struct PendingRow {
     Event event;
@@ -139,7 +136,7 @@ private:
 
   // What one write transaction has placed: the chain heads it touched
   // (written back by finish()) and the events not yet written, which go to
-  // SQLite kRowsPerInsert rows at a time. Every event gets its pos when it
+  // SQLite store::kRowsPerInsert rows at a time. Every event gets its pos when it
   // is placed, so observers see it complete.
   struct Writes {
     std::unordered_map<std::string, Head> heads;

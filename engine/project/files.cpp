@@ -1,5 +1,6 @@
 #include "project/files.hpp"
 
+#include "store/row_inserts.hpp"
 #include "json/json_writer.hpp"
 
 #include <map>
@@ -8,9 +9,17 @@ namespace ctxdb::project {
 
 namespace {
 
-constexpr char kInsert[] = "INSERT INTO file_events(session_no,seq,branch_no,event_id,op,path,"
-                           "artifact_id,change_summary,bytes,tool_call_id) "
-                           "VALUES(?,?,?,?,?,?,?,?,?,?)";
+#define CTXDB_FILE_INSERT                                                                          \
+  "INSERT INTO file_events(session_no,seq,branch_no,event_id,op,path,artifact_id,"                 \
+  "change_summary,bytes,tool_call_id) VALUES"
+#define CTXDB_FILE_ROW "(?,?,?,?,?,?,?,?,?,?)"
+constexpr int kColumns = 10;
+constexpr char kInsert[] = CTXDB_FILE_INSERT CTXDB_FILE_ROW;
+const char *insert_rows_sql() {
+  static const std::string sql =
+      store::repeat_rows(CTXDB_FILE_INSERT, CTXDB_FILE_ROW, store::kRowsPerInsert);
+  return sql.c_str();
+}
 constexpr char kSelectRange[] = "SELECT path,op,event_id,seq,change_summary,artifact_id "
                                 "FROM file_events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
                                 "ORDER BY seq";
@@ -77,18 +86,62 @@ void Files::on_append(const log::Event &e) {
   const char *op = op_of(e.type);
   if (!op) return;
   simdjson::dom::element p = payloads_.get(e);
-  auto q = store_.statement(kInsert);
-  q->bind(1, e.session_no);
-  q->bind(2, e.seq);
-  q->bind(3, e.branch_no);
-  q->bindNoCopy(4, e.id);
-  q->bind(5, op);
-  bind_field(*q, 6, p, "path");
-  bind_field(*q, 7, p, "artifact_id");
-  bind_field(*q, 8, p, "change_summary");
-  bind_field(*q, 9, p, "bytes");
-  bind_field(*q, 10, p, "tool_call_id");
-  q->exec();
+  if (pending_size_ == pending_.size()) pending_.emplace_back();
+  Row &r = pending_[pending_size_++];
+  r.session_no = e.session_no;
+  r.seq = e.seq;
+  r.branch_no = e.branch_no;
+  r.event_id = e.id;
+  r.op = op;
+  read_field(r.path, p, "path");
+  read_field(r.artifact_id, p, "artifact_id");
+  read_field(r.change_summary, p, "change_summary");
+  read_field(r.bytes, p, "bytes");
+  read_field(r.tool_call_id, p, "tool_call_id");
+  // A replay is one long transaction: keep what waits in memory bounded.
+  if (pending_size_ == kMaxPending) flush();
+}
+
+void Files::flush() {
+  store::insert_rows(store_, kInsert, insert_rows_sql(), kColumns,
+                     std::span<const Row>(pending_.data(), pending_size_), bind_row);
+  pending_size_ = 0;
+}
+
+// The field `key` of the payload (which passed its schema: a string or an
+// integer when present).
+void Files::read_field(Field &f, simdjson::dom::element payload, const char *key) {
+  simdjson::dom::element v;
+  if (payload[key].get(v)) {
+    f.kind = Field::Kind::kNull;
+  } else if (v.is_string()) {
+    f.kind = Field::Kind::kText;
+    f.text = v.get_string().value();
+  } else {
+    f.kind = Field::Kind::kInt;
+    f.number = v.get_int64().value();
+  }
+}
+
+void Files::bind(SQLite::Statement &q, int index, const Field &f) {
+  switch (f.kind) {
+  case Field::Kind::kNull: q.bind(index); break;
+  case Field::Kind::kText: q.bindNoCopy(index, f.text); break;
+  case Field::Kind::kInt: q.bind(index, f.number); break;
+  }
+}
+
+void Files::bind_row(SQLite::Statement &q, int first, const Row &r) {
+  q.bind(first + 1, r.session_no);
+  q.bind(first + 2, r.seq);
+  q.bind(first + 3, r.branch_no);
+  q.bindNoCopy(first + 4, r.event_id);
+  q.bindNoCopy(first + 5, r.op);
+  bind(q, first + 6, r.path);
+  bind(q, first + 7, r.artifact_id);
+  bind(q, first + 8, r.change_summary);
+  bind(q, first + 9, r.bytes);
+  bind(q, first + 10, r.tool_call_id);
 }
 
 std::string Files::path_json(const BranchPath &path) {

@@ -1,6 +1,7 @@
 #include "project/messages.hpp"
 
 #include "project/tool_calls.hpp"
+#include "store/row_inserts.hpp"
 #include "json/parse.hpp"
 
 namespace ctxdb::project {
@@ -12,13 +13,9 @@ namespace {
 #define CTXDB_MESSAGE_ROW "(?,?,?,?,?,?)"
 constexpr int kColumns = 6;
 constexpr char kInsert[] = CTXDB_MESSAGE_INSERT CTXDB_MESSAGE_ROW;
-
 const char *insert_rows_sql() {
-  static const std::string sql = [] {
-    std::string s = CTXDB_MESSAGE_INSERT CTXDB_MESSAGE_ROW;
-    for (size_t i = 1; i < Messages::kRowsPerInsert; ++i) s += "," CTXDB_MESSAGE_ROW;
-    return s;
-  }();
+  static const std::string sql =
+      store::repeat_rows(CTXDB_MESSAGE_INSERT, CTXDB_MESSAGE_ROW, store::kRowsPerInsert);
   return sql.c_str();
 }
 constexpr char kSelectRange[] =
@@ -92,17 +89,9 @@ void Messages::bind_row(SQLite::Statement &q, int first, const Row &r) const {
 }
 
 void Messages::flush() {
-  size_t i = 0, n = pending_.size();
-  for (; n - i >= kRowsPerInsert; i += kRowsPerInsert) {
-    auto q = store_.statement(insert_rows_sql());
-    for (size_t k = 0; k < kRowsPerInsert; ++k) bind_row(*q, int(k) * kColumns, pending_[i + k]);
-    q->exec();
-  }
-  for (; i < n; ++i) {
-    auto q = store_.statement(kInsert);
-    bind_row(*q, 0, pending_[i]);
-    q->exec();
-  }
+  store::insert_rows(
+      store_, kInsert, insert_rows_sql(), kColumns, std::span<const Row>(pending_),
+      [this](SQLite::Statement &q, int first, const Row &r) { bind_row(q, first, r); });
   pending_.clear();
 }
 

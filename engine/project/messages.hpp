@@ -61,9 +61,8 @@ public:
   static void write_blocks(json::JsonWriter &w, std::string_view type,
                            simdjson::dom::element payload);
 
-  // Rows are written this many per INSERT statement, in flush().
-  static constexpr size_t kRowsPerInsert = 16;
-  static constexpr size_t kMaxPending = 64 * kRowsPerInsert;
+  // Rows wait in memory up to this many (a replay is one transaction).
+  static constexpr size_t kMaxPending = 1024;
 
 private:
   struct Row {

@@ -62,4 +62,39 @@ TEST_CASE("files: last read, last write and the changes of each file on a path")
   CHECK(read1 != read2);
 }
 
+TEST_CASE("files: a batch's rows are written together, and a rejected batch leaves none") {
+  TempDir dir;
+  Engine db(dir.file("f.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  // More rows than the projection holds before it writes, and a remainder
+  // that fills no multi-row INSERT.
+  const int n = 1100;
+  std::string batch;
+  for (int i = 0; i < n; ++i)
+    batch += file_event(i % 2 ? "FileWritten" : "FileRead", "f" + std::to_string(i % 7) + ".py",
+                        R"(,"bytes":)" + std::to_string(i)) +
+             "\n";
+  db.append_batch("s", batch);
+  std::vector<std::string> files = items(db.files("s", std::nullopt));
+  REQUIRE(files.size() == 7);
+  int reads = 0, writes = 0;
+  for (const std::string &f : files) {
+    reads += std::stoi(field(f, "reads"));
+    writes += std::stoi(field(f, "writes"));
+  }
+  CHECK(reads == n / 2);
+  CHECK(writes == n / 2);
+  std::string before = db.files("s", std::nullopt);
+
+  // The last line is refused: the rows before it in the batch are dropped.
+  std::string refused;
+  for (int i = 0; i < 40; ++i) refused += file_event("FileRead", "g.py") + "\n";
+  refused += R"({"type":"FileRead","actor":"host","payload":{"path":7}})";
+  CHECK(code_of([&] { db.append_batch("s", refused); }) == Code::kInvalidArg);
+  CHECK(db.files("s", std::nullopt) == before);
+  db.append("s", file_event("FileRead", "h.py"));
+  CHECK(items(db.files("s", std::nullopt)).size() == 8);
+  CHECK(field(db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
 } // namespace files_test
