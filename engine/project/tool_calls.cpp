@@ -1,5 +1,6 @@
 #include "project/tool_calls.hpp"
 
+#include "store/row_inserts.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
 
@@ -11,10 +12,17 @@ namespace ctxdb::project {
 
 namespace {
 
-constexpr char kInsertCall[] =
-    "INSERT INTO tool_calls(session_no,seq,idx,branch_no,call_id,name,args,result_seq,"
-    "result_branch_no,status,artifact_id,error,duration_ms,exit_code) "
-    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+#define CTXDB_CALL_INSERT                                                                          \
+  "INSERT INTO tool_calls(session_no,seq,idx,branch_no,call_id,name,args,result_seq,"              \
+  "result_branch_no,status,artifact_id,error,duration_ms,exit_code) VALUES"
+#define CTXDB_CALL_ROW "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+constexpr int kCallColumns = 14;
+constexpr char kInsertCall[] = CTXDB_CALL_INSERT CTXDB_CALL_ROW;
+const char *insert_calls_sql() {
+  static const std::string sql =
+      store::repeat_rows(CTXDB_CALL_INSERT, CTXDB_CALL_ROW, store::kRowsPerInsert);
+  return sql.c_str();
+}
 constexpr char kSetFirstResult[] =
     "UPDATE tool_calls SET result_seq=?4,result_branch_no=?5,status=?6,artifact_id=?7,error=?8,"
     "duration_ms=?9,exit_code=?10 WHERE session_no=?1 AND seq=?2 AND idx=?3";
@@ -115,18 +123,18 @@ void ToolCalls::flush() {
 }
 
 void ToolCalls::write_new_calls() {
-  for (const NewCall &c : new_calls_) {
-    auto q = store_.statement(kInsertCall);
-    q->bind(1, c.key.session_no);
-    q->bind(2, c.key.seq);
-    q->bind(3, c.key.idx);
-    q->bind(4, c.branch_no);
-    q->bindNoCopy(5, c.call_id);
-    store::bind_optional(*q, 6, c.name);
-    store::bind_optional(*q, 7, c.args);
-    if (c.result) bind_result(*q, 8, *c.result);
-    q->exec();
-  }
+  store::insert_rows(store_, kInsertCall, insert_calls_sql(), kCallColumns,
+                     std::span<const NewCall>(new_calls_),
+                     [](SQLite::Statement &q, int first, const NewCall &c) {
+                       q.bind(first + 1, c.key.session_no);
+                       q.bind(first + 2, c.key.seq);
+                       q.bind(first + 3, c.key.idx);
+                       q.bind(first + 4, c.branch_no);
+                       q.bindNoCopy(first + 5, c.call_id);
+                       store::bind_optional(q, first + 6, c.name);
+                       store::bind_optional(q, first + 7, c.args);
+                       if (c.result) bind_result(q, first + 8, *c.result);
+                     });
   new_calls_.clear();
   new_call_at_.clear();
 }
