@@ -39,19 +39,12 @@ constexpr char kVerifySession[] =
     "e.causality,e.visibility,e.payload,e.payload_hash,e.prev_hash,e.hash,e.session_"
     "no," CTXDB_PURGE_COLUMNS
     "FROM events e JOIN chains c ON c.session_no=e.session_no WHERE c.session_id=? ORDER BY e.seq";
-#define CTXDB_INSERT_COLUMNS                                                                       \
-  "INSERT INTO events(pos,id,session_no,seq,ts,type,actor,parent_id,run_id,causality,"             \
-  "visibility,payload,payload_hash,prev_hash,hash) VALUES"
-#define CTXDB_EVENT_ROW "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-constexpr size_t kInsertColumns = 15;
-constexpr char kInsert[] = CTXDB_INSERT_COLUMNS CTXDB_EVENT_ROW;
+const store::RowInsert kInsert("INSERT INTO events(pos,id,session_no,seq,ts,type,actor,parent_id,"
+                               "run_id,causality,visibility,payload,payload_hash,prev_hash,hash) "
+                               "VALUES",
+                               "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+constexpr int kInsertColumns = 15;
 constexpr char kMaxPos[] = "SELECT COALESCE(MAX(pos),0) FROM events";
-
-const char *insert_rows_sql() {
-  static const std::string sql =
-      store::repeat_rows(CTXDB_INSERT_COLUMNS, CTXDB_EVENT_ROW, store::kRowsPerInsert);
-  return sql.c_str();
-}
 
 constexpr char kSelectHead[] =
     "SELECT session_no,last_seq,last_hash,last_ts FROM chains WHERE session_id=?";
@@ -296,8 +289,8 @@ const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq
 }
 
 void EventLog::flush(Writes &w) {
-  store::insert_rows(store_, kInsert, insert_rows_sql(), int(kInsertColumns),
-                     std::span<const PendingRow>(w.pending), bind_row);
+  store::insert_rows(store_, kInsert, kInsertColumns, std::span<const PendingRow>(w.pending),
+                     bind_row);
   w.pending.clear();
 }
 

@@ -9,17 +9,10 @@ namespace ctxdb::project {
 
 namespace {
 
-#define CTXDB_FILE_INSERT                                                                          \
-  "INSERT INTO file_events(session_no,seq,branch_no,event_id,op,path,artifact_id,"                 \
-  "change_summary,bytes,tool_call_id) VALUES"
-#define CTXDB_FILE_ROW "(?,?,?,?,?,?,?,?,?,?)"
+const store::RowInsert kInsert("INSERT INTO file_events(session_no,seq,branch_no,event_id,op,"
+                               "path,artifact_id,change_summary,bytes,tool_call_id) VALUES",
+                               "(?,?,?,?,?,?,?,?,?,?)");
 constexpr int kColumns = 10;
-constexpr char kInsert[] = CTXDB_FILE_INSERT CTXDB_FILE_ROW;
-const char *insert_rows_sql() {
-  static const std::string sql =
-      store::repeat_rows(CTXDB_FILE_INSERT, CTXDB_FILE_ROW, store::kRowsPerInsert);
-  return sql.c_str();
-}
 constexpr char kSelectRange[] = "SELECT path,op,event_id,seq,change_summary,artifact_id "
                                 "FROM file_events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
                                 "ORDER BY seq";
@@ -103,7 +96,7 @@ void Files::on_append(const log::Event &e) {
 }
 
 void Files::flush() {
-  store::insert_rows(store_, kInsert, insert_rows_sql(), kColumns,
+  store::insert_rows(store_, kInsert, kColumns,
                      std::span<const Row>(pending_.data(), pending_size_), bind_row);
   pending_size_ = 0;
 }

@@ -8,16 +8,10 @@ namespace ctxdb::project {
 
 namespace {
 
-#define CTXDB_MESSAGE_INSERT                                                                       \
-  "INSERT INTO messages(session_no,seq,branch_no,role,tokens,token_counter) VALUES"
-#define CTXDB_MESSAGE_ROW "(?,?,?,?,?,?)"
+const store::RowInsert
+    kInsert("INSERT INTO messages(session_no,seq,branch_no,role,tokens,token_counter) VALUES",
+            "(?,?,?,?,?,?)");
 constexpr int kColumns = 6;
-constexpr char kInsert[] = CTXDB_MESSAGE_INSERT CTXDB_MESSAGE_ROW;
-const char *insert_rows_sql() {
-  static const std::string sql =
-      store::repeat_rows(CTXDB_MESSAGE_INSERT, CTXDB_MESSAGE_ROW, store::kRowsPerInsert);
-  return sql.c_str();
-}
 constexpr char kSelectRange[] =
     "SELECT e.id,m.seq,e.ts,m.role,m.tokens,m.token_counter,e.type,e.payload "
     "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
@@ -90,7 +84,7 @@ void Messages::bind_row(SQLite::Statement &q, int first, const Row &r) const {
 
 void Messages::flush() {
   store::insert_rows(
-      store_, kInsert, insert_rows_sql(), kColumns, std::span<const Row>(pending_),
+      store_, kInsert, kColumns, std::span<const Row>(pending_),
       [this](SQLite::Statement &q, int first, const Row &r) { bind_row(q, first, r); });
   pending_.clear();
 }

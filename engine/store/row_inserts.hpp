@@ -16,30 +16,31 @@ namespace ctxdb::store {
 // Rows per multi-row INSERT.
 inline constexpr size_t kRowsPerInsert = 16;
 
-// `insert` ("INSERT INTO t(a,b) VALUES") followed by `rows` copies of `row`
-// ("(?,?)"), comma-separated.
-inline std::string repeat_rows(std::string_view insert, std::string_view row, size_t rows) {
-  std::string sql(insert);
-  for (size_t i = 0; i < rows; ++i) (sql += i ? "," : "") += row;
-  return sql;
-}
+// A table's two INSERT statements: `insert` ("INSERT INTO t(a,b) VALUES")
+// with one `row` ("(?,?)"), and with kRowsPerInsert of them. Keep it in
+// static storage: its strings are Store::statement's cache keys.
+struct RowInsert {
+  RowInsert(std::string_view insert, std::string_view row) : one(insert), many(insert) {
+    one += row;
+    for (size_t i = 0; i < kRowsPerInsert; ++i) (many += i ? "," : "") += row;
+  }
+  std::string one, many;
+};
 
-// Writes `rows` in order: kRowsPerInsert at a time with `many` (the
-// repeat_rows of `one`'s row, kRowsPerInsert times), the rest one at a
-// time with `one`. bind_row(q, first, row) binds a row's `columns` values
-// to the parameters after `first`. Both statements must have static
-// storage (Store::statement's cache key).
+// Writes `rows` in order: kRowsPerInsert at a time with sql.many, the rest
+// one at a time with sql.one. bind_row(q, first, row) binds a row's
+// `columns` values to the parameters after `first`.
 template <class Row, class BindRow>
-void insert_rows(Store &store, const char *one, const char *many, int columns,
-                 std::span<const Row> rows, BindRow &&bind_row) {
+void insert_rows(Store &store, const RowInsert &sql, int columns, std::span<const Row> rows,
+                 BindRow &&bind_row) {
   size_t i = 0, n = rows.size();
   for (; n - i >= kRowsPerInsert; i += kRowsPerInsert) {
-    auto q = store.statement(many);
+    auto q = store.statement(sql.many.c_str());
     for (size_t k = 0; k < kRowsPerInsert; ++k) bind_row(*q, int(k) * columns, rows[i + k]);
     q->exec();
   }
   for (; i < n; ++i) {
-    auto q = store.statement(one);
+    auto q = store.statement(sql.one.c_str());
     bind_row(*q, 0, rows[i]);
     q->exec();
   }
