@@ -490,9 +490,11 @@ public:
     // would fail where ctxdb's waits.
     sqlite3_busy_timeout(db_, ctxdb::store::Config{}.busy_timeout_ms);
     exec(durability == Durability::Full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-    // The page cache and memory map ctxdb's Store sets on every connection.
+    // The page cache, memory map and secure_delete ctxdb's Store sets on
+    // every connection.
     exec(("PRAGMA cache_size=" + std::to_string(ctxdb::store::kCacheSizePragma)).c_str());
     exec(("PRAGMA mmap_size=" + std::to_string(ctxdb::store::kMmapSizePragma)).c_str());
+    exec("PRAGMA secure_delete=ON");
     // ctxdb's events columns; rowid key, no other index: the floor. The
     // indexed variant adds ctxdb's two unique indexes.
     exec(indexed ? "CREATE TABLE events(id TEXT UNIQUE, session_id TEXT, seq INTEGER, "
@@ -845,14 +847,15 @@ int run(const Options &opt) {
   std::printf("%d rounds per scenario, ctxdb, the log and raw alternating; mean event "
               "%zu bytes\n",
               opt.rounds, bytes / events.size());
-  std::printf("raw SQLite runs with ctxdb's settings: WAL, the same synchronous, "
-              "cache_size=%d, mmap_size=%lld, the WAL checkpointed as ctxdb does (%s);\n"
-              "freed memory stays in the process\n\n",
-              ctxdb::store::kCacheSizePragma, static_cast<long long>(ctxdb::store::kMmapSizePragma),
-              ck.empty() ? "its default: on a thread of its own with durability normal, inside "
-                           "the commit with full"
-              : ck == "inline" ? "inline: inside the commit"
-                               : "background: on a thread of its own");
+  std::printf(
+      "raw SQLite runs with ctxdb's settings: WAL, the same synchronous, "
+      "cache_size=%d, mmap_size=%lld, secure_delete=ON, the WAL checkpointed as ctxdb does (%s);\n"
+      "freed memory stays in the process\n\n",
+      ctxdb::store::kCacheSizePragma, static_cast<long long>(ctxdb::store::kMmapSizePragma),
+      ck.empty()       ? "its default: on a thread of its own with durability normal, inside "
+                         "the commit with full"
+      : ck == "inline" ? "inline: inside the commit"
+                       : "background: on a thread of its own");
   std::fflush(stdout);
 
   std::vector<Samples> results;

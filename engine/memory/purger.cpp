@@ -23,19 +23,9 @@ void Purger::on_append(const log::Event &e) {
   if (!p["purged_event_ids"].get(ids))
     for (simdjson::dom::element id : ids) purge.event_ids.emplace_back(id.get_string().value());
   pending_.push_back(std::move(purge));
-  secure_delete(true);
 }
 
-void Purger::secure_delete(bool on) {
-  if (secure_ == on) return;
-  store_.db().exec(on ? "PRAGMA secure_delete=ON" : "PRAGMA secure_delete=OFF");
-  secure_ = on;
-}
-
-void Purger::discard() {
-  pending_.clear();
-  secure_delete(false);
-}
+void Purger::discard() { pending_.clear(); }
 
 void Purger::flush() {
   std::vector<Pending> pending = std::move(pending_);
@@ -75,7 +65,6 @@ void Purger::flush() {
   // memory_fts; merging every segment into one drops them from the file
   // (store/fts_merge.hpp).
   store::fts_merge(store_, "memory_fts");
-  secure_delete(false);
 }
 
 } // namespace ctxdb::memory

@@ -16,13 +16,13 @@
 //
 // Removed must mean gone from the file, not only from the tables: SQLite
 // leaves deleted bytes in free space, and FTS5 keeps a deleted document's
-// terms in older index segments until they merge. So a transaction with a
-// purge runs with PRAGMA secure_delete on (freed space is zeroed): the
-// purger is the first observer, so it turns it on before any projection
-// deletes the memory's rows, and its flush rewrites memory_fts into one
-// segment ('optimize'), which drops the terms, before turning it off. Old
-// page images can remain in the WAL until it is checkpointed; the engine's
-// forget checkpoints it (engine.cpp).
+// terms in older index segments until they merge. So every connection
+// runs with PRAGMA secure_delete on (store.cpp; freed space is zeroed,
+// also the copies freed before the purge: a superseded version, merged
+// segments), and the purger's flush rewrites memory_fts into one segment
+// ('optimize'), which drops the terms. Old page images can remain in the
+// WAL until it is checkpointed; the engine's forget checkpoints it
+// (engine.cpp).
 #pragma once
 
 #include "log/event_log.hpp"
@@ -54,9 +54,6 @@ private:
   store::Store &store_;
   project::PayloadCache &payloads_;
   std::vector<Pending> pending_;
-  bool secure_ = false; // secure_delete turned on by this transaction's purge
-
-  void secure_delete(bool on);
 };
 
 } // namespace ctxdb::memory

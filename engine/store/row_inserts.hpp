@@ -2,7 +2,8 @@
 //
 // SQLite spends less per row on one INSERT of several rows than on a
 // statement per row: about 12% more rows per second for the log, and the
-// same holds for the projections that batch their rows (messages, files).
+// same holds for the projections that batch their rows (messages, files,
+// tool_calls).
 #pragma once
 
 #include "store/store.hpp"

@@ -202,6 +202,13 @@ void Store::prepare_file() {
   // The price is SQLite's: an I/O error while reading the map is SIGBUS,
   // not an error code, so config "mmap": false turns it off.
   if (config_.mmap) db_.exec("PRAGMA mmap_size=" + std::to_string(kMmapSizePragma));
+  // Freed space is zeroed in every transaction, not only in a purge's: a
+  // purge must leave no byte of a memory in the file, and copies of it
+  // were freed before it (a superseded version's rows, index segments
+  // merged since), which nothing can find afterwards. SQLite's default is
+  // off; Debian's build turns it on, so ctxdb always did this there, until
+  // a purge turned it off for the rest of the handle's life.
+  db_.exec("PRAGMA secure_delete=ON");
   // The WAL is checkpointed at SQLite's default of 1000 pages (4 MiB). A
   // larger WAL copies a page rewritten by many commits fewer times, but
   // every frame then lands in a fresh part of the file (page-cache and

@@ -398,6 +398,16 @@ std::string lowered_file(const std::string &path) {
   return bytes;
 }
 
+// Neither the file nor its WAL holds m1's contents or keyword (below).
+void check_no_secret(const std::string &path) {
+  for (const std::string &file : {path, path + "-wal"}) {
+    std::string bytes = lowered_file(file);
+    CHECK(bytes.find("zebraquokka42") == std::string::npos);
+    CHECK(bytes.find("zebraquokka43") == std::string::npos);
+    CHECK(bytes.find("quokkasecret") == std::string::npos);
+  }
+}
+
 TEST_CASE("memory: a purge leaves no byte of the content in the file or its WAL") {
   MemoryDb m;
   m.put("m1", "the deploy key is zebraquokka42", R"(,"keywords":["quokkasecret"])");
@@ -407,16 +417,27 @@ TEST_CASE("memory: a purge leaves no byte of the content in the file or its WAL"
   // Before: in the log, the tables and the index terms.
   CHECK(lowered_file(m.path + "-wal").find("zebraquokka42") != std::string::npos);
   m.db.memory_forget("m1", R"({"mode":"purge"})");
-  for (const std::string &file : {m.path, m.path + "-wal"}) {
-    std::string bytes = lowered_file(file);
-    CHECK(bytes.find("zebraquokka42") == std::string::npos);
-    CHECK(bytes.find("zebraquokka43") == std::string::npos);
-    CHECK(bytes.find("quokkasecret") == std::string::npos);
-  }
+  check_no_secret(m.path);
   // The others are still found, and the database is whole.
   CHECK(m.found("filler").size() == 20); // top 20 of 40
   CHECK(field(m.db.verify(std::nullopt), "ok") == "true");
   CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
+TEST_CASE("memory: a purge after an earlier purge on the same handle leaves no byte either") {
+  // Space freed before the purge (the superseded version's rows, merged
+  // index segments) must have been zeroed when it was freed: a purge
+  // cannot find it afterwards. An earlier purge must not have turned that
+  // off for the rest of the handle's life.
+  MemoryDb m;
+  m.put("first", "an earlier secret");
+  m.db.memory_forget("first", R"({"mode":"purge"})");
+  m.put("m1", "the deploy key is zebraquokka42", R"(,"keywords":["quokkasecret"])");
+  m.db.memory_update("m1",
+                     R"({"content":"the deploy key is zebraquokka43","source_refs":["evt_src"]})");
+  for (int i = 0; i < 40; ++i) m.put("f" + std::to_string(i), "filler fact " + std::to_string(i));
+  m.db.memory_forget("m1", R"({"mode":"purge"})");
+  check_no_secret(m.path);
 }
 
 // SQLite 3.40.1's FTS5 grows an index's structure by about two empty
