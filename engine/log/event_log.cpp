@@ -482,9 +482,6 @@ std::vector<Event> EventLog::read_session(std::string_view session_id, int64_t f
   return out;
 }
 
-// A replay reads every event once, through SQLite's C API: SQLiteCpp's
-// Column adds a shared_ptr copy to each of the sixteen values of a row
-// (reading events was a tenth of a replay).
 namespace {
 
 constexpr char kSelectEveryEvent[] = "SELECT " CTXDB_EVENT_COLUMNS "ORDER BY e.pos";
@@ -498,6 +495,9 @@ bool is_file(const std::string &path) {
 
 } // namespace
 
+// A replay reads every event once, through SQLite's C API: SQLiteCpp's
+// Column adds a shared_ptr copy to each of the sixteen values of a row
+// (reading events was a tenth of a replay).
 void EventLog::scan_all(const std::function<void(Event &)> &fn) {
   if (is_file(store_.path())) {
     ReadAhead ahead(store_.path(), kMaxPos, kSelectEveryEvent, decode_raw);

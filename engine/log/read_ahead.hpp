@@ -49,8 +49,8 @@ public:
   // What last_pos_sql returned; waits for the reader to open. Rethrows an
   // error of the reader's.
   int64_t last_pos();
-  // The next events in order (empty at the end), valid until the next call.
-  // Rethrows an error of the reader's. fn may modify them.
+  // The next events in order (empty at the end), valid until the next call;
+  // the caller may modify them. Rethrows an error of the reader's.
   std::span<Event> next();
 
   // A batch ends at kBatch events or kBatchBytes of payload, so that a
