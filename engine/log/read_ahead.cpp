@@ -101,19 +101,28 @@ void ReadAhead::run(std::string path, const char *last_pos_sql, const char *sele
       if (!b) return; // the caller stopped reading
       b->size = 0;
       size_t bytes = 0;
-      while (b->size < kBatch && bytes < kBatchBytes && (rc = sqlite3_step(raw)) == SQLITE_ROW) {
-        Event &e = b->events[b->size++];
-        decode(raw, e);
-        bytes += e.payload.size();
+      // A row that fails ends the scan after the rows before it, as a
+      // scan on the caller's connection would.
+      std::exception_ptr failed;
+      try {
+        while (b->size < kBatch && bytes < kBatchBytes && (rc = sqlite3_step(raw)) == SQLITE_ROW) {
+          decode(raw, b->events[b->size]);
+          bytes += b->events[b->size++].payload.size();
+        }
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
+      } catch (...) {
+        failed = std::current_exception();
       }
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE) throw SQLite::Exception(db, rc);
       parse_payloads(*b);
-      std::lock_guard lock(mutex_);
-      if (b->size)
-        full_.push_back(b);
-      else
-        free_.push_back(b);
+      {
+        std::lock_guard lock(mutex_);
+        if (b->size)
+          full_.push_back(b);
+        else
+          free_.push_back(b);
+      }
       changed_.notify_all();
+      if (failed) std::rethrow_exception(failed);
     }
     std::lock_guard lock(mutex_);
     done_ = true;

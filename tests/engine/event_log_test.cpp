@@ -433,6 +433,21 @@ TEST_CASE("scan_all reads every event in append order, ahead on a second connect
   REQUIRE(with_pending.size() == 704);
   CHECK(std::equal(want.begin(), want.end(), with_pending.begin()));
   CHECK(with_pending.back().starts_with("1703 "));
+
+  // A row the reader cannot decode (a stored hash of 3 bytes, committed)
+  // fails the scan with the reader's error, after the rows before it.
+  store.db().exec("INSERT INTO events(pos,id,session_no,seq,ts,type,actor,payload,payload_hash,"
+                  "prev_hash,hash) SELECT pos+1000,id||'x',session_no,seq+1000,ts,type,actor,"
+                  "payload,x'000102',prev_hash,hash FROM events WHERE pos=703");
+  calls = 0;
+  try {
+    log.scan_all([&](log::Event &) { ++calls; });
+    FAIL("a damaged row was read");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kCorrupt);
+    CHECK(std::string(e.what()).find("hash") != std::string::npos);
+  }
+  CHECK(calls == 703);
 }
 
 } // namespace event_log_test
