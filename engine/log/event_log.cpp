@@ -500,7 +500,8 @@ bool is_file(const std::string &path) {
 // (reading events was a tenth of a replay).
 void EventLog::scan_all(const std::function<void(Event &)> &fn) {
   if (is_file(store_.path())) {
-    ReadAhead ahead(store_.path(), kMaxPos, kSelectEveryEvent, decode_raw);
+    ReadAhead ahead(store_.path(), store_.config().busy_timeout_ms, kMaxPos, kSelectEveryEvent,
+                    decode_raw);
     // The reader sees the last commit: if this connection has appended
     // since (inside a transaction of its own), it reads here instead.
     auto q = store_.statement(kMaxPos);

@@ -142,8 +142,10 @@ public:
       compute(store.db());
       return;
     }
-    pass_ = std::async(std::launch::async, [this, path] {
-      SQLite::Database reader(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX);
+    int timeout = store.config().busy_timeout_ms;
+    pass_ = std::async(std::launch::async, [this, path, timeout] {
+      // It waits for a lock as the handle's own connection does.
+      SQLite::Database reader(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, timeout);
       reader.exec("BEGIN"); // one read snapshot for every table; closing ends it
       compute(reader);
     });
