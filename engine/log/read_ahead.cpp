@@ -23,7 +23,10 @@ ReadAhead::~ReadAhead() {
 int64_t ReadAhead::last_pos() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return opened_ || done_; });
-  rethrow_error();
+  // Only a failure to open is this call's: one further on (a damaged row)
+  // may already have happened when a fast reader is waited for late, and
+  // is next()'s to raise, after the rows before it.
+  if (!opened_) rethrow_error();
   return last_pos_;
 }
 

@@ -48,8 +48,8 @@ public:
   ReadAhead(const ReadAhead &) = delete;
   ReadAhead &operator=(const ReadAhead &) = delete;
 
-  // What last_pos_sql returned; waits for the reader to open. Rethrows an
-  // error of the reader's.
+  // What last_pos_sql returned; waits for the reader to open. Rethrows the
+  // reader's error if it could not open or run last_pos_sql.
   int64_t last_pos();
   // The next events in order (empty at the end), valid until the next call;
   // the caller may modify them. Rethrows an error of the reader's.
