@@ -43,7 +43,6 @@ const store::RowInsert kInsert("INSERT INTO events(pos,id,session_no,seq,ts,type
                                "run_id,causality,visibility,payload,payload_hash,prev_hash,hash) "
                                "VALUES",
                                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-constexpr int kInsertColumns = 15;
 constexpr char kMaxPos[] = "SELECT COALESCE(MAX(pos),0) FROM events";
 
 constexpr char kSelectHead[] =
@@ -128,7 +127,7 @@ Event read_event(SQLite::Statement &q) {
   return e;
 }
 
-// Binds one event's columns at parameters offset+1 … offset+kInsertColumns.
+// Binds one event's columns at parameters offset+1 … offset+15 (kInsert.columns).
 void bind_row(SQLite::Statement &q, int offset, const EventLog::PendingRow &row) {
   const Event &e = row.event;
   q.bind(offset + 1, e.pos);
@@ -289,8 +288,7 @@ const Event &EventLog::enqueue(Event &&e, Head &h, Writes &w, int64_t parent_seq
 }
 
 void EventLog::flush(Writes &w) {
-  store::insert_rows(store_, kInsert, kInsertColumns, std::span<const PendingRow>(w.pending),
-                     bind_row);
+  store::insert_rows(store_, kInsert, std::span<const PendingRow>(w.pending), bind_row);
   w.pending.clear();
 }
 
@@ -488,18 +486,13 @@ constexpr char kSelectEveryEvent[] = "SELECT " CTXDB_EVENT_COLUMNS "ORDER BY e.p
 
 void decode_raw(sqlite3_stmt *row, Event &e) { read_event_into(RawRow{row}, e); }
 
-// Whether a second connection can open the store's file.
-bool is_file(const std::string &path) {
-  return !path.empty() && path != ":memory:" && !path.starts_with("file:");
-}
-
 } // namespace
 
 // A replay reads every event once, through SQLite's C API: SQLiteCpp's
 // Column adds a shared_ptr copy to each of the sixteen values of a row
 // (reading events was a tenth of a replay).
 void EventLog::scan_all(const std::function<void(Event &)> &fn) {
-  if (is_file(store_.path())) {
+  if (store_.has_file()) {
     ReadAhead ahead(store_.path(), store_.config().busy_timeout_ms, kMaxPos, kSelectEveryEvent,
                     decode_raw);
     // The reader sees the last commit: if this connection has appended

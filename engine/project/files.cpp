@@ -12,7 +12,6 @@ namespace {
 const store::RowInsert kInsert("INSERT INTO file_events(session_no,seq,branch_no,event_id,op,"
                                "path,artifact_id,change_summary,bytes,tool_call_id) VALUES",
                                "(?,?,?,?,?,?,?,?,?,?)");
-constexpr int kColumns = 10;
 constexpr char kSelectRange[] = "SELECT path,op,event_id,seq,change_summary,artifact_id "
                                 "FROM file_events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
                                 "ORDER BY seq";
@@ -96,8 +95,8 @@ void Files::on_append(const log::Event &e) {
 }
 
 void Files::flush() {
-  store::insert_rows(store_, kInsert, kColumns,
-                     std::span<const Row>(pending_.data(), pending_size_), bind_row);
+  store::insert_rows(store_, kInsert, std::span<const Row>(pending_.data(), pending_size_),
+                     bind_row);
   pending_size_ = 0;
 }
 

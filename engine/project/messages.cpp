@@ -11,7 +11,6 @@ namespace {
 const store::RowInsert
     kInsert("INSERT INTO messages(session_no,seq,branch_no,role,tokens,token_counter) VALUES",
             "(?,?,?,?,?,?)");
-constexpr int kColumns = 6;
 constexpr char kSelectRange[] =
     "SELECT e.id,m.seq,e.ts,m.role,m.tokens,m.token_counter,e.type,e.payload "
     "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
@@ -84,7 +83,7 @@ void Messages::bind_row(SQLite::Statement &q, int first, const Row &r) const {
 
 void Messages::flush() {
   store::insert_rows(
-      store_, kInsert, kColumns, std::span<const Row>(pending_),
+      store_, kInsert, std::span<const Row>(pending_),
       [this](SQLite::Statement &q, int first, const Row &r) { bind_row(q, first, r); });
   pending_.clear();
 }

@@ -138,7 +138,7 @@ public:
   BeforeChecksums(store::Store &store, std::vector<TableChecksum *> tables)
       : tables_(std::move(tables)) {
     const std::string &path = store.path();
-    if (path.empty() || path == ":memory:" || path.starts_with("file:")) {
+    if (!store.has_file()) {
       compute(store.db());
       return;
     }

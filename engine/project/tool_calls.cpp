@@ -16,7 +16,6 @@ const store::RowInsert
     kInsertCalls("INSERT INTO tool_calls(session_no,seq,idx,branch_no,call_id,name,args,result_seq,"
                  "result_branch_no,status,artifact_id,error,duration_ms,exit_code) VALUES",
                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-constexpr int kCallColumns = 14;
 constexpr char kSetFirstResult[] =
     "UPDATE tool_calls SET result_seq=?4,result_branch_no=?5,status=?6,artifact_id=?7,error=?8,"
     "duration_ms=?9,exit_code=?10 WHERE session_no=?1 AND seq=?2 AND idx=?3";
@@ -117,7 +116,7 @@ void ToolCalls::flush() {
 }
 
 void ToolCalls::write_new_calls() {
-  store::insert_rows(store_, kInsertCalls, kCallColumns, std::span<const NewCall>(new_calls_),
+  store::insert_rows(store_, kInsertCalls, std::span<const NewCall>(new_calls_),
                      [](SQLite::Statement &q, int first, const NewCall &c) {
                        q.bind(first + 1, c.key.session_no);
                        q.bind(first + 2, c.key.seq);

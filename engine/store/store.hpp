@@ -78,6 +78,11 @@ public:
   SQLite::Database &db() { return db_; }
   const Config &config() const { return config_; }
   const std::string &path() const { return path_; }
+  // Whether path() names a file a second connection can open (not an
+  // in-memory database or a URI).
+  bool has_file() const {
+    return !path_.empty() && path_ != ":memory:" && !path_.starts_with("file:");
+  }
 
   // A cached prepared statement for `sql` with its bindings cleared; it is
   // reset when the returned Stmt goes out of scope, so no statement keeps a
