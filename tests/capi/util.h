@@ -47,20 +47,23 @@ static inline const char *scratch_path(const char *name) {
   return b;
 }
 
-/* Removes the scratch directory and the files in it (no subdirectories). */
-static inline void scratch_cleanup(void) {
-  DIR *d = opendir(scratch_dir_);
+/* Removes a directory and everything in it. */
+static inline void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
   struct dirent *e;
   char p[1200];
   if (!d) return;
   while ((e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    snprintf(p, sizeof p, "%s/%s", scratch_dir_, e->d_name);
-    if (unlink(p) != 0) rmdir(p);
+    if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p) continue;
+    if (unlink(p) != 0) remove_tree(p);
   }
   closedir(d);
-  rmdir(scratch_dir_);
+  rmdir(dir);
 }
+
+/* Removes the scratch directory and what the test left in it. */
+static inline void scratch_cleanup(void) { remove_tree(scratch_dir_); }
 
 static inline int file_exists(const char *path) {
   struct stat st;
