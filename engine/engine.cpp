@@ -783,15 +783,9 @@ std::string Engine::memory_forget(std::string_view memory_id, std::string_view o
   // The WAL may still hold page images from before the purge; a truncating
   // checkpoint copies the purged pages into the file and empties it. A
   // reader holding an old snapshot keeps it from completing: then the WAL
-  // is reset by a later checkpoint (at the latest, the last close).
-  if (mode == "purge") {
-    try {
-      store_.db().exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    } catch (const SQLite::Exception &) {
-      // The purge is committed; a checkpoint that could not run now is
-      // not its failure.
-    }
-  }
+  // is reset by a later checkpoint (at the latest, the last close). The
+  // purge is committed either way: that is not its failure.
+  if (mode == "purge") store_.truncate_wal();
   json::JsonWriter w;
   w.begin_object()
       .field("memory_id", memory_id)

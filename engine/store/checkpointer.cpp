@@ -51,6 +51,11 @@ Checkpointer::~Checkpointer() {
   sqlite3_close(own_);
 }
 
+int Checkpointer::truncate_wal() {
+  std::lock_guard<std::mutex> turn(turn_);
+  return sqlite3_wal_checkpoint_v2(writer_, "main", SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+}
+
 int64_t Checkpointer::passes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return passes_;
@@ -82,7 +87,10 @@ void Checkpointer::run() {
     lock.unlock();
     // SQLITE_BUSY (another connection is checkpointing) and I/O errors
     // leave the frames for the next pass; the writer never sees them.
-    sqlite3_wal_checkpoint_v2(own_, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    {
+      std::lock_guard<std::mutex> turn(turn_);
+      sqlite3_wal_checkpoint_v2(own_, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    }
     lock.lock();
     ++passes_;
   }

@@ -63,6 +63,15 @@ public:
   Checkpointer(const Checkpointer &) = delete;
   Checkpointer &operator=(const Checkpointer &) = delete;
 
+  // Checkpoints the WAL on the writer's connection and truncates it (a
+  // purge's last step: no page image from before it may stay in the
+  // file), after the thread's pass if one is running: SQLite answers a
+  // second checkpointer SQLITE_BUSY at once, without waiting, and a
+  // commit wakes the thread just before its caller would truncate. Still
+  // SQLITE_BUSY when another connection reads an older snapshot. Call it
+  // on the writer's thread.
+  int truncate_wal();
+
   // Checkpoints the thread has run so far (for tests).
   int64_t passes() const;
 
@@ -72,7 +81,8 @@ private:
   void run();
 
   sqlite3 *writer_;
-  sqlite3 *own_; // used by the thread alone
+  sqlite3 *own_;    // used by the thread alone
+  std::mutex turn_; // held through a checkpoint, by the thread or truncate_wal()
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool wanted_ = false;

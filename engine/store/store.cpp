@@ -272,6 +272,12 @@ void Store::migrate() {
   tx.commit();
 }
 
+bool Store::truncate_wal() {
+  if (checkpointer_) return checkpointer_->truncate_wal() == SQLITE_OK;
+  return sqlite3_wal_checkpoint_v2(db_.getHandle(), "main", SQLITE_CHECKPOINT_TRUNCATE, nullptr,
+                                   nullptr) == SQLITE_OK;
+}
+
 Store::Stmt Store::statement(const char *sql) {
   auto &slot = cache_[sql];
   if (!slot) {

@@ -122,6 +122,12 @@ public:
   // "checkpoint": "inline", or its connection could not be opened).
   const Checkpointer *checkpointer() const { return checkpointer_.get(); }
 
+  // Checkpoints the WAL into the file and truncates it, taking turns with
+  // the background checkpointer; false when a reader of an older snapshot
+  // kept it from completing (a later checkpoint resets the WAL, at the
+  // latest the last close).
+  bool truncate_wal();
+
   // Throws kReadOnly when the handle was opened read-only.
   void require_writable() const;
 
