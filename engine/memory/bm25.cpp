@@ -20,10 +20,10 @@ int count_row(const Fts5ExtensionApi *, Fts5Context *, void *rows) {
 }
 
 // The statistics a connection keeps across retrievals (bm25.hpp): valid
-// for the file's data version `version` only.
+// while memory_changes' count is `changes`.
 struct Cache {
   bool valid = false;
-  unsigned version = 0;
+  int64_t changes = -1;
   sqlite3_int64 rows = 0, tokens = 0;
   std::unordered_map<std::string, sqlite3_int64> hits; // per phrase key
 };
@@ -31,18 +31,15 @@ struct Cache {
 // Phrases kept at most; past it the cache starts afresh.
 constexpr size_t kMaxCachedPhrases = size_t(1) << 16;
 
-// The cache when it may serve the statement's snapshot, emptied if the
-// file changed since it was filled; nullptr inside a write transaction,
-// whose changes are not committed.
-Cache *usable(Cache *cache, sqlite3 *db) {
-  unsigned version = 0;
-  if (!cache || sqlite3_txn_state(db, "main") != SQLITE_TXN_READ ||
-      sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK)
-    return nullptr;
-  if (cache->version != version || cache->hits.size() >= kMaxCachedPhrases) {
+// The cache when it may serve the statement's snapshot, emptied if
+// memory_fts changed since it was filled; nullptr inside a write
+// transaction, whose changes are not committed, or without the count.
+Cache *usable(Cache *cache, sqlite3 *db, const Bm25Stats &s) {
+  if (!cache || !s.changes || sqlite3_txn_state(db, "main") != SQLITE_TXN_READ) return nullptr;
+  if (cache->changes != *s.changes || cache->hits.size() >= kMaxCachedPhrases) {
     cache->hits.clear();
     cache->valid = false;
-    cache->version = version;
+    cache->changes = *s.changes;
   }
   return cache;
 }
@@ -66,15 +63,16 @@ int count_totals(const Fts5ExtensionApi *api, Fts5Context *fts, Cache *cache, sq
 }
 
 // The rows of the whole table that match phrase i, from the cache when it
-// holds them (under `key`).
+// holds them (under `key`); `walked` counts the doclists walked instead.
 int count_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int i, Cache *cache,
-                 const std::string *key, sqlite3_int64 &hits) {
+                 const std::string *key, sqlite3_int64 &hits, int64_t &walked) {
   if (cache && key)
     if (auto it = cache->hits.find(*key); it != cache->hits.end()) {
       hits = it->second;
       return SQLITE_OK;
     }
   hits = 0;
+  ++walked;
   int rc = api->xQueryPhrase(fts, i, &hits, count_row);
   if (rc == SQLITE_OK && cache && key) cache->hits.emplace(*key, hits);
   return rc;
@@ -95,8 +93,8 @@ int count_stats(const Fts5ExtensionApi *api, Fts5Context *fts, Cache *cache, Bm2
   s.freq.assign(phrases, 0.0);
   for (size_t i = 0; i < phrases; ++i) {
     sqlite3_int64 hits = 0;
-    if ((rc = count_phrase(api, fts, int(i), cache, keyed ? &s.keys[i] : nullptr, hits)) !=
-        SQLITE_OK)
+    if ((rc = count_phrase(api, fts, int(i), cache, keyed ? &s.keys[i] : nullptr, hits,
+                           s.walked)) != SQLITE_OK)
       return rc;
     double idf = std::log((rows - hits + 0.5) / (hits + 0.5));
     s.idf[i] = idf <= 0.0 ? 1e-6 : idf;
@@ -168,8 +166,8 @@ void bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, i
   int rc = SQLITE_OK;
   if (!s->ready || s->idf.size() != size_t(api->xPhraseCount(fts)))
     rc = count_stats(
-        api, fts, usable(static_cast<Cache *>(api->xUserData(fts)), sqlite3_context_db_handle(ctx)),
-        *s);
+        api, fts,
+        usable(static_cast<Cache *>(api->xUserData(fts)), sqlite3_context_db_handle(ctx), *s), *s);
   if (rc == SQLITE_OK) rc = count_hits(api, fts, nargs - 2, args + 2, *s);
   int tokens = 0;
   if (rc == SQLITE_OK) rc = row_tokens(api, fts, args[1], tokens);

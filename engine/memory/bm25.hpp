@@ -17,13 +17,16 @@
 // the counts change only when memory_fts does. So the connection keeps
 // them (registered with ctxdb_bm25, freed with the connection), each under
 // its phrase's key (Bm25Stats::keys: the phrase as the query wrote it),
-// with the table's row and token totals, for as long as the file's data
-// version stays the one they were counted at: SQLite's
-// SQLITE_FCNTL_DATA_VERSION, which changes on every commit to the file,
-// this connection's or any other connection's or process's, and which a
-// read transaction holds still. Inside a write transaction (whose own
-// changes are not committed, and may be rolled back) nothing is kept or
-// served: the statistics are counted as before.
+// with the table's row and token totals, for as long as the table's count
+// of changes (Bm25Stats::changes: memory_changes of schema 15, which the
+// caller reads in the query's snapshot; every row memory_fts gains or
+// loses is one of memory_rank's, which it counts) stays the one they were
+// counted at, whoever changed the file. Appends of other events and the
+// usage a retrieval records leave them kept (they were keyed on the
+// file's data version, which every commit changes, until schema 15).
+// Inside a write transaction (whose own changes are not committed, and
+// may be rolled back) nothing is kept or served: the statistics are
+// counted as before.
 //
 // sizes is the row's memory_fts_docsize.sz when the query joins it (a
 // seek on a cursor the query keeps open, where FTS5 runs a statement of
@@ -33,6 +36,8 @@
 // in the same order (tests/engine/memory_test.cpp compares the two).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +52,10 @@ struct Bm25Stats {
   // then the expression and its number; both empty: no cache.
   std::vector<std::string> keys;
   std::string expression;
+  // memory_changes' count in the query's snapshot; none: nothing is kept
+  // or served across retrievals.
+  std::optional<int64_t> changes;
+  int64_t walked = 0; // phrases whose doclists were walked, not served kept
   bool ready = false;
   double avgdl = 0;         // tokens per row
   std::vector<double> idf;  // per phrase of the MATCH expression

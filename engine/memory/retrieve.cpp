@@ -65,6 +65,8 @@ constexpr char kUse[] = "INSERT INTO memory_usage(memory_id,use_count,last_used)
                         "ON CONFLICT(memory_id) DO UPDATE SET use_count=use_count+1,"
                         "last_used=max(last_used,excluded.last_used)";
 
+constexpr char kChanges[] = "SELECT changes FROM memory_changes WHERE id=1";
+
 constexpr double kDayMs = 86400000.0;
 constexpr double kHalfLifeDays = 30;
 constexpr double kWeightText = 0.55, kWeightPriority = 0.15, kWeightConfidence = 0.15,
@@ -150,6 +152,17 @@ std::vector<Candidate> browse(store::Store &store, const Query &q, const std::st
   return out;
 }
 
+// memory_changes' count in the connection's snapshot, under which it
+// keeps bm25's statistics (bm25.hpp); none inside a write transaction,
+// whose count may yet be rolled back.
+std::optional<int64_t> memory_changes(store::Store &store) {
+  auto q = store.statement(kChanges);
+  int64_t changes = q->executeStep() ? q->getColumn(0).getInt64() : 0;
+  // After the read: a deferred transaction takes its snapshot there.
+  if (sqlite3_txn_state(store.db().getHandle(), "main") != SQLITE_TXN_READ) return std::nullopt;
+  return changes;
+}
+
 // The matches of a MATCH expression in the requested scopes that pass the
 // filters, best bm25 first across them: one FTS5 query per scope over its
 // rowid range. `phrases`: the expression's phrases in order, the keys of
@@ -163,6 +176,7 @@ public:
       : q_(q) {
     stats_.keys = std::move(phrases);
     if (stats_.keys.empty()) stats_.expression = match;
+    stats_.changes = memory_changes(store);
     std::vector<std::string> keys;
     for (const ScopeRef &s : q.scopes)
       if (std::string k = scope_key(s); std::find(keys.begin(), keys.end(), k) == keys.end())
@@ -180,6 +194,9 @@ public:
   std::optional<double> peek() const {
     return next_ < order_.size() ? std::optional<double>(order_[next_].bm25) : std::nullopt;
   }
+
+  // Doclists walked for bm25's statistics (0: all kept from before).
+  int64_t phrases_counted() const { return stats_.walked; }
 
   // Takes the next match, blended.
   Candidate next() {
@@ -345,6 +362,7 @@ Retrieval retrieve(store::Store &store, const Query &q, const token::Counter &co
       matches.emplace(store, q, r.fts_query, std::move(phrases));
   }
   rank(store, q, counter, matches ? &*matches : nullptr, std::move(browsed), r);
+  if (matches) r.phrases_counted = matches->phrases_counted();
   return r;
 }
 

@@ -20,7 +20,7 @@
 // other part at 1. Only the memories taken are read in full. bm25 is
 // ctxdb_bm25 (bm25.hpp): the same scores, with the table's statistics
 // counted once for all the scopes (and kept on the connection for later
-// retrievals until the file changes). All of it reads one snapshot (the
+// retrievals until memory_fts changes). All of it reads one snapshot (the
 // caller's transaction, or one of its own).
 //
 // The blend (every part in [0, 1]):
@@ -96,6 +96,9 @@ struct Retrieval {
   int64_t used_tokens = 0;
   std::string fts_query;  // the MATCH expression run ("" without words)
   bool fell_back = false; // a Match::kFts query that was not valid FTS5 syntax
+  // Query words whose rows in the whole index were counted for bm25 (0:
+  // the connection kept every count from an earlier retrieval: bm25.hpp).
+  int64_t phrases_counted = 0;
 };
 
 // Reads only: run it inside the caller's read transaction if it has one.

@@ -710,7 +710,10 @@ std::string random_memories(int first, int count, uint64_t seed) {
     std::string more = R"(,"priority":)" + std::to_string(next(101)) + R"(,"confidence":)" +
                        std::to_string(double(next(101)) / 100);
     if (next(10) == 0) more += R"(,"sensitive":true)";
-    if (next(10) == 0) more += R"(,"readers":["coder"])";
+    if (uint64_t r = next(20); r == 0)
+      more += R"(,"readers":["coder"])";
+    else if (r == 1)
+      more += R"(,"readers":["reviewer","coder"])";
     int64_t ts = kT0 + int64_t(next(60)) * kDay / 2;
     if (next(10) == 0)
       more += R"(,"expires_at":)" + std::to_string(ts + int64_t(1 + next(40)) * kDay / 2);
@@ -813,21 +816,23 @@ TEST_CASE("memory: retrieval over scope ranges ranks exactly as one filtered que
   for (const char *text : {"cache", "deploy build", "token retry vault", "lint schema cache"})
     for (int64_t limit : {1, 5, 20})
       for (std::optional<int64_t> budget : {std::optional<int64_t>(), std::optional<int64_t>(12)})
-        for (bool sensitive : {false, true}) {
-          memory::Query q;
-          q.text = text;
-          q.scopes = {{"project", "p1"}, {"global", ""}, {"user", "u1"}};
-          q.now = kT0 + 20 * kDay;
-          q.limit = limit;
-          q.budget = budget;
-          q.allow_sensitive = sensitive;
-          q.agent = sensitive ? std::optional<std::string>("coder") : std::nullopt;
-          INFO(text << " limit " << limit << " budget " << budget.value_or(-1));
-          Expected want = reference_retrieve(store, q, counter);
-          check_retrieval(memory::retrieve(store, q, counter), want);
-          compared += !want.included.empty();
-        }
-  CHECK(compared >= 40);
+        for (const char *agent : {"", "coder", "reviewer"})
+          for (bool sensitive : {false, true}) {
+            memory::Query q;
+            q.text = text;
+            q.scopes = {{"project", "p1"}, {"global", ""}, {"user", "u1"}};
+            q.now = kT0 + 20 * kDay;
+            q.limit = limit;
+            q.budget = budget;
+            q.allow_sensitive = sensitive;
+            if (*agent) q.agent = agent;
+            INFO(text << " limit " << limit << " budget " << budget.value_or(-1) << " agent "
+                      << agent << " sensitive " << sensitive);
+            Expected want = reference_retrieve(store, q, counter);
+            check_retrieval(memory::retrieve(store, q, counter), want);
+            compared += !want.included.empty();
+          }
+  CHECK(compared >= 120);
 }
 
 TEST_CASE("memory: the bm25 statistics a connection keeps never outlive a change to the index") {
@@ -888,6 +893,36 @@ TEST_CASE("memory: the bm25 statistics a connection keeps never outlive a change
   check_all("after another connection's commit");
 }
 
+TEST_CASE("memory: the bm25 statistics a connection keeps outlive commits that leave the index") {
+  MemoryDb m;
+  m.db.append_batch("s", random_memories(0, 200, 77));
+  store::Store store(m.path, {});
+  const token::Counter &counter = token::default_counter();
+  auto counted = [&](const char *text) {
+    memory::Query q;
+    q.text = text;
+    q.scopes = {{"project", "p1"}, {"global", ""}};
+    q.now = kT0 + 20 * kDay;
+    memory::Retrieval r = memory::retrieve(store, q, counter);
+    check_retrieval(r, reference_retrieve(store, q, counter));
+    return r.phrases_counted;
+  };
+  CHECK(counted("cache deploy") == 2); // each word's rows, counted once
+  CHECK(counted("deploy cache") == 0); // kept, in any order
+  // Commits that leave memory_fts as it was: usage recorded, an event
+  // appended, through another handle. The file's data version changed;
+  // the statistics stay.
+  m.retrieve("cache");
+  m.db.append("s", R"({"type":"UserPromptSubmitted","actor":"user","ts":)" + std::to_string(kT0) +
+                       R"(,"payload":{"text":"and now?"}})");
+  CHECK(counted("cache deploy") == 0);
+  CHECK(counted("cache vault") == 1); // a new word is counted
+  // A memory written changes the counts: all are counted again.
+  m.put("new1", "cache vault");
+  CHECK(counted("cache vault") == 2);
+  CHECK(counted("cache vault") == 0);
+}
+
 // SQL that takes a file back to schema 11: no memory_rank, and the
 // memories triggers as schema 7 wrote them (taken from its migration).
 std::string to_schema_11() {
@@ -898,8 +933,9 @@ std::string to_schema_11() {
   size_t last = sql.find("END;", sql.find("CREATE TRIGGER memories_fts_update"));
   REQUIRE(first != std::string_view::npos);
   REQUIRE(last != std::string_view::npos);
-  return "DROP TRIGGER memories_fts_insert; DROP TRIGGER memories_fts_delete;"
-         "DROP TRIGGER memories_fts_update; DROP TABLE memory_rank;" +
+  return kBeforeSchema15 +
+         std::string("DROP TRIGGER memories_fts_insert; DROP TRIGGER memories_fts_delete;"
+                     "DROP TRIGGER memories_fts_update; DROP TABLE memory_rank;") +
          std::string(sql.substr(first, last + 4 - first)) + "PRAGMA user_version = 11;";
 }
 
@@ -999,7 +1035,7 @@ TEST_CASE("memory: migration 013 moves a schema-12 file's global memories to the
   int64_t hashed =
       int64_t((memory::fnv1a64(memory::kGlobalScopeKey) & memory::kScopeMask) << memory::kPosBits);
   raw_sql(m.path,
-          "UPDATE memories SET doc_id = " + std::to_string(hashed) +
+          kBeforeSchema15 + std::string("UPDATE memories SET doc_id = ") + std::to_string(hashed) +
               " + doc_id WHERE scope_key = 'global' || char(31); PRAGMA user_version = 12;");
   REQUIRE(global_rows("doc_id >= " + std::to_string(hashed)) == global);
   Engine reopened(m.path, ""); // migrates
@@ -1011,6 +1047,43 @@ TEST_CASE("memory: migration 013 moves a schema-12 file's global memories to the
   CHECK(raw_int(m.path, "SELECT count(*) FROM memory_rank r JOIN memories m USING (doc_id)") ==
         raw_int(m.path, "SELECT count(*) FROM memories"));
   CHECK(field(reopened.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
+TEST_CASE("memory: migration 015 counts a schema-14 file's memory_rank rows") {
+  MemoryDb m;
+  std::vector<std::string> before = write_history(m, 4545);
+  int64_t rows = raw_int(m.path, "SELECT count(*) FROM memory_rank");
+  raw_sql(m.path, kBeforeSchema15 + std::string("PRAGMA user_version = 14;"));
+  Engine reopened(m.path, ""); // migrates
+  CHECK(raw_int(m.path, "SELECT changes FROM memory_changes") == rows);
+  store::Store migrated(m.path, {});
+  CHECK(retrieval_results(migrated) == before);
+  reopened.memory_update("m5", R"({"content":"lint schema","source_refs":["evt_src"]})");
+  CHECK(raw_int(m.path, "SELECT changes FROM memory_changes") == rows + 2);
+}
+
+TEST_CASE("memory: memory_changes counts every change to memory_rank, rebuilds included") {
+  MemoryDb m;
+  m.db.append_batch("s", random_memories(0, 120, 31));
+  auto changes = [&] { return raw_int(m.path, "SELECT changes FROM memory_changes"); };
+  CHECK(changes() == 120);
+  m.db.memory_update("m3", R"({"content":"cache lint","source_refs":["evt_src"]})");
+  m.db.memory_forget("m4", "");
+  int64_t before = changes();
+  CHECK(before == 120 + 2 + 1); // an update replaces a row; a tombstone deletes one
+  // A rebuild that gives back the same rows rolls back: nothing counted.
+  CHECK(field(m.db.rebuild(R"({"check":true})"), "identical") == "true");
+  CHECK(changes() == before);
+  // One that changes a table commits, and every row it replaced counts.
+  int64_t live = raw_int(m.path, "SELECT count(*) FROM memory_rank");
+  raw_sql(m.path, "DELETE FROM messages");
+  CHECK(field(m.db.rebuild("{}"), "identical") == "false");
+  CHECK(changes() == before + 2 * live);
+  // No other connection sees a count that an uncommitted write bumped.
+  CHECK_THROWS(m.db.append_batch(
+      "s", random_memories(400, 5, 7) + R"({"type":"MemoryWritten","actor":"a","payload":{)" +
+               R"("memory_id":"bad","scope":"global","content":"cache"}})" + "\n"));
+  CHECK(changes() == before + 2 * live);
 }
 
 TEST_CASE("memory: migration 009 moves a schema-8 file's memories into their scope ranges") {

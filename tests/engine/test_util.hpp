@@ -40,6 +40,12 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
+// SQL that takes a file back from schema 15 (memory_changes and its
+// triggers), for tests that take it back to an older schema still.
+inline constexpr char kBeforeSchema15[] =
+    "DROP TRIGGER memory_rank_counted_insert; DROP TRIGGER memory_rank_counted_delete;"
+    "DROP TRIGGER memory_rank_counted_update; DROP TABLE memory_changes;";
+
 // One integer from the file, read through a raw connection (-1: no row).
 inline int64_t raw_int(const std::string &path, const std::string &sql) {
   sqlite3 *db = nullptr;

@@ -206,7 +206,7 @@ TEST_CASE("tool_calls: a file of schema 13 opens with the same calls, results an
   };
   std::string before = views(f.db, fork, other);
   REQUIRE(raw_int(f.dir.file("s.ctxdb"), "SELECT count(*) FROM tool_results") == 1);
-  raw_sql(f.dir.file("s.ctxdb"), kToSchema13);
+  raw_sql(f.dir.file("s.ctxdb"), kBeforeSchema15 + std::string(kToSchema13));
   REQUIRE(raw_int(f.dir.file("s.ctxdb"), "SELECT count(*) FROM tool_results") == 3);
 
   Engine reopened(f.dir.file("s.ctxdb"), "");
