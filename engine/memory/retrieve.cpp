@@ -154,10 +154,11 @@ std::vector<Candidate> browse(store::Store &store, const Query &q, const std::st
 
 // memory_changes' count in the connection's snapshot, under which it
 // keeps bm25's statistics (bm25.hpp); none inside a write transaction,
-// whose count may yet be rolled back.
+// whose count may yet be rolled back, or without the count's row.
 std::optional<int64_t> memory_changes(store::Store &store) {
   auto q = store.statement(kChanges);
-  int64_t changes = q->executeStep() ? q->getColumn(0).getInt64() : 0;
+  if (!q->executeStep()) return std::nullopt;
+  int64_t changes = q->getColumn(0).getInt64();
   // After the read: a deferred transaction takes its snapshot there.
   if (sqlite3_txn_state(store.db().getHandle(), "main") != SQLITE_TXN_READ) return std::nullopt;
   return changes;

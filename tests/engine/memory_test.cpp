@@ -921,6 +921,10 @@ TEST_CASE("memory: the bm25 statistics a connection keeps outlive commits that l
   m.put("new1", "cache vault");
   CHECK(counted("cache vault") == 2);
   CHECK(counted("cache vault") == 0);
+  // Without the count nothing is kept, rather than kept for good.
+  raw_sql(m.path, "DELETE FROM memory_changes");
+  CHECK(counted("cache vault") == 2);
+  CHECK(counted("cache vault") == 2);
 }
 
 // SQL that takes a file back to schema 11: no memory_rank, and the
