@@ -21,24 +21,12 @@ Codec parse_codec(std::string_view name) {
   throw Error(Code::kCorrupt, "artifact chunk with unknown codec '" + std::string(name) + "'");
 }
 
-ChunkEncoder::ChunkEncoder(int level) : ctx_(ZSTD_createCCtx()) {
-  if (!ctx_) throw std::bad_alloc();
-  ZSTD_CCtx_setParameter(ctx_, ZSTD_c_compressionLevel, level);
-}
-
-ChunkEncoder::~ChunkEncoder() { ZSTD_freeCCtx(ctx_); }
+ChunkEncoder::ChunkEncoder(int level) : zstd_(level) {}
 
 Codec ChunkEncoder::encode(std::string_view raw, std::string_view *frame) {
-  size_t bound = ZSTD_compressBound(raw.size());
-  if (bound > cap_) {
-    buf_.reset(new char[bound]);
-    cap_ = bound;
-  }
-  size_t n = ZSTD_compress2(ctx_, buf_.get(), cap_, raw.data(), raw.size());
-  if (ZSTD_isError(n))
-    throw Error(Code::kInternal, std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-  if (n >= raw.size()) return Codec::kRaw;
-  *frame = std::string_view(buf_.get(), n);
+  std::string_view f = zstd_.compress(raw);
+  if (f.size() >= raw.size()) return Codec::kRaw;
+  *frame = f;
   return Codec::kZstd;
 }
 

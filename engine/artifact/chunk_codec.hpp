@@ -7,13 +7,13 @@
 #pragma once
 
 #include "util/sha256.hpp"
+#include "util/zstd.hpp"
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
-struct ZSTD_CCtx_s;
 struct ZSTD_DCtx_s;
 
 namespace ctxdb::artifact {
@@ -24,25 +24,16 @@ std::string_view codec_name(Codec c);
 // Throws kCorrupt on a name the schema does not allow.
 Codec parse_codec(std::string_view name);
 
-// Reuses one zstd context across chunks (creating one per chunk costs more
-// than compressing a small chunk).
 class ChunkEncoder {
 public:
   explicit ChunkEncoder(int level);
-  ~ChunkEncoder();
-  ChunkEncoder(const ChunkEncoder &) = delete;
-  ChunkEncoder &operator=(const ChunkEncoder &) = delete;
 
   // Compresses raw; returns kZstd with the frame in *frame (valid until
   // the next encode), or kRaw when the frame would not be smaller than raw.
   Codec encode(std::string_view raw, std::string_view *frame);
 
 private:
-  ZSTD_CCtx_s *ctx_;
-  // The frame buffer, grown to the largest bound seen and never shrunk or
-  // cleared (resizing a std::string per chunk zero-fills it each time).
-  std::unique_ptr<char[]> buf_;
-  size_t cap_ = 0;
+  util::ZstdCompressor zstd_;
 };
 
 // Names a chunk in error messages ("chunk 3 of artifact art_…"), built

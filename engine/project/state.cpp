@@ -18,6 +18,11 @@ constexpr char kInsertSnapshot[] =
 constexpr char kNearestSnapshot[] = "SELECT seq,state FROM state_snapshots WHERE branch_no=? AND "
                                     "seq>=? AND seq<=? ORDER BY seq DESC LIMIT 1";
 
+// A snapshot's state: a zstd frame of its compact JSON (schema 16).
+std::string_view frame_of(const SQLite::Column &c) {
+  return {static_cast<const char *>(c.getBlob()), size_t(c.getBytes())};
+}
+
 constexpr int64_t kReplayPage = 512;
 // Branch states kept between transactions: enough for the branches a host
 // appends to at a time, small enough that memory stays bounded.
@@ -37,7 +42,7 @@ void State::on_append(const log::Event &e) {
   b.seq = e.seq;
   b.event_id = e.id;
   if (++b.since_snapshot >= kSnapshotEvery) {
-    snapshots_[{e.branch_no, e.seq}] = to_json(b.state);
+    snapshots_[{e.branch_no, e.seq}] = packed(b.state);
     b.since_snapshot = 0;
   }
 }
@@ -102,13 +107,16 @@ std::optional<State::Base> State::nearest_in(const log::Segment &seg) {
   }
   auto pending = snapshots_.upper_bound({seg.branch_no, seg.last_seq});
   if (pending != snapshots_.begin() && (--pending)->first.first == seg.branch_no)
-    offer(pending->first.second, 0, [&] { return from_json(pending->second); });
+    offer(pending->first.second, 0,
+          [&] { return unpacked(pending->second, seg.branch_no, pending->first.second); });
   auto q = store_.statement(kNearestSnapshot);
   q->bind(1, seg.branch_no);
   q->bind(2, seg.first_seq);
   q->bind(3, seg.last_seq);
   if (q->executeStep())
-    offer(q->getColumn(0).getInt64(), 0, [&] { return from_json(q->getColumn(1).getString()); });
+    offer(q->getColumn(0).getInt64(), 0, [&] {
+      return unpacked(frame_of(q->getColumn(1)), seg.branch_no, q->getColumn(0).getInt64());
+    });
   return best;
 }
 
@@ -160,11 +168,11 @@ void State::flush() {
     q->bindNoCopy(6, json);
     q->exec();
   }
-  for (const auto &[key, json] : snapshots_) {
+  for (const auto &[key, frame] : snapshots_) {
     auto q = store_.statement(kInsertSnapshot);
     q->bind(1, key.first);
     q->bind(2, key.second);
-    q->bindNoCopy(3, json);
+    q->bindNoCopy(3, frame.data(), int(frame.size()));
     q->exec();
   }
   if (cache_.size() + branches_.size() > kCachedBranches) cache_.clear();
@@ -183,6 +191,14 @@ State::Current State::current(const std::string &session_id, const log::Branch &
   if (q->executeStep())
     return {q->getColumn(1).getInt64(), q->getColumn(2).getString(), q->getColumn(4).getString()};
   return {b.leaf_seq, b.leaf_event_id, to_json(at(session_id, b.no, b.leaf_seq))};
+}
+
+std::string State::packed(const AgentState &s) { return std::string(pack_.compress(to_json(s))); }
+
+AgentState State::unpacked(std::string_view frame, int64_t branch_no, int64_t seq) {
+  return from_json(unpack_.decompress(frame, "the state snapshot of branch " +
+                                                 std::to_string(branch_no) + " at seq " +
+                                                 std::to_string(seq)));
 }
 
 AgentState State::at(const std::string &session_id, int64_t branch_no, int64_t seq) {

@@ -8,7 +8,13 @@
 // point on its parent's path. Every kSnapshotEvery events on a path a
 // snapshot row (branch_no, seq, state) is written, so time travel is the
 // nearest snapshot (or current row) at or before the event on its path,
-// plus a replay of at most about kSnapshotEvery events after it.
+// plus a replay of at most about kSnapshotEvery events after it. A
+// snapshot holds the state as a zstd frame of its compact JSON: a working
+// agent's state runs to tens of KB (facts, files, decisions with their
+// event ids) and compresses about tenfold, and a snapshot is written once
+// and read only by time travel. The branch's row stays JSON: every
+// transaction rewrites it and every state() reads it, and compressing it
+// cost single appends more than its smaller pages saved (bench_append).
 #pragma once
 
 #include "log/event_log.hpp"
@@ -16,6 +22,7 @@
 #include "project/payload_cache.hpp"
 #include "project/projection.hpp"
 #include "store/store.hpp"
+#include "util/zstd.hpp"
 
 #include <map>
 #include <optional>
@@ -25,9 +32,9 @@
 
 namespace ctxdb::project {
 
-// A snapshot costs one serialized state (a few KB) per this many events on
-// a path, and bounds every time-travel replay to about this many events: at
-// 256, snapshots add well under 1% to the file for ~1 KB events, and a
+// A snapshot costs one serialized state (a few KB compressed) per this many
+// events on a path, and bounds every time-travel replay to about this many
+// events: at 256, snapshots add about 1% to the file for ~1 KB events, and a
 // replay reads a few hundred rows (about a millisecond), which keeps reads
 // cheap without making appends serialize the state often.
 inline constexpr int64_t kSnapshotEvery = 256;
@@ -79,13 +86,18 @@ private:
   Base replay(const std::string &session_id, const std::vector<log::Segment> &path);
   void replay_range(const std::string &session_id, int64_t from, int64_t to, Base &b);
   void fold(Base &b, const log::Event &e);
+  // A snapshot's state as stored (a zstd frame of its JSON) and back.
+  std::string packed(const AgentState &s);
+  AgentState unpacked(std::string_view frame, int64_t branch_no, int64_t seq);
 
   store::Store &store_;
   log::EventLog &log_;
   PayloadCache &payloads_;
   simdjson::dom::parser replay_parser_; // replays must not disturb payloads_
-  // Per transaction: the touched branches and the snapshots to write, by
-  // (branch_no, seq).
+  util::ZstdCompressor pack_;
+  util::ZstdDecompressor unpack_;
+  // Per transaction: the touched branches and the snapshots to write
+  // (packed), by (branch_no, seq).
   std::unordered_map<int64_t, BranchState> branches_;
   std::map<std::pair<int64_t, int64_t>, std::string> snapshots_;
   // Branch states as the last transactions flushed them.

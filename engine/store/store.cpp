@@ -3,6 +3,7 @@
 #include "memory/bm25.hpp"
 #include "memory/scope_rows.hpp"
 #include "store/embedded_files.hpp"
+#include "util/zstd.hpp"
 #include "json/json_schema.hpp"
 #include "json/parse.hpp"
 
@@ -74,12 +75,74 @@ void scope_first_row_sql(sqlite3_context *ctx, int, sqlite3_value **argv) {
   sqlite3_result_int64(ctx, memory::scope_first_row(key));
 }
 
-void register_functions(SQLite::Database &db) {
-  sqlite3_create_function(db.getHandle(), "ctxdb_scope_first_row", 1,
-                          SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, scope_first_row_sql, nullptr,
-                          nullptr);
-  memory::register_bm25(db.getHandle());
+// ctxdb_zstd(value) and ctxdb_unzstd(frame): the stored agent states'
+// form (project/state.hpp), for the migration that compressed them (016),
+// rebuild's checksums of them, and anyone reading them with SQL on a ctxdb
+// connection. NULL stays NULL; a frame that does not decompress is an SQL
+// error naming it. Each connection has its own contexts (a connection is
+// used by one thread at a time).
+struct ZstdFunctions {
+  util::ZstdCompressor pack;
+  util::ZstdDecompressor unpack;
+};
+
+std::string_view value_bytes(sqlite3_value *v) {
+  const void *p = sqlite3_value_blob(v);
+  return {static_cast<const char *>(p), size_t(sqlite3_value_bytes(v))};
 }
+
+void zstd_sql(sqlite3_context *ctx, int, sqlite3_value **argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return; // NULL result
+  auto *f = static_cast<ZstdFunctions *>(sqlite3_user_data(ctx));
+  try {
+    std::string_view frame = f->pack.compress(value_bytes(argv[0]));
+    sqlite3_result_blob64(ctx, frame.data(), frame.size(), SQLITE_TRANSIENT);
+  } catch (const std::exception &e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+}
+
+// ctxdb_unzstd(frame, otherwise): `otherwise` when frame does not
+// decompress (a checksum must hash what a damaged row holds, not fail).
+void unzstd_sql(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  auto *f = static_cast<ZstdFunctions *>(sqlite3_user_data(ctx));
+  try {
+    std::string raw = f->unpack.decompress(value_bytes(argv[0]), "ctxdb_unzstd's argument");
+    sqlite3_result_text64(ctx, raw.data(), raw.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  } catch (const Error &e) {
+    if (argc == 2)
+      sqlite3_result_value(ctx, argv[1]);
+    else
+      sqlite3_result_error(ctx, e.what(), -1);
+  } catch (const std::exception &e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+}
+
+void register_zstd(sqlite3 *db) {
+  auto *f = new ZstdFunctions;
+  auto destroy = [](void *p) { delete static_cast<ZstdFunctions *>(p); };
+  // The first registration owns f: SQLite calls destroy when the
+  // connection closes (or at once, if registering fails).
+  if (sqlite3_create_function_v2(db, "ctxdb_zstd", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, f,
+                                 zstd_sql, nullptr, nullptr, destroy) != SQLITE_OK)
+    return; // f is gone; the migration's use of it fails with a clear SQL error
+  for (int args : {1, 2})
+    sqlite3_create_function_v2(db, "ctxdb_unzstd", args, SQLITE_UTF8 | SQLITE_DETERMINISTIC, f,
+                               unzstd_sql, nullptr, nullptr, nullptr);
+}
+
+} // namespace
+
+void register_sql_functions(sqlite3 *db) {
+  sqlite3_create_function(db, "ctxdb_scope_first_row", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                          nullptr, scope_first_row_sql, nullptr, nullptr);
+  memory::register_bm25(db);
+  register_zstd(db);
+}
+
+namespace {
 
 int pragma_int(SQLite::Database &db, const char *sql) { return db.execAndGet(sql).getInt(); }
 
@@ -157,7 +220,7 @@ Error to_error(const SQLite::Exception &e) {
 
 Store::Store(const std::string &path, const Config &config)
     : path_(path), config_(config), db_(open_database(path, config)) {
-  register_functions(db_);
+  register_sql_functions(db_.getHandle());
   // Several processes may open (and create) the same file at once. Some of
   // SQLite's lock conflicts here return SQLITE_BUSY without waiting (a
   // reader upgrading to writer, a journal-mode change), so the whole

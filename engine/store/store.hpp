@@ -17,6 +17,8 @@
 #include "store/checkpointer.hpp"
 #include "json/json_schema.hpp"
 
+struct sqlite3;
+
 namespace ctxdb::store {
 
 enum class Durability { kNormal, kFull };
@@ -67,6 +69,11 @@ inline void bind_optional(SQLite::Statement &q, int index, const std::optional<s
 inline void bind_optional(SQLite::Statement &q, int index, const std::optional<int64_t> &v) {
   if (v) q.bind(index, *v);
 }
+
+// Registers the engine's SQL functions (ctxdb_zstd, ctxdb_unzstd, bm25's
+// and the migrations') on a connection: every connection of the Store has
+// them; another that reads what they read (rebuild's second reader) needs them.
+void register_sql_functions(sqlite3 *db);
 
 // Maps an SQLite failure to the engine's error.
 Error to_error(const SQLite::Exception &e);

@@ -3,6 +3,8 @@
 #include "engine.hpp"
 #include "project/rebuild.hpp"
 #include "test_util.hpp"
+#include "util/zstd.hpp"
+#include "json/parse.hpp"
 
 #include <doctest/doctest.h>
 #include <simdjson.h>
@@ -251,15 +253,171 @@ TEST_CASE("state: long branches get snapshots, and time travel reads them") {
   std::string honest = db.state("s", std::nullopt, after.id);
   {
     store::Store s(path, store::Config{});
-    s.db().exec(R"(UPDATE state_snapshots SET state=replace(state,'"user_goal":null',)"
-                R"('"user_goal":{"text":"tampered","event_id":"x"}') WHERE seq=)" +
-                std::to_string(first));
+    s.db().exec(
+        R"(UPDATE state_snapshots SET state=ctxdb_zstd(replace(ctxdb_unzstd(state),'"user_goal":null',)"
+        R"('"user_goal":{"text":"tampered","event_id":"x"}')) WHERE seq=)" +
+        std::to_string(first));
   }
   std::string travelled = db.state("s", std::nullopt, after.id);
   CHECK(travelled != honest);
   CHECK(code_of([&] { db.rebuild(R"({"check":true})"); }) == Code::kCheckFailed);
   db.rebuild("");
   CHECK(db.state("s", std::nullopt, after.id) == honest);
+}
+
+// The first snapshot of branch 1: how it is stored, and its JSON.
+struct StoredSnapshot {
+  std::string type, json;
+  int64_t bytes = 0, seq = 0;
+};
+
+StoredSnapshot first_snapshot(const std::string &path) {
+  store::Store s(path, store::Config{});
+  SQLite::Statement q(s.db(), "SELECT typeof(state),ctxdb_unzstd(state),length(state),seq FROM "
+                              "state_snapshots WHERE branch_no=1 ORDER BY seq LIMIT 1");
+  REQUIRE(q.executeStep());
+  return {q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getInt64(),
+          q.getColumn(3).getInt64()};
+}
+
+// An agent that has read and written many files: a state of many KB.
+void add_busy_agent(Engine &db) {
+  db.session_create(kSession);
+  std::string batch;
+  for (int i = 0; i < 600; ++i) {
+    std::string n = std::to_string(i);
+    batch += R"({"type":"FileWritten","actor":"a","payload":{"path":"src/module_)" + n +
+             R"(.py","change_summary":"fix the parser of module )" + n + R"("}})" + "\n";
+    batch += R"({"type":"StateUpdated","actor":"a","payload":{"ops":[{"op":"add_fact",)"
+             R"("content":"module )" +
+             n + R"( reads emails case-sensitively","confidence":0.9}]}})" + "\n";
+  }
+  db.append_batch("s", batch);
+}
+
+// The state right after the event at `seq` on main.
+std::string state_after(Engine &db, int64_t seq) {
+  int64_t cursor = seq - 1;
+  return db.state("s", std::nullopt, stored(db.events_page("s", cursor, -1, 1).at(0)).id);
+}
+
+TEST_CASE("state: snapshots are stored as zstd frames of their JSON") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db(path, "");
+  add_busy_agent(db);
+  StoredSnapshot snap = first_snapshot(path);
+  CHECK(snap.type == "blob");
+  // The frame holds exactly the state time travel returns there, in a
+  // tenth or less.
+  simdjson::dom::parser p, r;
+  std::string api = json::canonical(p.parse(state_after(db, snap.seq))["state"].value());
+  CHECK(json::canonical(r.parse(snap.json).value()) == api);
+  CHECK(snap.json.size() > 10000);
+  CHECK(snap.bytes * 8 < int64_t(snap.json.size()));
+  CHECK(sql_int(path, "SELECT count(*) FROM state_snapshots WHERE typeof(state)<>'blob' OR "
+                      "json_valid(ctxdb_unzstd(state))=0") == 0);
+  CHECK(sql_int(path, "SELECT count(*) FROM state_snapshots") == 1201 / project::kSnapshotEvery);
+  // The branch's current row stays JSON.
+  CHECK(sql_int(path, "SELECT json_valid(state) FROM state WHERE branch_no=1") == 1);
+}
+
+TEST_CASE("state: a snapshot that does not decompress is reported as corrupt, by branch and seq") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db(path, "");
+  add_busy_agent(db);
+  int64_t seq = first_snapshot(path).seq;
+  std::string before = state_after(db, seq + 5);
+  // Not a frame; a frame header claiming far more than its bytes hold; a
+  // frame cut short.
+  for (const char *forged :
+       {"x'00112233'", "x'28b52ffd' || zeroblob(8)", "substr(state, 1, length(state) - 9)"}) {
+    CAPTURE(forged);
+    test::raw_sql(path, std::string("UPDATE state_snapshots SET state=") + forged +
+                            " WHERE branch_no=1 AND seq=" + std::to_string(seq));
+    Engine reopened(path, "");
+    try {
+      state_after(reopened, seq + 5);
+      FAIL("a forged snapshot was read");
+    } catch (const Error &e) {
+      CHECK(e.code() == Code::kCorrupt);
+      CHECK(std::string(e.what()).find("the state snapshot of branch 1 at seq " +
+                                       std::to_string(seq)) != std::string::npos);
+    }
+    // rebuild finds the row differs and writes it again from the log.
+    CHECK(code_of([&] { reopened.rebuild(R"({"check":true})"); }) == Code::kCheckFailed);
+    reopened.rebuild("");
+    CHECK(state_after(reopened, seq + 5) == before);
+  }
+}
+
+TEST_CASE("state: rebuild compares snapshots by their JSON, not by their frames") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db(path, "");
+  add_busy_agent(db);
+  // Another zstd (a level, a version) writes other bytes for the same JSON:
+  // that is no difference.
+  StoredSnapshot snap = first_snapshot(path);
+  util::ZstdCompressor other(19);
+  std::string frame(other.compress(snap.json));
+  {
+    store::Store s(path, store::Config{});
+    SQLite::Statement q(s.db(), "UPDATE state_snapshots SET state=? WHERE branch_no=1 AND seq=? "
+                                "AND state<>?");
+    q.bind(1, frame.data(), int(frame.size()));
+    q.bind(2, snap.seq);
+    q.bind(3, frame.data(), int(frame.size()));
+    REQUIRE(q.exec() == 1);
+  }
+  CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+  CHECK(first_snapshot(path).json == snap.json);
+}
+
+TEST_CASE("state: migration 016 compresses the snapshots a file already holds") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  std::string before;
+  int64_t seq = 0;
+  {
+    Engine db(path, "");
+    add_busy_agent(db);
+    seq = first_snapshot(path).seq;
+    before = state_after(db, seq + 5);
+  }
+  test::raw_sql(path, std::string(test::kBeforeSchema16) + "PRAGMA user_version = 15;");
+  int64_t snapshots = 1201 / project::kSnapshotEvery;
+  CHECK(test::raw_int(path, "SELECT count(*) FROM state_snapshots WHERE typeof(state)='text'") ==
+        snapshots);
+  Engine reopened(path, "");
+  CHECK(test::raw_int(path, "PRAGMA user_version") == store::schema_version());
+  CHECK(test::raw_int(path, "SELECT count(*) FROM state_snapshots WHERE typeof(state)='blob'") ==
+        snapshots);
+  CHECK(state_after(reopened, seq + 5) == before);
+  CHECK(reopened.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+}
+
+TEST_CASE("state: ctxdb_zstd and ctxdb_unzstd round-trip, keep NULL, and name a bad frame") {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db(path, "");
+  store::Store s(path, store::Config{});
+  CHECK(s.db().execAndGet("SELECT ctxdb_unzstd(ctxdb_zstd('{\"a\":1}'))").getString() ==
+        R"({"a":1})");
+  CHECK(s.db()
+            .execAndGet("SELECT ctxdb_unzstd(NULL) IS NULL AND ctxdb_zstd(NULL) IS NULL")
+            .getInt() == 1);
+  // With a second argument, what to give instead of failing.
+  CHECK(s.db().execAndGet("SELECT ctxdb_unzstd('not a frame', 'otherwise')").getString() ==
+        "otherwise");
+  try {
+    s.db().execAndGet("SELECT ctxdb_unzstd('not a frame')");
+    FAIL("garbage decompressed");
+  } catch (const SQLite::Exception &e) {
+    CHECK(std::string(e.what()).find("ctxdb_unzstd's argument is not a zstd frame") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("state: appends through another connection are folded in, not overwritten") {

@@ -3,6 +3,7 @@
 
 #include "engine.hpp"
 #include "error.hpp"
+#include "store/store.hpp"
 
 #include <doctest/doctest.h>
 #include <simdjson.h>
@@ -32,6 +33,7 @@ private:
 inline void raw_sql(const std::string &path, const std::string &sql) {
   sqlite3 *db = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  store::register_sql_functions(db); // ctxdb_zstd, ctxdb_unzstd
   char *err = nullptr;
   int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
   INFO(sql << ": " << (err ? err : ""));
@@ -40,9 +42,19 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
-// SQL that takes a file back from schema 15 (memory_changes and its
-// triggers), for tests that take it back to an older schema still.
-inline constexpr char kBeforeSchema15[] =
+// SQL that takes a file back from schema 16 (snapshots compressed), for
+// raw_sql (whose connection has ctxdb_unzstd).
+inline constexpr char kBeforeSchema16[] =
+    "CREATE TABLE snapshots_text (branch_no INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " state TEXT NOT NULL);"
+    "INSERT INTO snapshots_text SELECT branch_no, seq, ctxdb_unzstd(state) FROM state_snapshots;"
+    "DROP TABLE state_snapshots; ALTER TABLE snapshots_text RENAME TO state_snapshots;"
+    "CREATE UNIQUE INDEX state_snapshots_by_branch ON state_snapshots (branch_no, seq);";
+
+// ... and from schema 15 (memory_changes and its triggers), for tests that
+// take it back to an older schema still.
+inline const std::string kBeforeSchema15 =
+    std::string(kBeforeSchema16) +
     "DROP TRIGGER memory_rank_counted_insert; DROP TRIGGER memory_rank_counted_delete;"
     "DROP TRIGGER memory_rank_counted_update; DROP TABLE memory_changes;";
 
