@@ -398,6 +398,32 @@ TEST_CASE("state: migration 016 compresses the snapshots a file already holds") 
   CHECK(reopened.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
 }
 
+TEST_CASE("state: a frame is decompressed only to the size its header records and can hold") {
+  util::ZstdCompressor pack;
+  util::ZstdDecompressor unpack;
+  std::string json(5000, 'x');
+  CHECK(unpack.decompress(pack.compress(json), "a round trip") == json);
+  auto message = [&](std::string_view frame) -> std::string {
+    try {
+      unpack.decompress(frame, "the forged frame");
+    } catch (const Error &e) {
+      CHECK(e.code() == Code::kCorrupt);
+      return e.what();
+    }
+    return "decompressed";
+  };
+  // Magic, a header recording 1 GiB of content, an empty raw block: a
+  // forged size must not be allocated.
+  const char huge[] = "\x28\xb5\x2f\xfd\xe0\x00\x00\x00\x40\x00\x00\x00\x00\x00\x00\x00";
+  CHECK(message(std::string_view(huge, sizeof huge - 1)) ==
+        "the forged frame claims 1073741824 bytes, more than its frame can hold");
+  CHECK(message("{\"not\":\"a frame\"}") ==
+        "the forged frame is not a zstd frame that records its size");
+  std::string frame(pack.compress(json));
+  CHECK(message(std::string_view(frame).substr(0, frame.size() - 4))
+            .find("the forged frame does not decompress to its 5000 bytes") == 0);
+}
+
 TEST_CASE("state: ctxdb_zstd and ctxdb_unzstd round-trip, keep NULL, and name a bad frame") {
   test::TempDir dir;
   std::string path = dir.file("a.ctxdb");
