@@ -75,10 +75,10 @@ void scope_first_row_sql(sqlite3_context *ctx, int, sqlite3_value **argv) {
   sqlite3_result_int64(ctx, memory::scope_first_row(key));
 }
 
-// ctxdb_zstd(value) and ctxdb_unzstd(frame): the stored agent states'
-// form (project/state.hpp), for the migration that compressed them (016),
-// rebuild's checksums of them, and anyone reading them with SQL on a ctxdb
-// connection. NULL stays NULL; a frame that does not decompress is an SQL
+// ctxdb_zstd(value) and ctxdb_unzstd(frame): the stored form of state
+// snapshots (project/state.hpp), for the migration that compressed them
+// (016), rebuild's checksums of them, and anyone reading them with SQL on
+// a ctxdb connection. NULL stays NULL; a frame that does not decompress is an SQL
 // error naming it. Each connection has its own contexts (a connection is
 // used by one thread at a time).
 struct ZstdFunctions {
