@@ -295,6 +295,14 @@ void add_busy_agent(Engine &db) {
   db.append_batch("s", batch);
 }
 
+// A file holding one busy agent's session, open.
+struct BusyAgent {
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db{path, ""};
+  BusyAgent() { add_busy_agent(db); }
+};
+
 // The state right after the event at `seq` on main.
 std::string state_after(Engine &db, int64_t seq) {
   int64_t cursor = seq - 1;
@@ -302,14 +310,13 @@ std::string state_after(Engine &db, int64_t seq) {
 }
 
 TEST_CASE("state: snapshots are stored as zstd frames of their JSON") {
-  test::TempDir dir;
-  std::string path = dir.file("a.ctxdb");
-  Engine db(path, "");
-  add_busy_agent(db);
+  BusyAgent f;
+  std::string &path = f.path;
+  Engine &db = f.db;
   StoredSnapshot snap = first_snapshot(path);
   CHECK(snap.type == "blob");
-  // The frame holds exactly the state time travel returns there, in a
-  // tenth or less.
+  // The frame holds exactly the state time travel returns there, in an
+  // eighth or less.
   simdjson::dom::parser p, r;
   std::string api = json::canonical(p.parse(state_after(db, snap.seq))["state"].value());
   CHECK(json::canonical(r.parse(snap.json).value()) == api);
@@ -323,10 +330,9 @@ TEST_CASE("state: snapshots are stored as zstd frames of their JSON") {
 }
 
 TEST_CASE("state: a snapshot that does not decompress is reported as corrupt, by branch and seq") {
-  test::TempDir dir;
-  std::string path = dir.file("a.ctxdb");
-  Engine db(path, "");
-  add_busy_agent(db);
+  BusyAgent f;
+  std::string &path = f.path;
+  Engine &db = f.db;
   int64_t seq = first_snapshot(path).seq;
   std::string before = state_after(db, seq + 5);
   // Not a frame; a frame header claiming far more than its bytes hold; a
@@ -353,10 +359,9 @@ TEST_CASE("state: a snapshot that does not decompress is reported as corrupt, by
 }
 
 TEST_CASE("state: rebuild compares snapshots by their JSON, not by their frames") {
-  test::TempDir dir;
-  std::string path = dir.file("a.ctxdb");
-  Engine db(path, "");
-  add_busy_agent(db);
+  BusyAgent f;
+  std::string &path = f.path;
+  Engine &db = f.db;
   // Another zstd (a level, a version) writes other bytes for the same JSON:
   // that is no difference.
   StoredSnapshot snap = first_snapshot(path);
