@@ -4,6 +4,7 @@
 
 #include <zstd.h>
 
+#include <cstdint>
 #include <new>
 
 namespace ctxdb::util {
@@ -33,17 +34,38 @@ ZstdDecompressor::ZstdDecompressor() : ctx_(ZSTD_createDCtx()) {
 
 ZstdDecompressor::~ZstdDecompressor() { ZSTD_freeDCtx(ctx_); }
 
+namespace {
+
+// Whether the bytes begin a regular zstd frame. A skippable frame (magic
+// 0x184D2A5?) records a content size of 0 and would read as "".
+bool has_frame_magic(std::string_view frame) {
+  if (frame.size() < 4) return false;
+  auto byte = [&](size_t i) { return uint32_t(static_cast<unsigned char>(frame[i])); };
+  return (byte(0) | byte(1) << 8 | byte(2) << 16 | byte(3) << 24) == ZSTD_MAGICNUMBER;
+}
+
+} // namespace
+
 std::string ZstdDecompressor::decompress(std::string_view frame, std::string_view what) {
-  unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  unsigned long long size = has_frame_magic(frame)
+                                ? ZSTD_getFrameContentSize(frame.data(), frame.size())
+                                : ZSTD_CONTENTSIZE_ERROR;
   if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
     throw Error(Code::kCorrupt, std::string(what) + " is not a zstd frame that records its size");
   // The size comes from the file: a forged header must not make us
-  // allocate what its bytes could never hold (zstd's blocks expand at most
-  // 128 KiB per 3-byte header).
-  if (size / (128 << 10) > frame.size())
+  // allocate what its bytes could never hold. A block yields at most 128
+  // KiB and takes at least 4 bytes (an RLE block: a 3-byte header and the
+  // byte it repeats).
+  if (size / ZSTD_BLOCKSIZE_MAX > frame.size() / 4)
     throw Error(Code::kCorrupt, std::string(what) + " claims " + std::to_string(size) +
                                     " bytes, more than its frame can hold");
-  std::string out(size_t(size), '\0');
+  std::string out;
+  try {
+    out.assign(size_t(size), '\0');
+  } catch (const std::bad_alloc &) {
+    throw Error(Code::kNoMem, std::string(what) + " claims " + std::to_string(size) +
+                                  " bytes, more than could be allocated");
+  }
   size_t n = ZSTD_decompressDCtx(ctx_, out.data(), out.size(), frame.data(), frame.size());
   if (ZSTD_isError(n) || n != out.size())
     throw Error(Code::kCorrupt,

@@ -424,6 +424,16 @@ TEST_CASE("state: a frame is decompressed only to the size its header records an
         "the forged frame claims 1073741824 bytes, more than its frame can hold");
   CHECK(message("{\"not\":\"a frame\"}") ==
         "the forged frame is not a zstd frame that records its size");
+  // A skippable frame (magic 0x184D2A50, no content) records a size of 0:
+  // it is not a frame of ours, not an empty value.
+  CHECK(message(std::string_view("\x50\x2a\x4d\x18\x00\x00\x00\x00", 8)) ==
+        "the forged frame is not a zstd frame that records its size");
+  // 8 MiB claimed by 64 bytes: their densest blocks (4-byte RLE blocks of
+  // 128 KiB each) hold 2 MiB at most.
+  std::string dense("\x28\xb5\x2f\xfd\xe0", 5); // magic; single segment, 8-byte size
+  for (int i = 0; i < 8; ++i) dense.push_back(char(((128ull << 10) * 64) >> (8 * i)));
+  dense.resize(64, '\0');
+  CHECK(message(dense) == "the forged frame claims 8388608 bytes, more than its frame can hold");
   std::string frame(pack.compress(json));
   CHECK(message(std::string_view(frame).substr(0, frame.size() - 4))
             .find("the forged frame does not decompress to its 5000 bytes") == 0);
