@@ -538,7 +538,7 @@ Target resolve(compile::Sources &src, std::string_view session_id,
     project::State::Current c = src.state.current(t.session_id, t.branch);
     t.leaf_seq = c.seq;
     t.leaf_id = c.event_id;
-    t.state = project::from_json(c.state_json);
+    t.state = project::from_json(c.state_json, project::state_row_name(t.branch.no));
   }
   t.path = project::path_of(tree, t.session_no, t.branch, t.leaf_seq);
   t.previous = src.compactions.latest(t.path);

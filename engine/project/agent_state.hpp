@@ -154,7 +154,8 @@ void apply(AgentState &s, const log::Event &e, simdjson::dom::element payload);
 
 // schema/json/state.schema.json, compact, keys in a fixed order.
 std::string to_json(const AgentState &s);
-// The inverse of to_json; kCorrupt when the text is not a state.
-AgentState from_json(std::string_view json);
+// The inverse of to_json; kCorrupt, naming `what` ("the state row of
+// branch 3") and the fault, when the text is not a state.
+AgentState from_json(std::string_view json, std::string_view what);
 
 } // namespace ctxdb::project

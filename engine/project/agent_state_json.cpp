@@ -135,9 +135,7 @@ void write_decisions(JsonWriter &w, const std::vector<Decision> &list) {
 
 // ---- reading ----------------------------------------------------------------
 
-[[noreturn]] void corrupt(const std::string &why) {
-  throw Error(Code::kCorrupt, "stored state: " + why);
-}
+[[noreturn]] void corrupt(const std::string &why) { throw Error(Code::kCorrupt, why); }
 
 object obj(element e, const char *what) {
   object o;
@@ -317,7 +315,9 @@ std::string to_json(const AgentState &s) {
   return w.take();
 }
 
-AgentState from_json(std::string_view text) {
+namespace {
+
+AgentState read_state(std::string_view text) {
   simdjson::dom::parser parser;
   element doc;
   if (parser.parse(text.data(), text.size()).get(doc)) corrupt("not JSON");
@@ -346,6 +346,16 @@ AgentState from_json(std::string_view text) {
   s.tool_state = read_tool_state(obj(at(root, "tool_state"), "tool_state"));
   s.last_compaction_id = opt_str(root, "last_compaction_id");
   return s;
+}
+
+} // namespace
+
+AgentState from_json(std::string_view text, std::string_view what) {
+  try {
+    return read_state(text);
+  } catch (const Error &e) {
+    throw Error(e.code(), std::string(what) + " is not a stored agent state: " + e.what());
+  }
 }
 
 } // namespace ctxdb::project

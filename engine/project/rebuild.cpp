@@ -119,7 +119,8 @@ std::string fts5_checksum(SQLite::Database &db, const std::string &table, int64_
 // Every column, except that one declared ZSTD_JSON_BLOB (schema 16) is
 // read as the JSON it holds: the bytes of a frame depend on the zstd that
 // wrote it, which a rebuild must not count as a change. A value that is
-// not a frame is hashed as it is (and differs from any replayed one).
+// not a frame reads as NULL, which no replayed row holds: hashed as it is,
+// the JSON text of a frame left uncompressed would equal its replay.
 std::string hashed_columns(SQLite::Database &db, const std::string &table) {
   SQLite::Statement q(db, "SELECT name,type FROM pragma_table_info(?) ORDER BY cid");
   q.bind(1, table);
@@ -127,7 +128,7 @@ std::string hashed_columns(SQLite::Database &db, const std::string &table) {
   while (q.executeStep()) {
     std::string column = "\"" + q.getColumn(0).getString() + "\"";
     if (q.getColumn(1).getString() == "ZSTD_JSON_BLOB")
-      column = "ctxdb_unzstd(" + column + "," + column + ")";
+      column = "ctxdb_unzstd(" + column + ",NULL)";
     columns += (columns.empty() ? "" : ",") + column;
   }
   return columns;
@@ -283,6 +284,31 @@ ReplayPlan plan(std::span<Projection *const> projections, bool log_indexes, Rebu
   return plan;
 }
 
+// What the projections and the tree cache from a replay describes its
+// transaction. Unless the rebuild ends committed or identical to the file,
+// the transaction rolls back, and they must forget it: else a failure
+// before the replay leaves the tool calls expecting a whole log, and a
+// failed --check leaves its replayed states for the next append to fold
+// onto, where the file holds others.
+class ForgetUnlessKept {
+public:
+  ForgetUnlessKept(log::Tree &tree, std::span<Projection *const> projections)
+      : tree_(tree), projections_(projections) {}
+  ~ForgetUnlessKept() {
+    if (kept_) return;
+    tree_.discard();
+    for (Projection *p : projections_) p->discard();
+  }
+  ForgetUnlessKept(const ForgetUnlessKept &) = delete;
+  ForgetUnlessKept &operator=(const ForgetUnlessKept &) = delete;
+  void keep() { kept_ = true; }
+
+private:
+  log::Tree &tree_;
+  std::span<Projection *const> projections_;
+  bool kept_ = false;
+};
+
 } // namespace
 
 RebuildReport rebuild(store::Store &store, log::EventLog &log,
@@ -299,18 +325,13 @@ RebuildReport rebuild(store::Store &store, log::EventLog &log,
   ReplayCache cache(store.db());
   RebuildReport r;
   ReplayPlan replayed = plan(projections, options.log_indexes, r);
+  ForgetUnlessKept forget(log.tree(), replayed.projections);
   for (Projection *p : replayed.projections) p->before_rebuild();
   for (TableChecksum *t : replayed.changed_here)
     t->before = checksum(store.db(), t->table, t->rows);
   BeforeChecksums before(store, std::move(replayed.committed));
   for (const TableChecksum &t : r.tables) clear(store.db(), t.table);
-  try {
-    replay(log, replayed.projections, r);
-  } catch (...) {
-    log.tree().discard();
-    for (Projection *p : replayed.projections) p->discard();
-    throw;
-  }
+  replay(log, replayed.projections, r);
   for (TableChecksum &t : r.tables) t.after = checksum(store.db(), t.table, t.rows);
   before.wait();
   std::string differing;
@@ -325,6 +346,7 @@ RebuildReport rebuild(store::Store &store, log::EventLog &log,
   // change nothing, so an identical rebuild rolls back. The projections'
   // caches hold what the replay left, which is what the file holds.
   if (!r.identical) tx.commit();
+  forget.keep();
   return r;
 }
 

@@ -27,6 +27,9 @@ constexpr int64_t kReplayPage = 512;
 // Branch states kept between transactions: enough for the branches a host
 // appends to at a time, small enough that memory stays bounded.
 constexpr size_t kCachedBranches = 64;
+// Branch states one transaction keeps in memory (each tens of KB in a
+// working agent's session).
+constexpr size_t kMaxPendingBranches = 1024;
 
 } // namespace
 
@@ -36,6 +39,13 @@ std::span<const char *const> State::tables() const {
 }
 
 void State::on_append(const log::Event &e) {
+  // A long transaction (a rebuild, a large import) touches many branches:
+  // past kMaxPendingBranches their rows are written and their states
+  // dropped, to be read back from the rows if their branches come again.
+  if (branches_.size() >= kMaxPendingBranches && !branches_.count(e.branch_no)) {
+    write_pending();
+    branches_.clear();
+  }
   BranchState &b = branch_for(e);
   bool affects = affects_state(e.type);
   if (affects) apply(b.state, e, payloads_.get(e));
@@ -59,7 +69,7 @@ State::BranchState &State::branch_for(const log::Event &e) {
     b.seq = q->getColumn(1).getInt64();
     b.event_id = q->getColumn(2).getString();
     b.since_snapshot = q->getColumn(3).getInt64();
-    b.state = from_json(q->getColumn(4).getString());
+    b.state = from_json(q->getColumn(4).getString(), state_row_name(e.branch_no));
   } else {
     // A new branch (or a file from before this projection): it starts
     // from the state right before e on e's path, i.e. at its fork point.
@@ -103,7 +113,7 @@ std::optional<State::Base> State::nearest_in(const log::Segment &seg) {
     q->bind(1, seg.branch_no);
     if (q->executeStep())
       offer(q->getColumn(1).getInt64(), q->getColumn(3).getInt64(),
-            [&] { return from_json(q->getColumn(4).getString()); });
+            [&] { return from_json(q->getColumn(4).getString(), state_row_name(seg.branch_no)); });
   }
   auto pending = snapshots_.upper_bound({seg.branch_no, seg.last_seq});
   if (pending != snapshots_.begin() && (--pending)->first.first == seg.branch_no)
@@ -156,7 +166,7 @@ void State::replay_range(const std::string &session_id, int64_t from, int64_t to
   }
 }
 
-void State::flush() {
+void State::write_pending() {
   for (const auto &[no, b] : branches_) {
     std::string json = to_json(b.state);
     auto q = store_.statement(kUpsertRow);
@@ -175,14 +185,24 @@ void State::flush() {
     q->bindNoCopy(3, frame.data(), int(frame.size()));
     q->exec();
   }
-  if (cache_.size() + branches_.size() > kCachedBranches) cache_.clear();
-  for (auto &[no, b] : branches_) cache_.insert_or_assign(no, std::move(b));
-  discard();
+  snapshots_.clear();
 }
 
+void State::flush() {
+  write_pending();
+  if (cache_.size() + branches_.size() > kCachedBranches) cache_.clear();
+  if (branches_.size() <= kCachedBranches)
+    for (auto &[no, b] : branches_) cache_.insert_or_assign(no, std::move(b));
+  branches_.clear();
+}
+
+// The cache goes too: what this transaction flushed into it is rolled
+// back with it (a rebuild's states name the same leaves as the rows it
+// leaves behind, so their leaves cannot tell them apart).
 void State::discard() {
   branches_.clear();
   snapshots_.clear();
+  cache_.clear();
 }
 
 State::Current State::current(const std::string &session_id, const log::Branch &b) {
@@ -193,12 +213,16 @@ State::Current State::current(const std::string &session_id, const log::Branch &
   return {b.leaf_seq, b.leaf_event_id, to_json(at(session_id, b.no, b.leaf_seq))};
 }
 
+std::string state_row_name(int64_t branch_no) {
+  return "the state row of branch " + std::to_string(branch_no);
+}
+
 std::string State::packed(const AgentState &s) { return std::string(pack_.compress(to_json(s))); }
 
 AgentState State::unpacked(std::string_view frame, int64_t branch_no, int64_t seq) {
-  return from_json(unpack_.decompress(frame, "the state snapshot of branch " +
-                                                 std::to_string(branch_no) + " at seq " +
-                                                 std::to_string(seq)));
+  std::string what = "the state snapshot of branch " + std::to_string(branch_no) + " at seq " +
+                     std::to_string(seq);
+  return from_json(unpack_.decompress(frame, what), what);
 }
 
 AgentState State::at(const std::string &session_id, int64_t branch_no, int64_t seq) {

@@ -4,7 +4,9 @@
 //
 // Within a transaction each touched branch's state lives in memory and is
 // folded event by event; flush() writes it once (one row per branch), and
-// discard() forgets it. A new branch starts from the state at its fork
+// discard() forgets it. A transaction that touches more than 1024
+// branches writes them early and reads them back as needed, so a rebuild's
+// memory does not grow with the number of branches. A new branch starts from the state at its fork
 // point on its parent's path. Every kSnapshotEvery events on a path a
 // snapshot row (branch_no, seq, state) is written, so time travel is the
 // nearest snapshot (or current row) at or before the event on its path,
@@ -39,6 +41,9 @@ namespace ctxdb::project {
 // cheap without making appends serialize the state often.
 inline constexpr int64_t kSnapshotEvery = 256;
 
+// What errors call a branch's stored state row: "the state row of branch 3".
+std::string state_row_name(int64_t branch_no);
+
 class State : public Projection {
 public:
   State(store::Store &store, log::EventLog &log, PayloadCache &payloads)
@@ -47,6 +52,8 @@ public:
   void on_append(const log::Event &e) override;
   void flush() override;
   void discard() override;
+  // A rebuild replays every branch: the states of earlier transactions go.
+  void before_rebuild() override { cache_.clear(); }
   std::span<const char *const> tables() const override;
 
   // A branch's current state as stored: the JSON of state.schema.json's
@@ -77,6 +84,8 @@ private:
     AgentState state;
   };
   BranchState &branch_for(const log::Event &e);
+  // Writes the touched branches' rows and the pending snapshots.
+  void write_pending();
   // A branch state flushed by an earlier transaction, if still current.
   std::optional<BranchState> take_cached(int64_t branch_no);
   // The latest stored or pending state within a segment of a path.

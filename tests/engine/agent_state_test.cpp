@@ -48,7 +48,7 @@ std::string rejection(AgentState &s, const std::string &payload) {
 
 void round_trips(const AgentState &s) {
   std::string json = project::to_json(s);
-  AgentState back = project::from_json(json);
+  AgentState back = project::from_json(json, "the round trip");
   CHECK(back == s);
   CHECK(project::to_json(back) == json);
   // The document the engine returns wraps the state.
@@ -253,18 +253,19 @@ TEST_CASE("malformed or rule-breaking StateUpdated ops are rejected, naming even
             .find("question 'q' is already open") != std::string::npos);
 }
 
-TEST_CASE("from_json rejects what is not a state") {
-  auto code = [](const char *text) {
+TEST_CASE("from_json rejects what is not a state, naming it and the fault") {
+  auto message = [](const char *text) {
     try {
-      project::from_json(text);
+      project::from_json(text, "the row");
     } catch (const Error &e) {
-      return e.code();
+      CHECK(e.code() == Code::kCorrupt);
+      return std::string(e.what());
     }
-    return Code::kOk;
+    return std::string("read");
   };
-  CHECK(code("{") == Code::kCorrupt);
-  CHECK(code("[]") == Code::kCorrupt);
-  CHECK(code(R"({"goal":{}})") == Code::kCorrupt);
+  CHECK(message("{") == "the row is not a stored agent state: not JSON");
+  CHECK(message("[]") == "the row is not a stored agent state: the state is not an object");
+  CHECK(message(R"({"goal":{}})").find("the row is not a stored agent state: ") == 0);
 }
 
 } // namespace agent_state_test

@@ -336,9 +336,12 @@ TEST_CASE("state: a snapshot that does not decompress is reported as corrupt, by
   int64_t seq = first_snapshot(path).seq;
   std::string before = state_after(db, seq + 5);
   // Not a frame; a frame header claiming far more than its bytes hold; a
-  // frame cut short.
+  // frame cut short; a skippable frame; the state's JSON left uncompressed
+  // (as text, it must not hash like the frame that decompresses to it); a
+  // sound frame of JSON that is not a state.
   for (const char *forged :
-       {"x'00112233'", "x'28b52ffd' || zeroblob(8)", "substr(state, 1, length(state) - 9)"}) {
+       {"x'00112233'", "x'28b52ffd' || zeroblob(8)", "substr(state, 1, length(state) - 9)",
+        "x'502a4d1800000000'", "ctxdb_unzstd(state)", "ctxdb_zstd('{}')"}) {
     CAPTURE(forged);
     test::raw_sql(path, std::string("UPDATE state_snapshots SET state=") + forged +
                             " WHERE branch_no=1 AND seq=" + std::to_string(seq));
@@ -356,6 +359,60 @@ TEST_CASE("state: a snapshot that does not decompress is reported as corrupt, by
     reopened.rebuild("");
     CHECK(state_after(reopened, seq + 5) == before);
   }
+}
+
+TEST_CASE("state: a damaged state row is reported by branch, and rebuild repairs it") {
+  BusyAgent f;
+  std::string before = state_of(f.db, "s");
+  test::raw_sql(f.path, "UPDATE state SET state='garbage' WHERE branch_no=1");
+  Engine reopened(f.path, "");
+  std::string error = test::message_of([&] { add(reopened, "s", "FileRead", R"({"path":"x"})"); });
+  CHECK(error.find("the state row of branch 1 is not a stored agent state: not JSON") == 0);
+  CHECK(code_of([&] { reopened.rebuild(R"({"check":true})"); }) == Code::kCheckFailed);
+  reopened.rebuild("");
+  CHECK(state_of(reopened, "s") == before);
+}
+
+TEST_CASE("state: a failed rebuild --check leaves the next append folding onto the file's rows") {
+  // The same tampered row, with and without a failed --check first: the
+  // check rolls back, and what it replayed must go with it.
+  auto modified_after_append = [](bool check_first) {
+    test::TempDir dir;
+    std::string path = dir.file("a.ctxdb");
+    {
+      Engine db(path, "");
+      db.session_create(kSession);
+      add(db, "s", "FileWritten", R"({"path":"one"})");
+    }
+    test::raw_sql(path, R"(UPDATE state SET state=replace(state,'"one"','"tampered"'))");
+    Engine db(path, "");
+    if (check_first) CHECK(code_of([&] { db.rebuild(R"({"check":true})"); }) == Code::kCheckFailed);
+    add(db, "s", "FileWritten", R"({"path":"two"})");
+    return strings_at(state_of(db, "s"), "/state/files/modified", "path");
+  };
+  std::vector<std::string> without = modified_after_append(false);
+  CHECK(without == std::vector<std::string>{"tampered", "two"});
+  CHECK(modified_after_append(true) == without);
+}
+
+TEST_CASE("state: a rebuild of more branches than it keeps in memory reads them back") {
+  // 1100 sessions written round-robin, twice: the replay touches more
+  // branches than one transaction keeps (1024), so it writes states early
+  // and reads them back when their sessions come again.
+  test::TempDir dir;
+  std::string path = dir.file("a.ctxdb");
+  Engine db(path, "");
+  constexpr int kSessions = 1100;
+  for (int i = 0; i < kSessions; ++i)
+    db.session_create(R"({"id":"s)" + std::to_string(i) + R"(","payload":{"agent_id":"a"}})");
+  for (const char *file : {"one", "two"})
+    for (int i = 0; i < kSessions; ++i)
+      add(db, "s" + std::to_string(i), "FileWritten",
+          R"({"path":")" + std::string(file) + std::to_string(i) + R"("})");
+  CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+  for (int i : {0, 700, kSessions - 1})
+    CHECK(strings_at(state_of(db, "s" + std::to_string(i)), "/state/files/modified", "path") ==
+          std::vector<std::string>{"one" + std::to_string(i), "two" + std::to_string(i)});
 }
 
 TEST_CASE("state: rebuild compares snapshots by their JSON, not by their frames") {

@@ -237,4 +237,18 @@ TEST_CASE("tool_calls: a batch of more calls than wait in memory pairs every res
   CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
 
+TEST_CASE("tool_calls: a rebuild that fails before its replay leaves results appendable") {
+  Fixture f;
+  f.add(call("c1"));
+  // Stands in for any failure between the rebuild's start and its replay
+  // (a full disk while the tables are cleared): the rebuild has told the
+  // projection to expect the whole log, which the rollback must undo.
+  raw_sql(f.dir.file("s.ctxdb"), "CREATE TRIGGER block BEFORE DELETE ON branch_runs "
+                                 "BEGIN SELECT RAISE(ABORT, 'blocked'); END;");
+  CHECK_THROWS_WITH(f.db.rebuild(""), "blocked"); // SQLite's error (the ABI maps it)
+  raw_sql(f.dir.file("s.ctxdb"), "DROP TRIGGER block;");
+  f.add(event("ToolCallFinished", "tool", R"({"tool_call_id":"c1","output":"ok"})"));
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"success"});
+}
+
 } // namespace tool_calls_test
