@@ -634,12 +634,12 @@ CTXDB_API int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
 
 CTXDB_API int ctxdb_branch_path(ctxdb_db *db, const char *session_id, size_t id_len,
                                 const char *branch, size_t branch_len, ctxdb_iter **out_iter) {
-  return open_iter(db, out_iter, true, [&](ctxdb::Engine &, ctxdb_iter &) -> ctxdb_iter::Pager {
+  return open_iter(db, out_iter, true, [&](ctxdb::Engine &e, ctxdb_iter &) -> ctxdb_iter::Pager {
     std::string sid(id_arg(session_id, id_len, "session_id"));
-    std::optional<std::string> b;
-    if (auto v = opt_id_arg(branch, branch_len, "branch")) b = std::string(*v);
-    return [sid, b](ctxdb::Engine &eng, int64_t &cursor, int64_t limit) {
-      return eng.path_page(sid, b, cursor, limit);
+    // Resolved here: a name is looked up once, and its errors come at open.
+    int64_t no = e.path_branch(sid, opt_id_arg(branch, branch_len, "branch"));
+    return [sid, no](ctxdb::Engine &eng, int64_t &cursor, int64_t limit) {
+      return eng.path_page(sid, no, cursor, limit);
     };
   });
 }

@@ -260,7 +260,8 @@ std::string Engine::branch_fork(std::string_view session_id, std::string_view sp
       .field("type", "BranchCreated")
       .field("actor", get_string(spec, "actor").value_or("host"));
   if (auto id = get_string(spec, "id")) ev.field("id", *id);
-  if (int64_t ts; !spec["ts"].get(ts)) ev.field("ts", ts);
+  // As given: the append checks it (a ts past int64 is an error, not dropped).
+  if (simdjson::dom::element ts; !spec["ts"].get(ts)) ev.key("ts").element(ts);
   ev.key("payload")
       .begin_object()
       .field("fork_event_id", *get_string(spec, "event_id"))
@@ -308,13 +309,16 @@ std::string Engine::event_children(std::string_view event_id) {
   return w.take();
 }
 
-std::vector<std::string> Engine::path_page(std::string_view session_id,
-                                           std::optional<std::string_view> branch, int64_t &cursor,
-                                           int64_t limit) {
+int64_t Engine::path_branch(std::string_view session_id, std::optional<std::string_view> branch) {
   store::Store::ReadTransaction snapshot(store_);
-  log::Branch b = resolve_branch(session_no(session_id), branch);
+  return resolve_branch(session_no(session_id), branch).no;
+}
+
+std::vector<std::string> Engine::path_page(std::string_view session_id, int64_t branch_no,
+                                           int64_t &cursor, int64_t limit) {
+  store::Store::ReadTransaction snapshot(store_);
   std::vector<log::Event> events;
-  for (const log::Segment &s : log_.tree().path(b.no)) {
+  for (const log::Segment &s : log_.tree().path(branch_no)) {
     if (s.last_seq <= cursor) continue;
     int64_t want = limit - int64_t(events.size());
     if (want <= 0) break;

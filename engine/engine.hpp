@@ -72,11 +72,19 @@ public:
   std::string branch_fork(std::string_view session_id, std::string_view spec_json);
   std::string branch_list(std::string_view session_id);
   std::string event_children(std::string_view event_id);
-  // One page of a branch's path root→leaf (stored-event JSON rows) after
-  // seq `cursor`, which is advanced past the page.
+  // The number of the branch a path read names: resolved once, by the
+  // read's first page, so that later pages follow that branch whatever
+  // forks take its name meanwhile.
+  int64_t path_branch(std::string_view session_id, std::optional<std::string_view> branch);
+  // One page of that branch's path root→leaf (stored-event JSON rows)
+  // after seq `cursor`, which is advanced past the page.
+  std::vector<std::string> path_page(std::string_view session_id, int64_t branch_no,
+                                     int64_t &cursor, int64_t limit);
   std::vector<std::string> path_page(std::string_view session_id,
                                      std::optional<std::string_view> branch, int64_t &cursor,
-                                     int64_t limit);
+                                     int64_t limit) {
+    return path_page(session_id, path_branch(session_id, branch), cursor, limit);
+  }
 
   // One page of stored-event JSON rows for a streaming iterator. `cursor`
   // is the seq (one session) or pos (all events) of the last row returned,

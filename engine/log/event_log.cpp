@@ -304,9 +304,14 @@ int64_t EventLog::check_parent(const Event &e, const Writes &w) {
   std::optional<Event> stored;
   const Event *parent = find_pending(w, *e.parent_id);
   if (!parent && (stored = find(*e.parent_id))) parent = &*stored;
-  if (!parent || parent->session_id != e.session_id)
-    throw Error(Code::kNotFound, "parent_id '" + *e.parent_id + "' names no event of session '" +
-                                     e.session_id + "'");
+  if (!parent || parent->session_id != e.session_id) {
+    // A fork's parent is its fork point, which the host gave as
+    // payload.fork_event_id (event_id, through the fork call).
+    std::string what = e.type == "BranchCreated"
+                           ? "the fork point '" + *e.parent_id + "' (fork_event_id)"
+                           : "parent_id '" + *e.parent_id + "'";
+    throw Error(Code::kNotFound, what + " names no event of session '" + e.session_id + "'");
+  }
   return parent->seq;
 }
 
@@ -350,9 +355,13 @@ util::Digest EventLog::retry_hash(const EventDraft &d, const Event &stored) {
 const Event &EventLog::place(EventDraft &d, Writes &w) {
   Event &e = d.event;
   if (d.has_id) {
-    if (const Event *p =
-            prior(w, e.id, [&](const Event &s) { return same_content(s, d, retry_hash(d, s)); }))
-      return *p;
+    // A retry that names a branch names the one its event went to (an
+    // unknown branch is kNotFound, as for any append).
+    auto same = [&](const Event &s) {
+      return same_content(s, d, retry_hash(d, s)) &&
+             (!d.branch || tree_.find_branch(s.session_no, *d.branch).no == s.branch_no);
+    };
+    if (const Event *p = prior(w, e.id, same)) return *p;
   }
   Head *h = head(w, e.session_id);
   check_first(e, h != nullptr);

@@ -76,9 +76,11 @@ void read_payload(simdjson::dom::object o, Event &e, size_t text_size) {
 
 // A host's draft: ts is the host's when given, else the log's at append.
 void read_ts_and_payload(simdjson::dom::object o, EventDraft &d, size_t text_size) {
-  int64_t ts = 0;
-  if (!o["ts"].get(ts)) {
-    d.event.ts = ts;
+  if (simdjson::dom::element ts; !o["ts"].get(ts)) {
+    // The schema takes any integer; one past int64 must not be dropped.
+    if (ts.get(d.event.ts))
+      throw Error(Code::kInvalidArg, "ts: " + json::canonical(ts) +
+                                         " is not a time in ms that fits a signed 64-bit integer");
     d.has_ts = true;
   }
   read_payload(o, d.event, text_size);

@@ -107,14 +107,16 @@ Tree::CachedBranch *Tree::load_main(int64_t session_no) {
 }
 
 int64_t Tree::find_branch_no(int64_t session_no, std::string_view id_or_name) {
+  // "main" first: an event (a fork) may have the id "main", and the name
+  // must still mean the main branch.
+  if (id_or_name == "main") {
+    if (CachedBranch *m = load_main(session_no)) return m->b.no;
+  }
   {
     auto q = store_.statement(kBranchNoById);
     store::bind_text(*q, 1, id_or_name);
     q->bind(2, session_no);
     if (q->executeStep()) return q->getColumn(0).getInt64();
-  }
-  if (id_or_name == "main") {
-    if (CachedBranch *m = load_main(session_no)) return m->b.no;
   }
   auto q = store_.statement(kBranchNoByName);
   q->bind(1, session_no);
@@ -398,7 +400,7 @@ std::vector<Segment> Tree::path(int64_t branch_no, int64_t upto_seq) {
       it->last_seq = std::min(it->last_seq, limit);
       reversed.push_back(*it);
     }
-    limit = b.fork_seq;
+    limit = std::min(limit, b.fork_seq); // upto_seq may lie before the fork point
     no = b.parent_no;
   }
   return {reversed.rbegin(), reversed.rend()};

@@ -1502,6 +1502,9 @@ static void test_tree_happy(ctxdb_db *db) {
   ctxdb_free(OK_BATCH(db, sid, nd));
   free(nd);
   CHECK_RC(ctxdb_branch_path(db, sid, strlen(sid), "alt", 3, &it), CTXDB_OK);
+  /* The name was resolved at open: a second branch named alt, made while
+   * the first page is read, does not turn the later pages into errors. */
+  ctxdb_free(OK_FORK(db, sid, Q("{'event_id':'t2','name':'alt'}")));
   if (it) {
     char *text = iter_rows(it, &rows), **lines;
     int n = text ? split_lines(text, &lines) : 0;
@@ -1516,6 +1519,7 @@ static void test_tree_happy(ctxdb_db *db) {
     free(text);
   }
   PATH_IS(db, sid, NULL, "t0,t1,t2,t3"); /* main is untouched */
+  path_fails_at(F, db, sid, strlen(sid), "alt", 3, 0, CTXDB_INVALID_ARG, "ambiguous");
 }
 
 static void test_tree_bad_input(ctxdb_db *db) {

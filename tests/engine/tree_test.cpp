@@ -268,4 +268,78 @@ TEST_CASE("export and import carry the tree; a wrong branch_id is corruption") {
   CHECK(other.session_list() == "[]");
 }
 
+TEST_CASE("\"main\" names the main branch even when a fork has the id main") {
+  Fixture f;
+  f.add("e1");
+  f.add("e2");
+  f.db.branch_fork(f.session, R"({"event_id":"e1","id":"main","name":"side"})");
+  CHECK(path_ids(f.db, f.session, "main") == std::vector<std::string>{"e0", "e1", "e2"});
+  std::string e3 = f.add("e3", R"("branch_id":"main",)");
+  CHECK(field(e3, "branch_id") == "e0");
+  CHECK(field(e3, "parent_id") == "e2");
+  CHECK(path_ids(f.db, f.session, "side") == std::vector<std::string>{"e0", "e1", "main"});
+}
+
+TEST_CASE("a retry that names another branch than its event's is a conflict") {
+  Fixture f;
+  f.add("e1");
+  f.add("e2");
+  f.db.branch_fork(f.session, R"({"event_id":"e1","id":"w","name":"alt"})");
+  std::string first = f.add("r1", R"("branch_id":"alt",)");
+  CHECK(field(first, "branch_id") == "w");
+  CHECK(f.add("r1", R"("branch_id":"alt",)") == first); // the same: identical
+  CHECK(f.add("r1", R"("branch_id":"w",)") == first);   // by id: identical
+  CHECK(f.add("r1") == first);                          // no branch named: identical
+  CHECK(code_of([&] { f.add("r1", R"("branch_id":"main",)"); }) == Code::kConflict);
+  CHECK(code_of([&] { f.add("r1", R"("branch_id":"ghost",)"); }) == Code::kNotFound);
+}
+
+TEST_CASE("a path read by pages keeps the branch its first page named") {
+  Fixture f;
+  f.add("e1");
+  f.add("e2");
+  f.db.branch_fork(f.session, R"({"event_id":"e1","id":"a1","name":"alt"})");
+  f.add("a2", R"("branch_id":"a1",)");
+  f.add("a3", R"("branch_id":"a1",)");
+  int64_t no = f.db.path_branch(f.session, "alt");
+  int64_t cursor = 0;
+  std::vector<std::string> ids;
+  auto page = [&] {
+    for (auto &r : f.db.path_page(f.session, no, cursor, 2)) ids.push_back(field(r, "id"));
+  };
+  page();
+  // Meanwhile other forks take the name (now ambiguous) and an id equal to it.
+  f.db.branch_fork(f.session, R"({"event_id":"e2","name":"alt"})");
+  f.db.branch_fork(f.session, R"({"event_id":"e2","id":"alt"})");
+  page();
+  page();
+  CHECK(ids == std::vector<std::string>{"e0", "e1", "a1", "a2", "a3"});
+  CHECK(code_of([&] { f.db.path_branch(f.session, "nope"); }) == Code::kNotFound);
+}
+
+TEST_CASE("a ts that does not fit 64 bits is an error, not replaced by the clock") {
+  Fixture f;
+  f.add("e1");
+  std::string huge = "18446744073709551615";
+  std::string error = test::message_of(
+      [&] { f.db.branch_fork(f.session, R"({"event_id":"e1","id":"w","ts":)" + huge + "}"); });
+  CHECK(error.find("ts: " + huge + " is not a time in ms") != std::string::npos);
+  CHECK(test::message_of([&] {
+          f.add("e2", R"("ts":)" + huge + ",");
+        }).find("ts: " + huge + " is not a time in ms") != std::string::npos);
+  CHECK(code_of([&] { f.db.event_get("w"); }) == Code::kNotFound);
+}
+
+TEST_CASE("a fork at an unknown event or another session's names the fork point") {
+  Fixture f;
+  f.add("e1");
+  f.db.session_create(R"({"id":"s2","event_id":"x0","payload":{"agent_id":"a"}})");
+  for (const char *point : {"x0", "nope"}) {
+    std::string error = test::message_of(
+        [&] { f.db.branch_fork(f.session, std::string(R"({"event_id":")") + point + "\"}"); });
+    CHECK(error == std::string("the fork point '") + point +
+                       "' (fork_event_id) names no event of session 's1'");
+  }
+}
+
 } // namespace tree_test
