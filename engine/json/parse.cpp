@@ -29,7 +29,9 @@ void require_utf8(std::string_view s, std::string_view what) {
 
 namespace {
 
-void write_canonical(std::string &out, simdjson::dom::element e) {
+// `retyped` is set when a double is written as an integer would be (250.0
+// as 250): parsed again, the canonical text gives an integer there.
+void write_canonical(std::string &out, simdjson::dom::element e, bool &retyped) {
   using T = simdjson::dom::element_type;
   char num[32];
   switch (e.type()) {
@@ -41,7 +43,7 @@ void write_canonical(std::string &out, simdjson::dom::element e) {
       first = false;
       append_quoted(out, key);
       out.push_back(':');
-      write_canonical(out, value);
+      write_canonical(out, value, retyped);
     }
     out.push_back('}');
     return;
@@ -52,7 +54,7 @@ void write_canonical(std::string &out, simdjson::dom::element e) {
     for (auto value : simdjson::dom::array(e)) {
       if (!first) out.push_back(',');
       first = false;
-      write_canonical(out, value);
+      write_canonical(out, value, retyped);
     }
     out.push_back(']');
     return;
@@ -76,6 +78,8 @@ void write_canonical(std::string &out, simdjson::dom::element e) {
       return;
     }
     auto r = std::to_chars(num, num + sizeof num, d); // shortest round trip
+    if (std::string_view(num, size_t(r.ptr - num)).find_first_of(".e") == std::string_view::npos)
+      retyped = true;
     out.append(num, r.ptr);
     return;
   }
@@ -89,9 +93,14 @@ void write_canonical(std::string &out, simdjson::dom::element e) {
 std::string canonical(simdjson::dom::element e) { return canonical(e, 0); }
 
 std::string canonical(simdjson::dom::element e, size_t size_hint) {
+  bool retyped = false;
+  return canonical(e, size_hint, retyped);
+}
+
+std::string canonical(simdjson::dom::element e, size_t size_hint, bool &retyped) {
   std::string out;
   out.reserve(size_hint);
-  write_canonical(out, e);
+  write_canonical(out, e, retyped);
   return out;
 }
 
@@ -99,8 +108,8 @@ const char *type_name(simdjson::dom::element e) {
   switch (e.type()) {
   case simdjson::dom::element_type::ARRAY: return "array";
   case simdjson::dom::element_type::OBJECT: return "object";
-  case simdjson::dom::element_type::INT64:
-  case simdjson::dom::element_type::UINT64: return "integer";
+  case simdjson::dom::element_type::INT64: return "integer";
+  case simdjson::dom::element_type::UINT64: return "an integer past 64 signed bits";
   case simdjson::dom::element_type::DOUBLE: return "number";
   case simdjson::dom::element_type::STRING: return "string";
   case simdjson::dom::element_type::BOOL: return "boolean";

@@ -26,6 +26,10 @@ std::string canonical(simdjson::dom::element e);
 // The same, into a string with room for `size_hint` bytes reserved first
 // (e.g. the size of the text e was parsed from): no regrowth on the way.
 std::string canonical(simdjson::dom::element e, size_t size_hint);
+// The same, setting `retyped` when the text reads back with another type
+// somewhere: a double with an integral value is written as an integer
+// (250.0 as 250), so its parse is not e's.
+std::string canonical(simdjson::dom::element e, size_t size_hint, bool &retyped);
 
 // A short name for an element's JSON type ("string", "object", …).
 const char *type_name(simdjson::dom::element e);

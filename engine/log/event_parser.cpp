@@ -69,18 +69,20 @@ void read_header(simdjson::dom::object o, Event &e) {
 void read_payload(simdjson::dom::object o, Event &e, size_t text_size) {
   simdjson::dom::element payload = o["payload"].value();
   validate_payload(e.type, payload);
-  e.payload = json::canonical(payload, text_size);
+  bool retyped = false;
+  e.payload = json::canonical(payload, text_size, retyped);
   e.payload_hash = util::sha256(e.payload);
-  e.parsed_payload = payload;
+  // Projections read the payload as a rebuild will: parsed from its stored
+  // form. The host's parse is that, unless a number changed type on the
+  // way (250.0 is stored as 250, which a rebuild reads as an integer).
+  if (!retyped) e.parsed_payload = payload;
 }
 
 // A host's draft: ts is the host's when given, else the log's at append.
 void read_ts_and_payload(simdjson::dom::object o, EventDraft &d, size_t text_size) {
-  if (simdjson::dom::element ts; !o["ts"].get(ts)) {
-    // The schema takes any integer; one past int64 must not be dropped.
-    if (ts.get(d.event.ts))
-      throw Error(Code::kInvalidArg, "ts: " + json::canonical(ts) +
-                                         " is not a time in ms that fits a signed 64-bit integer");
+  int64_t ts = 0;
+  if (!o["ts"].get(ts)) { // the schema took it: an integer that fits int64
+    d.event.ts = ts;
     d.has_ts = true;
   }
   read_payload(o, d.event, text_size);

@@ -3,6 +3,7 @@
 #include "token/counter.hpp"
 #include "json/json_writer.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <unordered_map>
 
@@ -71,15 +72,25 @@ const char *select_sql() {
   return sql.c_str();
 }
 
-// Every session's totals: sums, and maxima for the max columns.
+// Every session's totals: sums, and maxima for the max columns. Summed as
+// doubles (TOTAL: exact below 2^53) and cast back, which saturates at the
+// int64 maximum: SUM fails the whole call on an integer overflow, and
+// counters hold whatever large numbers hosts sent.
 const char *totals_sql() {
   static const std::string sql = [] {
     std::string s = "SELECT COUNT(*)";
     for (size_t i = 0; i < kStatFieldCount; ++i)
-      s += std::string(is_max(i) ? ",COALESCE(MAX(" : ",COALESCE(SUM(") + kColumns[i] + "),0)";
+      s += is_max(i) ? std::string(",COALESCE(MAX(") + kColumns[i] + "),0)"
+                     : std::string(",CAST(TOTAL(") + kColumns[i] + ") AS INTEGER)";
     return s + " FROM stats";
   }();
   return sql.c_str();
+}
+
+// counter += n, saturating at the int64 maximum (n >= 0): token counts
+// come from hosts, and a wrapped sum would turn negative.
+void add(int64_t &counter, int64_t n) {
+  if (__builtin_add_overflow(counter, n, &counter)) counter = INT64_MAX;
 }
 
 int64_t int_field(object o, const char *key) {
@@ -93,7 +104,7 @@ void add_duration(SessionStats &s, object p, const char *key, StatField count, S
   int64_t ms = 0;
   if (p[key].get(ms) || ms < 0) return;
   ++s[count];
-  s[total] += ms;
+  add(s[total], ms);
   s[max] = std::max(s[max], ms);
 }
 
@@ -110,10 +121,10 @@ void on_assistant(SessionStats &s, object p) {
   }
   object usage;
   if (p["usage"].get(usage)) return;
-  s[kUsageInputTokens] += int_field(usage, "input_tokens");
-  s[kUsageOutputTokens] += int_field(usage, "output_tokens");
-  s[kUsageCacheReadTokens] += int_field(usage, "cache_read_tokens");
-  s[kUsageCacheWriteTokens] += int_field(usage, "cache_write_tokens");
+  add(s[kUsageInputTokens], int_field(usage, "input_tokens"));
+  add(s[kUsageOutputTokens], int_field(usage, "output_tokens"));
+  add(s[kUsageCacheReadTokens], int_field(usage, "cache_read_tokens"));
+  add(s[kUsageCacheWriteTokens], int_field(usage, "cache_write_tokens"));
 }
 
 void on_tool_result(SessionStats &s, object p, bool failed) {
@@ -141,14 +152,14 @@ const std::unordered_map<std::string_view, Handler> &handlers() {
       {"CompactionCompleted",
        [](SessionStats &s, object p) {
          ++s[kCompactions];
-         s[kCompactionTokensBefore] += int_field(p, "tokens_before");
-         s[kCompactionTokensAfter] += int_field(p, "tokens_after");
+         add(s[kCompactionTokensBefore], int_field(p, "tokens_before"));
+         add(s[kCompactionTokensAfter], int_field(p, "tokens_after"));
        }},
       {"CompactionFailed", [](SessionStats &s, object) { ++s[kCompactionsFailed]; }},
       {"ContextBuilt",
        [](SessionStats &s, object p) {
          ++s[kContextBuilds];
-         s[kContextUsedTokens] += int_field(p, "used_tokens");
+         add(s[kContextUsedTokens], int_field(p, "used_tokens"));
        }},
       {"ErrorRaised", [](SessionStats &s, object) { ++s[kErrors]; }},
   };

@@ -97,4 +97,16 @@ TEST_CASE("files: a batch's rows are written together, and a rejected batch leav
   CHECK(field(db.rebuild(R"({"check":true})"), "identical") == "true");
 }
 
+TEST_CASE("files: bytes past 64 signed bits are refused by name, and nothing is written") {
+  TempDir dir;
+  Engine db(dir.file("f.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  std::string error = message_of([&] {
+    db.append("s", file_event("FileWritten", "a.py", R"(,"bytes":18446744073709551615)"));
+  });
+  CHECK(error.find("payload.bytes' must be an integer, not an integer past 64 signed bits") !=
+        std::string::npos);
+  CHECK(db.files("s", std::nullopt) == "[]");
+}
+
 } // namespace files_test

@@ -134,4 +134,47 @@ TEST_CASE("stats: totals over sessions, and failed appends add nothing") {
   CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
 }
 
+TEST_CASE("stats: a number written as 250.0 counts at append as a rebuild reads it (250)") {
+  // The log stores 250.0 as 250: projections must read the stored form at
+  // append too, or a rebuild gives other rows.
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  db.append("s", R"({"type":"AssistantMessageCreated","actor":"model","payload":)"
+                 R"({"content":[{"type":"text","text":"hi"}],"latency_ms":250.0}})");
+  CHECK(num(db.stats("s"), "/latency_ms/count") == 1);
+  CHECK(num(db.stats("s"), "/latency_ms/total") == 250);
+  CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+}
+
+TEST_CASE("stats: counters saturate instead of wrapping, and totals never overflow") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  std::string big = R"({"type":"AssistantMessageCreated","actor":"model","payload":)"
+                    R"({"content":[],"usage":{"input_tokens":9223372036854775807}}})";
+  for (const char *id : {"s", "t"}) {
+    db.session_create(std::string(R"({"id":")") + id + R"(","payload":{"agent_id":"a"}})");
+    db.append_batch(id, big + "\n" + big);
+  }
+  CHECK(num(db.stats("s"), "/tokens/usage/input") == INT64_MAX);
+  CHECK(num(db.stats(std::nullopt), "/tokens/usage/input") == INT64_MAX);
+  CHECK(db.rebuild(R"({"check":true})").find(R"("identical":true)") != std::string::npos);
+}
+
+TEST_CASE("stats: an integer past 64 signed bits is refused by name, not failed deep inside") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  db.append("s", R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"x"},)"
+                 R"("id":"evt_k"})");
+  std::string error = test::message_of([&] {
+    db.append("s", R"({"type":"CompactionCompleted","actor":"agent","payload":{"summary":"s",)"
+                   R"("first_kept_event_id":"evt_k","tokens_before":18446744073709551615,)"
+                   R"("tokens_after":1}})");
+  });
+  CHECK(error.find("payload.tokens_before' must be an integer, not an integer past 64 signed "
+                   "bits") != std::string::npos);
+  CHECK(num(db.stats("s"), "/compactions/completed") == 0);
+}
+
 } // namespace stats_test

@@ -323,10 +323,9 @@ TEST_CASE("a ts that does not fit 64 bits is an error, not replaced by the clock
   std::string huge = "18446744073709551615";
   std::string error = test::message_of(
       [&] { f.db.branch_fork(f.session, R"({"event_id":"e1","id":"w","ts":)" + huge + "}"); });
-  CHECK(error.find("ts: " + huge + " is not a time in ms") != std::string::npos);
-  CHECK(test::message_of([&] {
-          f.add("e2", R"("ts":)" + huge + ",");
-        }).find("ts: " + huge + " is not a time in ms") != std::string::npos);
+  CHECK(error == "field 'ts' must be an integer, not an integer past 64 signed bits");
+  std::string append_error = test::message_of([&] { f.add("e2", R"("ts":)" + huge + ","); });
+  CHECK(append_error == "field 'ts' must be an integer, not an integer past 64 signed bits");
   CHECK(code_of([&] { f.db.event_get("w"); }) == Code::kNotFound);
 }
 
