@@ -53,16 +53,29 @@ constexpr const char *kMessageTypes[] = {"UserPromptSubmitted", "AssistantMessag
 constexpr int64_t kMaxLimit = 1000;
 constexpr size_t kScanContextBytes = 60;
 
+// n >= 1 copies of `term` joined by `op`, nested as a balanced tree: SQLite
+// nests a flat chain one level per term and refuses a statement past 1000
+// levels (a long path's runs, a query of many short terms).
+std::string balanced(std::string_view term, size_t n, std::string_view op) {
+  if (n == 1) return std::string(term);
+  size_t half = n / 2;
+  return "(" + balanced(term, half, op) + " " + std::string(op) + " " +
+         balanced(term, n - half, op) + ")";
+}
+
+// " AND instr(lower(<text>),?)>0" for each needle, or nothing.
+std::string needles_sql(const std::string &text, size_t needles) {
+  if (needles == 0) return "";
+  return " AND " + balanced("instr(lower(" + text + "),?)>0", needles, "AND");
+}
+
 // " AND …" over events e for the filters; bind_filters binds it from `first`.
 std::string filter_sql(const SearchFilters &f) {
   std::string sql;
   if (f.session_no) sql += " AND e.session_no=?";
-  if (f.path) {
-    sql += " AND (";
-    for (size_t i = 0; i < f.path->size(); ++i)
-      sql += i ? " OR e.seq BETWEEN ? AND ?" : "e.seq BETWEEN ? AND ?";
-    sql += f.path->empty() ? "0)" : ")";
-  }
+  if (f.path)
+    sql += f.path->empty() ? " AND 0"
+                           : " AND " + balanced("e.seq BETWEEN ? AND ?", f.path->size(), "OR");
   if (!f.types.empty()) {
     sql += " AND e.type IN (";
     for (size_t i = 0; i < f.types.size(); ++i) sql += i ? ",?" : "?";
@@ -289,7 +302,7 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   std::string filters = filter_sql(f);
   if (!filters.empty())
     sql += " AND EXISTS(SELECT 1 FROM events e WHERE e.pos=" + t + ".rowid" + filters + ")";
-  for (size_t i = 0; i < needles.size(); ++i) sql += " AND instr(lower(" + t + ".text),?)>0";
+  sql += needles_sql(t + ".text", needles.size());
   sql += " ORDER BY rank LIMIT ?";
   SQLite::Statement q(store_.db(), sql);
   int i = 1;
@@ -318,7 +331,7 @@ void SearchIndex::run_scan(const std::vector<std::string> &needles, const Search
   std::string sql = "SELECT e.pos,e.session_no,e.seq,e.ts,e.type,e.id,s.text "
                     "FROM search_text s JOIN events e ON e.pos=s.pos WHERE 1" +
                     filter_sql(f);
-  for (size_t i = 0; i < needles.size(); ++i) sql += " AND instr(lower(s.text),?)>0";
+  sql += needles_sql("s.text", needles.size());
   // Newest first; within one session by seq, the order of its index, so
   // the scan stops at the limit instead of reading the whole session.
   sql += f.session_no ? " ORDER BY e.seq DESC LIMIT ?" : " ORDER BY e.pos DESC LIMIT ?";
@@ -341,7 +354,12 @@ std::string SearchIndex::session_id(int64_t session_no) {
   return q->executeStep() ? q->getColumn(0).getString() : std::string();
 }
 
-std::string SearchIndex::search(std::string_view query, const SearchFilters &f) {
+std::string SearchIndex::search(std::string_view query_text, const SearchFilters &f) {
+  // FTS5 reads a bound expression only up to a NUL: one would cut a term
+  // (or a quoted phrase) short. A NUL separates terms, as a space does.
+  std::string spaced(query_text);
+  std::replace(spaced.begin(), spaced.end(), '\0', ' ');
+  std::string_view query = spaced;
   std::vector<std::string> terms = split_terms(query);
   if (terms.empty()) throw Error(Code::kInvalidArg, "search: the query is empty");
   if (f.limit < 1 || f.limit > kMaxLimit)
@@ -359,22 +377,31 @@ std::string SearchIndex::search(std::string_view query, const SearchFilters &f) 
   std::string q(query);
   bool fts = looks_like_fts(query) && parses("search_words", q);
   // 1. Words.
-  std::vector<std::string> words = word_terms(terms);
+  // A term of punctuation alone ("->") has no word token: the words a
+  // plain query has must be found with it as a substring.
+  std::vector<std::string> words = word_terms(terms), symbols;
+  for (const std::string &t : terms)
+    if (std::find(words.begin(), words.end(), t) == words.end()) symbols.push_back(t);
   if (fts || !words.empty())
-    run_fts("search_words", fts ? q : plain_match(words), {}, f, "words", hits);
+    run_fts("search_words", fts ? q : plain_match(words),
+            fts ? std::vector<std::string>{} : symbols, f, "words", hits);
   // 2. Substrings, for what words did not fill.
   if (int64_t(hits.size()) < f.limit) {
     if (fts) {
-      if (parses("search_grams", q)) run_fts("search_grams", q, {}, f, "substring", hits);
+      // Skipped with a short term: the trigram table would drop it from
+      // the expression's meaning, not just from its matches.
+      if (!has_short_fts_term(q) && parses("search_grams", q))
+        run_fts("search_grams", q, {}, f, "substring", hits);
     } else {
       std::vector<std::string> long_terms, short_terms;
       for (const std::string &t : terms)
         (utf8_length(t) >= 3 ? long_terms : short_terms).push_back(t);
       if (!long_terms.empty())
         run_fts("search_grams", plain_match(long_terms), short_terms, f, "substring", hits);
-      else if (std::any_of(short_terms.begin(), short_terms.end(),
-                           [](const std::string &t) { return has_cjk(t); }))
-        run_scan(short_terms, f, hits);
+      else if (std::any_of(short_terms.begin(), short_terms.end(), [](const std::string &t) {
+                 return has_cjk(t) || word_terms({t}).empty();
+               }))
+        run_scan(short_terms, f, hits); // what no index can find: CJK, symbols
     }
   }
   json::JsonWriter w;

@@ -64,14 +64,28 @@ std::string plain_match(const std::vector<std::string> &terms) {
   return out;
 }
 
+namespace {
+
+// Whether the tokenizer (unicode61) keeps the code point in a word: ASCII
+// letters and digits, and non-ASCII outside the blocks of symbols it
+// separates words by (punctuation, arrows, mathematical and technical
+// signs, dingbats, emoji, variation selectors).
+bool is_word_char(char32_t cp) {
+  if (cp < 0x80) return std::isalnum(int(cp)) != 0;
+  return !((cp >= 0x2000 && cp <= 0x2BFF) || (cp >= 0xFE00 && cp <= 0xFE0F) ||
+           (cp >= 0x1F000 && cp <= 0x1FAFF));
+}
+
+} // namespace
+
 std::vector<std::string> word_terms(const std::vector<std::string> &terms) {
   std::vector<std::string> out;
   for (const std::string &t : terms)
-    if (std::any_of(t.begin(), t.end(), [](char c) {
-          return static_cast<unsigned char>(c) >= 0x80 ||
-                 std::isalnum(static_cast<unsigned char>(c));
-        }))
-      out.push_back(t);
+    for (size_t i = 0, len = 0; i < t.size(); i += len)
+      if (is_word_char(decode(t, i, len))) {
+        out.push_back(t);
+        break;
+      }
   return out;
 }
 
@@ -79,6 +93,17 @@ bool looks_like_fts(std::string_view query) {
   if (query.find_first_of("\"*^():") != std::string_view::npos) return true;
   for (const std::string &t : split_terms(query))
     if (t == "AND" || t == "OR" || t == "NOT" || t.starts_with("NEAR")) return true;
+  return false;
+}
+
+bool has_short_fts_term(std::string_view query) {
+  for (std::string t : split_terms(query)) {
+    if (t == "AND" || t == "OR" || t == "NOT" || t.starts_with("NEAR")) continue;
+    if (size_t colon = t.find(':'); colon != std::string::npos) t.erase(0, colon + 1);
+    std::erase_if(t,
+                  [](char c) { return c == '"' || c == '(' || c == ')' || c == '*' || c == '^'; });
+    if (!t.empty() && utf8_length(t) < 3) return true;
+  }
   return false;
 }
 

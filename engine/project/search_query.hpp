@@ -24,13 +24,20 @@ std::string fts_quote(std::string_view term);
 // Every term, quoted, as one expression requiring them all.
 std::string plain_match(const std::vector<std::string> &terms);
 
-// The terms that have a word character (a letter or digit, or any
-// non-ASCII character): a term of punctuation alone has no word token, and
-// FTS5 matches nothing when one of the phrases it requires has none.
+// The terms that have a word character (a letter or digit, or a non-ASCII
+// character outside the symbol blocks): a term of punctuation or symbols
+// alone has no word token, and FTS5 matches nothing when one of the
+// phrases it requires has none.
 std::vector<std::string> word_terms(const std::vector<std::string> &terms);
 
 // Whether the query uses FTS5 syntax at all (it may still not parse).
 bool looks_like_fts(std::string_view query);
+
+// Whether an FTS5 query has a term of fewer than 3 characters (quotes,
+// parentheses, prefix and column marks and operators aside): the trigram
+// table matches no row with such a term, so there `X NOT ab` would mean
+// every X.
+bool has_short_fts_term(std::string_view query);
 
 // The number of code points of valid UTF-8 text.
 size_t utf8_length(std::string_view text);

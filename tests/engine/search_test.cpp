@@ -474,4 +474,55 @@ TEST_CASE("search: search_index_lag 0 indexes in every append; a large one leave
   CHECK(code_of([&] { Engine bad(path, R"({"search_index_lag":-1})"); }) == Code::kInvalidArg);
 }
 
+TEST_CASE("search: NOT with a short term does not let the excluded messages back in") {
+  // The trigram table cannot match a term under 3 characters: there,
+  // "rust NOT ab" would mean every rust message.
+  Fixture f;
+  f.add(prompt("rust ab"));
+  std::string with_cd = f.add(prompt("rust cd"));
+  std::string with_zh = f.add(prompt("rust 错误"));
+  std::vector<std::string> got = f.found("rust NOT ab");
+  std::sort(got.begin(), got.end());
+  std::vector<std::string> want{with_cd, with_zh};
+  std::sort(want.begin(), want.end());
+  CHECK(got == want);
+}
+
+TEST_CASE("search: a term of symbols alone is required, and found") {
+  Fixture f;
+  f.add(prompt("fix the websocket now"));
+  std::string arrow = f.add(prompt("websocket -> handler"));
+  std::string check = f.add(prompt("build ✅ done"));
+  CHECK(f.found("websocket ->") == std::vector<std::string>{arrow}); // every term required
+  CHECK(f.found("->") == std::vector<std::string>{arrow});
+  CHECK(f.found("✅") == std::vector<std::string>{check});
+}
+
+TEST_CASE("search: a thousand short terms and a path of a thousand runs are searched") {
+  // SQLite refuses an expression nested past 1000 levels: the terms' and
+  // the runs' conditions are nested as balanced trees.
+  Fixture f;
+  std::string root = f.add(prompt("root"));
+  f.add(prompt("main 0"));
+  std::string fork_id = f.add(prompt("fork 0", after(root)));
+  std::string nd; // main and the fork appended to in turn: a run each
+  for (int i = 1; i < 1100; ++i)
+    nd += prompt("main " + std::to_string(i) + " x") + "\n" +
+          prompt("fork " + std::to_string(i), on(fork_id)) + "\n";
+  f.db.append_batch("s", nd);
+  std::string q = "main";
+  for (int i = 0; i < 1000; ++i) q += " x";
+  CHECK(f.found(q, R"({"limit":5})").size() == 5);
+  CHECK(f.found("main", R"({"session_id":"s","branch_id":"main","limit":5})").size() == 5);
+  CHECK(f.found("fork", R"({"branch_id":")" + fork_id + R"(","limit":5})").size() == 5);
+}
+
+TEST_CASE("search: a NUL byte in a query separates terms, as a space does") {
+  Fixture f;
+  std::string both = f.add(prompt("foo bar"));
+  f.add(prompt("foo alone"));
+  CHECK(f.found(std::string("foo\0bar", 7)) == std::vector<std::string>{both});
+  CHECK(f.found(std::string("\"foo\0bar\"", 9)) == std::vector<std::string>{both});
+}
+
 } // namespace search_test
