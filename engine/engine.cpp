@@ -752,6 +752,11 @@ std::string Engine::memory_update(std::string_view memory_id, std::string_view j
   store::embedded_schema("json/memory_update.schema.json").validate(spec, "");
   std::optional<memory::Trail> trail = memories_.trail(memory_id);
   if (!trail) throw Error(Code::kNotFound, "memory '" + std::string(memory_id) + "' not found");
+  // A purge leaves no event to append after (a tombstone's is refused by
+  // the projection, naming its event).
+  if (trail->forgotten_mode == "purge")
+    throw Error(Code::kConflict, "memory '" + std::string(memory_id) +
+                                     "' was forgotten (purge): it cannot be updated");
   std::string session = memory_session(spec, *trail);
   check_source_refs(spec);
   json::JsonWriter p;

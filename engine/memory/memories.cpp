@@ -21,7 +21,7 @@ constexpr char kInsertVersion[] =
     "valid_from) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr char kLastVersion[] =
     "SELECT version,scope,scope_id,kind,content,source_refs,keywords,readers,confidence,priority,"
-    "sensitive,expires_at,update_policy,valid_to FROM memory_versions WHERE memory_id=? "
+    "sensitive,expires_at,update_policy,valid_to,valid_from FROM memory_versions WHERE memory_id=? "
     "ORDER BY version DESC LIMIT 1";
 constexpr char kEndVersion[] =
     "UPDATE memory_versions SET valid_to=?,ended_by=? WHERE memory_id=? AND version=?";
@@ -141,6 +141,7 @@ struct Memories::Version {
   std::optional<int64_t> expires_at;
   std::optional<std::string> update_policy;
   bool ended = false;
+  int64_t valid_from = 0; // as stored (a version being written starts at its event's ts)
 };
 
 namespace {
@@ -172,9 +173,20 @@ template <class Version> void apply(Version &v, const log::Event &e, simdjson::d
                       std::to_string(e.ts) + "): the memory would be expired when written");
       v.expires_at = n;
     }
-    if (!p["ttl_ms"].get(n)) v.expires_at = e.ts + n;
+    if (!p["ttl_ms"].get(n)) {
+      int64_t at = 0;
+      if (__builtin_add_overflow(e.ts, n, &at))
+        reject(e, "ttl_ms: " + std::to_string(n) + " after the event's ts (" +
+                      std::to_string(e.ts) + ") is past the latest time ctxdb stores");
+      v.expires_at = at;
+    }
     if (!p["update_policy"].get(s)) v.update_policy = std::string(s);
   }
+  // An expiry carried over from the version before may have passed.
+  if (v.expires_at && *v.expires_at <= e.ts)
+    reject(e, "expires_at: the version would be expired when written (it expires at " +
+                  std::to_string(*v.expires_at) + ", the event's ts is " + std::to_string(e.ts) +
+                  "); give a new expires_at, ttl_ms or update_policy");
   if (v.source_refs == "[]")
     reject(e, "source_refs: at least one event, message or artifact id is required (invariant 10)");
   if (v.scope != "session" && !v.expires_at && !v.update_policy)
@@ -284,6 +296,7 @@ std::optional<Memories::Version> Memories::current(const std::string &memory_id)
   v.expires_at = opt_int(q->getColumn(11));
   v.update_policy = opt_text(q->getColumn(12));
   v.ended = !q->getColumn(13).isNull();
+  v.valid_from = q->getColumn(14).getInt64();
   return v;
 }
 
@@ -400,6 +413,16 @@ void Memories::flush() {
 
 void Memories::discard() { rows_.clear(); }
 
+// An event that ends a version (an update, a deletion) must not come
+// before it began: the log does not order ts, and a version that ends
+// before it begins answers no "as of" at all.
+void Memories::check_not_before(const log::Event &e, const Version &v) {
+  if (e.ts < v.valid_from)
+    reject(e, "ts: " + std::to_string(e.ts) + " is before version " + std::to_string(v.version) +
+                  " began (" + std::to_string(v.valid_from) +
+                  "): a version cannot end before it begins");
+}
+
 void Memories::not_live(const log::Event &e, const std::string &memory_id) {
   auto q = store_.statement(kForgotten);
   store::bind_text(*q, 1, memory_id);
@@ -447,6 +470,7 @@ void Memories::update(const log::Event &e, simdjson::dom::element p) {
     reject(e, "scope: a memory's scope never changes (it is '" + v->scope + "')");
   if (!p["scope_id"].get(s) && s != v->scope_id)
     reject(e, "scope_id: a memory's scope id never changes (it is '" + v->scope_id + "')");
+  check_not_before(e, *v);
   int64_t old = v->version;
   v->source_refs = "[]"; // a new version brings its own evidence
   apply(*v, e, p);
@@ -492,6 +516,7 @@ void Memories::remove(const log::Event &e, simdjson::dom::element p) {
     flush();
   } else {
     if (!v || v->ended) not_live(e, memory_id);
+    check_not_before(e, *v);
     auto end = store_.statement(kEndVersion);
     end->bind(1, e.ts);
     store::bind_text(*end, 2, e.id);

@@ -80,6 +80,7 @@ private:
   // kNotFound / kConflict for an Updated or Deleted of a memory that is
   // not live.
   [[noreturn]] void not_live(const log::Event &e, const std::string &memory_id);
+  void check_not_before(const log::Event &e, const Version &v);
 
   // What the transaction does to a memory's memories row (and, by its
   // triggers, to its memory_fts and memory_rank rows), written by flush()

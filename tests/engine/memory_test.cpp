@@ -1002,7 +1002,10 @@ std::vector<std::string> retrieval_results(store::Store &store) {
 // 300 memories with an update and a forget; the retrieval results they give.
 std::vector<std::string> write_history(MemoryDb &m, uint64_t seed) {
   m.db.append_batch("s", random_memories(0, 300, seed));
-  m.db.memory_update("m3", R"({"content":"cache vault retry","source_refs":["evt_src"]})");
+  // At the clock's now, long after m3's expiry: the update brings its own rule.
+  m.db.memory_update(
+      "m3",
+      R"({"content":"cache vault retry","source_refs":["evt_src"],"update_policy":"manual"})");
   m.db.memory_forget("m4", R"({"mode":"tombstone"})");
   store::Store store(m.path, {});
   std::vector<std::string> results = retrieval_results(store);
@@ -1197,6 +1200,60 @@ TEST_CASE("memory: retrieve reads one snapshot of its own, or the caller's") {
   store::Store::WriteTransaction tx(store);
   CHECK(ids(memory::retrieve(store, q, counter)) == alone);
   CHECK(sqlite3_get_autocommit(store.db().getHandle()) == 0); // the caller's is left open
+}
+
+TEST_CASE("memory: a ttl_ms past the latest time is refused, not wrapped into the past") {
+  MemoryDb m;
+  std::string error =
+      message_of([&] { m.put("t1", "overflowing ttl note", R"(,"ttl_ms":9223372036854775807)"); });
+  CHECK(error.find("ttl_ms: 9223372036854775807 after the event's ts") != std::string::npos);
+  CHECK(code_of([&] { m.db.memory_get("t1"); }) == Code::kNotFound);
+}
+
+TEST_CASE("memory: an update never writes a version that is expired when written") {
+  MemoryDb m;
+  m.db.memory_write("s", R"({"memory_id":"e1","scope":"project","scope_id":"p1","content":)"
+                         R"("rotate the staging password","source_refs":["evt_src"],)"
+                         R"("ttl_ms":3600000,"ts":)" +
+                             std::to_string(kT0) + "}");
+  std::string update = R"({"content":"rotate it weekly","source_refs":["evt_src"],"ts":)" +
+                       std::to_string(kT0 + 2 * 3600000);
+  std::string error = message_of([&] { m.db.memory_update("e1", update + "}"); });
+  CHECK(error.find("expires_at: the version would be expired when written") != std::string::npos);
+  CHECK(field(m.db.memory_get("e1"), "version") == "1");
+  // With an expiry of its own, the same update is taken.
+  m.db.memory_update("e1", update + R"(,"ttl_ms":3600000})");
+  CHECK(field(m.db.memory_get("e1"), "version") == "2");
+}
+
+TEST_CASE("memory: a version never ends before it begins") {
+  MemoryDb m;
+  m.put("v", "alpha version one", "", 1000);
+  for (const char *call : {"update", "delete"}) {
+    CAPTURE(call);
+    std::string error = message_of([&] {
+      if (std::string(call) == "update")
+        m.db.memory_update("v", R"({"content":"alpha version two","source_refs":["evt_src"],)"
+                                R"("ts":)" +
+                                    std::to_string(kT0 + 500) + "}");
+      else
+        m.db.memory_forget("v", R"({"mode":"tombstone","ts":)" + std::to_string(kT0 + 500) + "}");
+    });
+    CHECK(error.find("ts: " + std::to_string(kT0 + 500) + " is before version 1 began") !=
+          std::string::npos);
+  }
+  CHECK(column(m.db.memory_list(R"({"as_of":)" + std::to_string(kT0 + 1000) + "}"), "content") ==
+        Ids{"alpha version one"});
+}
+
+TEST_CASE("memory: updating a purged memory says it was purged") {
+  MemoryDb m;
+  m.put("m1", "secret");
+  m.db.memory_forget("m1", R"({"mode":"purge"})");
+  std::string update = R"({"content":"x","source_refs":["evt_src"]})";
+  CHECK(code_of([&] { m.db.memory_update("m1", update); }) == Code::kConflict);
+  CHECK(message_of([&] { m.db.memory_update("m1", update); }) ==
+        "memory 'm1' was forgotten (purge): it cannot be updated");
 }
 
 } // namespace memory_test
