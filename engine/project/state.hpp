@@ -6,11 +6,12 @@
 // folded event by event; flush() writes it once (one row per branch), and
 // discard() forgets it. A transaction that touches more than 1024
 // branches writes them early and reads them back as needed, so a rebuild's
-// memory does not grow with the number of branches. A new branch starts from the state at its fork
-// point on its parent's path. Every kSnapshotEvery events on a path a
-// snapshot row (branch_no, seq, state) is written, so time travel is the
-// nearest snapshot (or current row) at or before the event on its path,
-// plus a replay of at most about kSnapshotEvery events after it. A
+// memory does not grow with the number of branches. A new branch starts
+// from the state at its fork point on its parent's path. Every
+// kSnapshotEvery events on a path a snapshot row (branch_no, seq, state)
+// is written, so time travel is the nearest snapshot (or current row) at
+// or before the event on its path, plus a replay of at most about
+// kSnapshotEvery events after it. A
 // snapshot holds the state as a zstd frame of its compact JSON: a working
 // agent's state runs to tens of KB (facts, files, decisions with their
 // event ids) and compresses about tenfold, and a snapshot is written once
