@@ -632,6 +632,7 @@ std::string Engine::search(std::string_view query, std::string_view options_json
   f.limit = get_int(doc, "limit", f.limit);
   if (int64_t v; !doc["since"].get(v)) f.since = v;
   if (int64_t v; !doc["until"].get(v)) f.until = v;
+  if (bool v; !doc["allow_sensitive"].get(v)) f.allow_sensitive = v;
   std::optional<std::string_view> session = get_string(doc, "session_id");
   std::optional<std::string_view> branch = get_string(doc, "branch_id");
   if (session) f.session_no = session_no(*session);

@@ -477,7 +477,7 @@ const CommandSpec kCommands[] = {
      "Writes the whole content of the artifact to FILE, replacing it.\n",
      {}, {}, 2, 2, cmd_artifact_export},
     {"search", "QUERY [--session S] [--branch B] [--role R] [--type T] [--since MS] "
-               "[--until MS] [--limit N] [--json]",
+               "[--until MS] [--limit N] [--sensitive] [--json]",
      "search the messages of every session",
      "Searches prompts, assistant text and tool calls, tool outputs (a spilled\n"
      "output by its preview) and compaction and branch summaries for the\n"
@@ -495,9 +495,12 @@ const CommandSpec kCommands[] = {
      "  --since MS   only events at or after MS (ms since the Unix epoch)\n"
      "  --until MS   only events at or before MS\n"
      "  --limit N    at most N hits (default 20, at most 1000)\n"
+     "  --sensitive  also events whose visibility is sensitive, private or\n"
+     "               secret (left out otherwise, as a compiled bundle\n"
+     "               withholds them)\n"
      "  --json       print the search result as JSON instead\n",
-     {"--session", "--branch", "--role", "--type", "--since", "--until", "--limit"}, {"--json"},
-     1, 1, cmd_search},
+     {"--session", "--branch", "--role", "--type", "--since", "--until", "--limit"},
+     {"--sensitive", "--json"}, 1, 1, cmd_search},
     // --- memory (memory_commands.cpp) ---
     {"memory put", "--scope S [--scope-id ID] --kind K --source REF... [--ttl D | --expires T | "
      "--update-policy P] [--sensitive] TEXT", "write a memory",

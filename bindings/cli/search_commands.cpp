@@ -24,6 +24,7 @@ int cmd_search(const Args &args) {
        {std::tuple{"--since", "since", "a time (ms)"},
         std::tuple{"--until", "until", "a time (ms)"}, std::tuple{"--limit", "limit", "a count"}})
     if (auto v = args.value(flag)) add(key, std::to_string(non_negative(flag, *v, what)));
+  if (args.has("--sensitive")) add("allow_sensitive", "true");
   options += "}";
   // Writable: a search first indexes what appends left unindexed, for every
   // later search too; a read-only handle would index it again, privately,

@@ -663,6 +663,8 @@ export interface SearchOptions {
   until?: number;
   /** 1..1000; default 20. */
   limit?: number;
+  /** Events whose visibility is sensitive, private or secret may be hits; default false. */
+  allowSensitive?: boolean;
 }
 
 export interface SearchHit {

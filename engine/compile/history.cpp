@@ -1,6 +1,7 @@
 #include "compile/history.hpp"
 
 #include "artifact/preview.hpp"
+#include "log/event.hpp"
 #include "project/messages.hpp"
 #include "project/payload_cache.hpp"
 #include "json/parse.hpp"
@@ -82,18 +83,6 @@ std::vector<RedactionNote> notes(const std::string &segment_id,
       out.push_back({segment_id, h.rule, h.count});
   }
   return out;
-}
-
-// Visibility "sensitive", "private" or "secret", or an object saying so.
-bool is_sensitive(simdjson::dom::parser &parser, std::string_view visibility) {
-  if (visibility.empty()) return false;
-  simdjson::dom::element v = json::parse(parser, visibility, "visibility");
-  std::string_view level;
-  if (v.get(level) && v["level"].get(level)) {
-    bool flag = false;
-    return !v["sensitive"].get(flag) && flag;
-  }
-  return level == "sensitive" || level == "private" || level == "secret";
 }
 
 // What Messages::count_tokens counts, from rendered blocks: texts, errors,
@@ -246,7 +235,7 @@ Message History::render(const Row &row) {
   m.event_id = row.event_id;
   m.role = row.role;
   auto segment_id = [&] { return "msg:" + m.event_id; };
-  bool sensitive = !options_.allow_sensitive && is_sensitive(parser_, row.visibility);
+  bool sensitive = !options_.allow_sensitive && log::is_sensitive(parser_, row.visibility);
   // The payload must outlive the visibility parse above: parse it last.
   simdjson::dom::element payload = json::parse(parser_, row.payload, "payload");
   simdjson::dom::array content;

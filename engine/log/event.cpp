@@ -1,6 +1,7 @@
 #include "log/event.hpp"
 
 #include "json/json_writer.hpp"
+#include "json/parse.hpp"
 
 namespace ctxdb::log {
 
@@ -44,6 +45,17 @@ std::string canonical_header(const Event &e) {
 util::Digest chain_hash(const Event &e) {
   thread_local util::Sha256 hasher;
   return hasher.update(e.prev_hash).update(canonical_header(e)).update(e.payload_hash).finish();
+}
+
+bool is_sensitive(simdjson::dom::parser &parser, std::string_view visibility) {
+  if (visibility.empty()) return false;
+  simdjson::dom::element v = json::parse(parser, visibility, "visibility");
+  std::string_view level;
+  if (v.get(level) && v["level"].get(level)) {
+    bool flag = false;
+    return !v["sensitive"].get(flag) && flag;
+  }
+  return level == "sensitive" || level == "private" || level == "secret";
 }
 
 } // namespace ctxdb::log

@@ -67,4 +67,11 @@ std::string canonical_header(const Event &e);
 // SHA-256(prev_hash ‖ canonical_header ‖ payload_hash).
 util::Digest chain_hash(const Event &e);
 
+// Whether an event's visibility (compact JSON; empty: none) withholds it
+// from whoever is not allowed sensitive content: "sensitive", "private"
+// or "secret", or an object saying so ({"level": one of those} or
+// {"sensitive": true}). The compiler withholds such an event's text and
+// session search leaves it out, unless allow_sensitive.
+bool is_sensitive(simdjson::dom::parser &parser, std::string_view visibility);
+
 } // namespace ctxdb::log

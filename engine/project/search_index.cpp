@@ -83,6 +83,7 @@ std::string filter_sql(const SearchFilters &f) {
   }
   if (f.since) sql += " AND e.ts>=?";
   if (f.until) sql += " AND e.ts<=?";
+  if (!f.allow_sensitive) sql += " AND NOT ctxdb_sensitive(e.visibility)";
   return sql;
 }
 

@@ -66,6 +66,9 @@ struct SearchFilters {
   std::vector<std::string> types;      // event types; empty: every message type
   std::optional<int64_t> since, until; // ts, ms, inclusive
   int64_t limit = 20;
+  // Events whose visibility is sensitive (log::is_sensitive) are hits only
+  // when allowed, as they enter a compiled bundle only when allowed.
+  bool allow_sensitive = false;
 };
 
 class SearchIndex : public Projection {

@@ -1,5 +1,6 @@
 #include "store/store.hpp"
 
+#include "log/event.hpp"
 #include "memory/bm25.hpp"
 #include "memory/scope_rows.hpp"
 #include "store/embedded_files.hpp"
@@ -120,6 +121,28 @@ void unzstd_sql(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
 }
 
+// ctxdb_sensitive(visibility): log::is_sensitive of an event's stored
+// visibility (NULL: none), for session search's filter. Each connection
+// has its own parser.
+void sensitive_sql(sqlite3_context *ctx, int, sqlite3_value **argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_int(ctx, 0);
+    return;
+  }
+  auto *parser = static_cast<simdjson::dom::parser *>(sqlite3_user_data(ctx));
+  try {
+    sqlite3_result_int(ctx, log::is_sensitive(*parser, value_bytes(argv[0])) ? 1 : 0);
+  } catch (const std::exception &e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+}
+
+void register_sensitive(sqlite3 *db) {
+  sqlite3_create_function_v2(db, "ctxdb_sensitive", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                             new simdjson::dom::parser, sensitive_sql, nullptr, nullptr,
+                             [](void *p) { delete static_cast<simdjson::dom::parser *>(p); });
+}
+
 void register_zstd(sqlite3 *db) {
   auto *f = new ZstdFunctions;
   auto destroy = [](void *p) { delete static_cast<ZstdFunctions *>(p); };
@@ -140,6 +163,7 @@ void register_sql_functions(sqlite3 *db) {
                           nullptr, scope_first_row_sql, nullptr, nullptr);
   memory::register_bm25(db);
   register_zstd(db);
+  register_sensitive(db);
 }
 
 namespace {

@@ -583,7 +583,10 @@ CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t nam
  * syntax error. options_json (search_options.schema.json; NULL/0 is {}):
  * {"session_id"?, "branch_id"? (only that branch's path; a name needs
  * session_id), "role"?, "type"?, "since"?, "until"? (ts, ms), "limit"?
- * (1..1000, default 20)}. The result (search_result.schema.json):
+ * (1..1000, default 20), "allow_sensitive"? (default false: an event
+ * whose visibility is "sensitive", "private" or "secret", or an object
+ * saying so, is never a hit, as a compiled bundle withholds it)}. The
+ * result (search_result.schema.json):
  * {"query", "syntax": "plain" | "fts", "hits": [{"session_id",
  * "branch_id", "event_id", "seq", "ts", "type", "role", "match": "words" |
  * "substring" | "scan", "rank", "snippet" (the match between « and »)}]}.

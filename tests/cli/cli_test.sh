@@ -900,6 +900,12 @@ test_search() {
   expect_contains "search --role --limit: a piece of a path" "s1 #3 assistant" "$OUT"
   run ts search failing --json
   expect_match "search --json" '^\{"query":"failing","syntax":"plain","hits":\[\{"session_id":"s1",' "$OUT"
+  run_in '{"type":"UserPromptSubmitted","actor":"user","visibility":"secret","payload":{"text":"the parser key is hunter2"}}' ts append s2
+  expect_rc 0
+  run ts search hunter2
+  expect_eq "search leaves out a secret event" "no hits" "$OUT"
+  run ts search hunter2 --sensitive
+  expect_eq "search --sensitive finds it" "s2 #3 user  the parser key is «hunter2»" "$OUT"
   run ts search '"unbalanced ('
   expect_rc 0
   expect_eq "search: not FTS5 syntax is plain words" "no hits" "$OUT"

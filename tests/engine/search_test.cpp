@@ -229,6 +229,48 @@ TEST_CASE("search: text that is not FTS5 syntax is searched as plain words") {
   CHECK(f.found("\"\"").empty()); // an empty phrase parses, and finds nothing
 }
 
+TEST_CASE("search: a sensitive event is a hit only when allow_sensitive says so") {
+  Fixture f;
+  // Every form of visibility that withholds an event from a bundle...
+  std::vector<std::string> hidden;
+  for (const char *v : {R"("sensitive")", R"("private")", R"("secret")", R"({"level":"secret"})",
+                        R"({"sensitive":true})"})
+    hidden.push_back(f.add(prompt("kestrel kestrel: the vault token 数据库密码错误 ->",
+                                  std::string(R"("visibility":)") + v)));
+  // ...and forms that do not.
+  std::vector<std::string> shown;
+  for (const char *v : {R"("model")", R"({"sensitive":false})", R"({"level":"public"})"})
+    shown.push_back(f.add(prompt("an ordinary kestrel sighting 数据库密码错误 ->",
+                                 std::string(R"("visibility":)") + v)));
+  shown.push_back(f.add(prompt("kestrel again 数据库密码错误 ->")));
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  std::vector<std::string> all = hidden;
+  all.insert(all.end(), shown.begin(), shown.end());
+  // Words, substrings, FTS5 syntax, a scan (two CJK characters, symbols):
+  // each way of finding leaves them out.
+  for (const char *q : {"kestrel", "estre", "kestrel OR vault", "错误", "->"}) {
+    CAPTURE(q);
+    CHECK(sorted(f.found(q)) == sorted(shown));
+    CHECK(sorted(f.found(q, R"({"allow_sensitive":true})")) == sorted(all));
+    CHECK(sorted(f.found(q, R"({"allow_sensitive":false})")) == sorted(shown));
+  }
+  CHECK(f.found("vault").empty());
+  // A left-out event takes no place in the limit: the hidden ones rank
+  // first (the word twice), the one hit is a shown one.
+  std::vector<std::string> best = f.found("kestrel", R"({"allow_sensitive":true,"limit":1})");
+  REQUIRE(best.size() == 1);
+  CHECK(std::find(hidden.begin(), hidden.end(), best[0]) != hidden.end());
+  best = f.found("kestrel", R"({"limit":1})");
+  REQUIRE(best.size() == 1);
+  CHECK(std::find(shown.begin(), shown.end(), best[0]) != shown.end());
+  // With the other filters.
+  CHECK(f.found("kestrel", R"({"role":"user","since":0})").size() == shown.size());
+  CHECK(code_of([&] { f.search("x", R"({"allow_sensitive":1})"); }) == Code::kInvalidArg);
+}
+
 TEST_CASE("search: bad input is an error code, never a crash") {
   Fixture f;
   f.add(prompt("something"));

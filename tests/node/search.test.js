@@ -41,6 +41,19 @@ test('filters', (t) => {
   assert.equal(db.search('reconnect', { type: 'UserPromptSubmitted' }).hits.length, 2);
 });
 
+test('a sensitive event is a hit only with allowSensitive', (t) => {
+  const { db } = work(t);
+  const hidden = db.append('t', { type: 'UserPromptSubmitted', actor: 'user',
+    payload: { text: 'reconnect with the vault token' }, visibility: 'private' });
+  const shown = db.search('reconnect').hits.map((h) => h.event_id);
+  assert.equal(shown.length, 2);
+  assert.ok(!shown.includes(hidden.id));
+  const allowed = db.search('reconnect', { allowSensitive: true }).hits.map((h) => h.event_id);
+  assert.deepEqual(allowed.sort(), [...shown, hidden.id].sort());
+  assert.deepEqual(db.search('vault').hits, []);
+  assert.throws(() => db.search('x', { allowSensitive: 'yes' }), TypeError);
+});
+
 test('not FTS5 syntax is plain words; errors carry codes', (t) => {
   const { db } = work(t);
   assert.equal(db.search('"unbalanced (').syntax, 'plain');

@@ -39,6 +39,18 @@ def test_filters(db, sessions):
         sessions["id"]
 
 
+def test_sensitive_events_only_when_allowed(db, sessions):
+    hidden = db.append("t", prompt("reconnect with the vault token",
+                                   visibility={"level": "secret"}))
+    shown = {h["event_id"] for h in db.search("reconnect")["hits"]}
+    assert hidden["id"] not in shown and len(shown) == 2
+    allowed = db.search("reconnect", allow_sensitive=True)["hits"]
+    assert {h["event_id"] for h in allowed} == shown | {hidden["id"]}
+    assert db.search("vault")["hits"] == []
+    with pytest.raises(TypeError):
+        db.search("x", allow_sensitive=1)
+
+
 def test_plain_words_when_not_fts_syntax(db, sessions):
     assert db.search('"unbalanced (')["syntax"] == "plain"
     assert db.search("reconnect OR nothing")["syntax"] == "fts"

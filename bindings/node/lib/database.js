@@ -539,7 +539,9 @@ class Database {
    * branch_id, event_id, seq, ts, type, role, match, rank, snippet}]}.
    * Whole words first, then substrings (paths, Chinese, Japanese); FTS5
    * syntax when the query has some and it parses, else plain words.
-   * options: {sessionId?, branchId?, role?, type?, since?, until?, limit?}.
+   * options: {sessionId?, branchId?, role?, type?, since?, until?, limit?,
+   * allowSensitive? (an event whose visibility is sensitive, private or
+   * secret is a hit only with it)}.
    */
   search(query, options) {
     check.string(query, 'query');
@@ -555,6 +557,9 @@ class Database {
     if (type !== undefined) o.type = type;
     for (const key of ['since', 'until', 'limit']) {
       if (opts[key] !== undefined) o[key] = check.integer(opts[key], `options.${key}`);
+    }
+    if (opts.allowSensitive !== undefined) {
+      o.allow_sensitive = check.boolean(opts.allowSensitive, 'options.allowSensitive');
     }
     return parse(call(() => this.#db.search(query, check.stringify(o, 'options'))));
   }

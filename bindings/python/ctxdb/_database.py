@@ -1003,16 +1003,21 @@ class Database:
                branch_id: Union[None, str, bytes] = None,
                role: Optional[str] = None, type: Optional[str] = None,
                since: Optional[int] = None, until: Optional[int] = None,
-               limit: Optional[int] = None) -> "SearchResult":
+               limit: Optional[int] = None,
+               allow_sensitive: bool = False) -> "SearchResult":
         """Searches every session's messages (prompts, assistant text and
         tool calls, tool outputs, summaries) for the words of ``query``,
         whole words first, then substrings (pieces of paths, Chinese and
         Japanese). FTS5 syntax is used when the query has some and it
         parses; anything else is plain words. Filters: session_id,
         branch_id (that branch's path), role, type, since/until (ts, ms),
-        limit (default 20)."""
+        limit (default 20). An event whose visibility is sensitive,
+        private or secret is a hit only with allow_sensitive=True."""
         q = _text(query, "query")
-        options: dict = {}
+        if not isinstance(allow_sensitive, bool):
+            raise TypeError("search(): allow_sensitive must be a bool, not "
+                            f"{allow_sensitive.__class__.__name__}")
+        options: dict = {"allow_sensitive": True} if allow_sensitive else {}
         for key, value in (("session_id", session_id), ("branch_id", branch_id)):
             if value is not None:
                 options[key] = _text(value, key).decode("utf-8")
