@@ -721,6 +721,7 @@ std::string Engine::memory_write(std::string_view session_id, std::string_view j
 }
 
 std::string Engine::memory_promote(std::string_view session_id, std::string_view candidates_json) {
+  session_no(session_id); // kNotFound for an unknown session, candidates or not
   simdjson::dom::parser parser;
   simdjson::dom::element doc = json::parse(parser, candidates_json, "memory candidates");
   simdjson::dom::array candidates;

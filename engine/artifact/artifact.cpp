@@ -28,4 +28,9 @@ std::string content_id(std::string_view bytes) {
   return std::string(kIdPrefix) + util::to_hex(util::sha256(bytes));
 }
 
+bool is_content_id(std::string_view id) {
+  util::Digest d;
+  return id.starts_with(kIdPrefix) && util::from_hex(id.substr(kIdPrefix.size()), d);
+}
+
 } // namespace ctxdb::artifact

@@ -55,4 +55,8 @@ inline constexpr std::string_view kIdPrefix = "art_";
 // The id the bytes are stored under: kIdPrefix + their hex SHA-256.
 std::string content_id(std::string_view bytes);
 
+// Whether `id` has the form of an artifact id (kIdPrefix and 64 lowercase
+// hex digits); an event id may start with kIdPrefix too.
+bool is_content_id(std::string_view id);
+
 } // namespace ctxdb::artifact

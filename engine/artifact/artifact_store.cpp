@@ -54,8 +54,7 @@ int64_t now_ms() {
 std::string id_of(const util::Digest &d) { return std::string(kIdPrefix) + util::to_hex(d); }
 
 void check_id(std::string_view id) {
-  util::Digest d;
-  if (!id.starts_with(kIdPrefix) || !util::from_hex(id.substr(kIdPrefix.size()), d))
+  if (!is_content_id(id))
     throw Error(Code::kInvalidArg,
                 "'" + std::string(id) +
                     "' is not an artifact id (art_ and 64 lowercase hex digits)");

@@ -285,8 +285,11 @@ void scan_events(compile::Sources &src, Plan &p, const policy::Redactor &redacto
           // Stable, confirmed facts only: a guess is not worth keeping.
           if (d >= 0.8) add_memory(p, "fact", body, confidence, id);
         } else if (name == "add_constraint") {
+          // A memory kind (memory_write.schema.json), so the host can
+          // promote it as it is: a constraint is an instruction to keep.
           std::string_view kind = string_field(op, "kind");
-          add_memory(p, kind == "preference" ? "preference" : "constraint", body, std::nullopt, id);
+          add_memory(p, kind == "preference" ? "preference" : "instruction", body, std::nullopt,
+                     id);
         }
       }
       line(seq, id, "state: " + text);

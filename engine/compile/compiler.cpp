@@ -1,5 +1,6 @@
 #include "compile/compiler.hpp"
 
+#include "artifact/artifact.hpp"
 #include "compile/history.hpp"
 #include "compile/segment.hpp"
 #include "project/agent_state.hpp"
@@ -93,6 +94,8 @@ private:
   Candidate text_candidate(Slot slot, std::string id, const char *kind, int priority,
                            const char *role, std::string text, std::string reason,
                            std::vector<Source> sources);
+  // The tokens of text_candidate's segment for `text`.
+  int64_t text_tokens(std::string text);
   // The segment of a message entering the bundle; its content moves out.
   Candidate message_candidate(Message &m, size_t turn, int priority, bool pruned,
                               std::string reason);
@@ -180,6 +183,12 @@ Candidate Compilation::text_candidate(Slot slot, std::string id, const char *kin
   for (const policy::RedactionHit &h : hits)
     c.redactions.push_back({c.segment.id, h.rule, h.count});
   return c;
+}
+
+int64_t Compilation::text_tokens(std::string text) {
+  std::vector<policy::RedactionHit> hits;
+  redactor_.redact(text, hits);
+  return src_.counter.count(text) + kFramingTokens;
 }
 
 // The tiers' fixed kinds: instructions, tools, goal, open questions and the
@@ -525,41 +534,36 @@ void Compilation::fit_memories() {
   q.limit = m.limit;
   q.allow_sensitive = req_.allow_sensitive;
   int64_t share = int64_t(std::floor(req_.memories_share * double(available_)));
-  // Each memory's segment adds its header and framing to its content.
-  q.budget = std::max<int64_t>(0, std::min(share, available_ - used_));
-  memories_ = memory::retrieve(src_.store, q, src_.counter);
   int64_t left = available_ - used_;
-  std::vector<memory::Retrieved> kept;
-  for (memory::Retrieved &r : memories_.included) {
-    std::string text = "Memory (" + r.kind + ", " + r.scope +
-                       (r.scope_id.empty() ? "" : " " + r.scope_id) + "): " + r.content;
+  // Retrieval fits the memories as the segments they become (header and
+  // framing included) to the share, or to what is left when that is less.
+  auto text_of = [](const memory::Retrieved &r) {
+    return "Memory (" + r.kind + ", " + r.scope + (r.scope_id.empty() ? "" : " " + r.scope_id) +
+           "): " + r.content;
+  };
+  q.cost = [&](const memory::Retrieved &r) { return text_tokens(text_of(r)); };
+  q.budget = std::max<int64_t>(0, std::min(share, left));
+  memories_ = memory::retrieve(src_.store, q, src_.counter);
+  for (size_t i = 0; i < memories_.included.size(); ++i) {
+    const memory::Retrieved &r = memories_.included[i];
     std::vector<Source> sources{{"memory", r.memory_id}};
     for (const std::string &ref : r.source_refs)
-      add_source(sources, ref.starts_with("art_") ? "artifact" : "event", ref);
+      add_source(sources, artifact::is_content_id(ref) ? "artifact" : "event", ref);
     char score[32];
     std::snprintf(score, sizeof score, "%.3f", r.score);
     Candidate c =
-        text_candidate(kMemories, "memory:" + r.memory_id, "memory", 2, "user", text,
+        text_candidate(kMemories, "memory:" + r.memory_id, "memory", 2, "user", text_of(r),
                        "a memory retrieved for this request (score " + std::string(score) + ")",
                        std::move(sources));
-    c.order = int64_t(kept.size());
-    if (c.segment.tokens > left) {
-      excluded_.push_back({c.segment.id, "memory", 2, c.segment.tokens,
-                           "budget: the memory did not fit what was left", c.segment.sources});
-      continue;
-    }
-    left -= c.segment.tokens;
+    c.order = int64_t(i);
     take(std::move(c));
-    kept.push_back(std::move(r));
   }
+  std::string why = share <= left
+                        ? "budget: past the memories' share (" + std::to_string(share) + " tokens)"
+                        : "budget: the memory did not fit what was left";
   for (const memory::Excluded &x : memories_.excluded)
-    excluded_.push_back({"memory:" + x.memory_id,
-                         "memory",
-                         2,
-                         x.tokens,
-                         "budget: past the memories' share (" + std::to_string(share) + " tokens)",
-                         {{"memory", x.memory_id}}});
-  memories_.included = std::move(kept); // what counts as used
+    excluded_.push_back(
+        {"memory:" + x.memory_id, "memory", 2, x.tokens, why, {{"memory", x.memory_id}}});
 }
 
 void Compilation::fit_conversation() {

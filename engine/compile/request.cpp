@@ -69,9 +69,23 @@ void read_memory(element doc, Request &r) {
   element m;
   if (doc["memory"].get(m)) return;
   MemoryRequest mr;
-  for (element scope : m["scopes"].get_array())
-    mr.scopes.emplace_back(std::string(scope["scope"].get_string().value()),
-                           optional_string(scope, "scope_id").value_or(""));
+  size_t i = 0;
+  for (element scope : m["scopes"].get_array()) {
+    std::string at = "memory.scopes[" + std::to_string(i++) + "]: ";
+    std::string name(scope["scope"].get_string().value());
+    std::optional<std::string> id = optional_string(scope, "scope_id");
+    if (name == "global" && id)
+      throw Error(Code::kInvalidArg, at + "the global scope has no scope_id");
+    // A session's memories are read in that session only (README, Memories).
+    if (name == "session" && !id) id = r.session_id;
+    if (name == "session" && *id != r.session_id)
+      throw Error(Code::kInvalidArg, at + "a session scope names the session compiled ('" +
+                                         r.session_id + "'), not '" + *id +
+                                         "': a session's memories are read in it only");
+    if (name != "global" && !id)
+      throw Error(Code::kInvalidArg, at + "a '" + name + "' scope needs a scope_id");
+    mr.scopes.emplace_back(std::move(name), id.value_or(""));
+  }
   mr.agent = optional_string(m, "agent");
   mr.query = optional_string(m, "query");
   read(m, "limit", mr.limit);

@@ -278,10 +278,6 @@ bool take(store::Store &store, const Query &q, const token::Counter &counter,
   Retrieved m;
   m.content = d->getColumn(3).getString();
   m.tokens = counter.count(m.content);
-  if (q.budget && r.used_tokens + m.tokens > *q.budget) {
-    r.excluded.push_back({c.memory_id, m.tokens, c.score, "budget"});
-    return true;
-  }
   m.memory_id = c.memory_id;
   m.version = c.version;
   m.scope = d->getColumn(0).getString();
@@ -297,7 +293,12 @@ bool take(store::Store &store, const Query &q, const token::Counter &counter,
   m.confidence = c.confidence;
   m.recency = c.recency;
   m.valid_from = c.valid_from;
-  r.used_tokens += m.tokens;
+  int64_t cost = q.cost ? q.cost(m) : m.tokens;
+  if (q.budget && r.used_tokens + cost > *q.budget) {
+    r.excluded.push_back({c.memory_id, cost, c.score, "budget"});
+    return true;
+  }
+  r.used_tokens += cost;
   r.included.push_back(std::move(m));
   return true;
 }

@@ -42,6 +42,7 @@
 #include "store/store.hpp"
 #include "token/counter.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,8 @@ struct ScopeRef {
 
 enum class Match { kAny, kAll, kFts };
 
+struct Retrieved;
+
 struct Query {
   std::string text;
   Match match = Match::kAny;
@@ -68,6 +71,10 @@ struct Query {
   int64_t limit = 20;
   bool allow_sensitive = false;
   bool record_usage = true; // for Engine::memory_retrieve; retrieve() never writes
+  // What a memory costs against `budget`, in tokens; none: its content's
+  // (Retrieved::tokens). The compiler counts the segment a memory becomes,
+  // header and framing included, so what it is given fits its share.
+  std::function<int64_t(const Retrieved &)> cost;
 };
 
 struct Retrieved {
