@@ -162,11 +162,15 @@ std::string_view arg(const char *p, size_t n, const char *name) {
   return p ? std::string_view(p, n) : std::string_view();
 }
 
-// An id argument: non-empty UTF-8.
+// An id argument: non-empty UTF-8 without NUL. No id holds a NUL, and a
+// message naming one would be cut there by ctxdb_errmsg's C string.
 std::string_view id_arg(const char *p, size_t n, const char *name) {
   std::string_view s = arg(p, n, name);
   if (s.empty()) throw Error(Code::kInvalidArg, std::string(name) + " is empty");
   ctxdb::json::require_utf8(s, name);
+  if (size_t nul = s.find('\0'); nul != std::string_view::npos)
+    throw Error(Code::kInvalidArg,
+                std::string(name) + " holds a NUL byte (at byte " + std::to_string(nul) + ")");
   return s;
 }
 

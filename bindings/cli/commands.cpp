@@ -533,15 +533,17 @@ const CommandSpec kCommands[] = {
      {"--kind", "--source", "--ttl", "--expires", "--update-policy", "--confidence", "--priority",
       "--keyword", "--reader", "--session"},
      {"--sensitive", "--json"}, 1, 2, cmd_memory_update},
-    {"memory ls", "[--scope S] [--scope-id ID] [--all-versions] [--as-of T] [--json]",
+    {"memory ls",
+     "[--scope S] [--scope-id ID] [--all-versions] [--as-of T] [--limit N] [--json]",
      "list memories",
      "Lists the current memories: id, version, scope, kind, content.\n"
      "\n"
      "  --all-versions  every version, superseded and forgotten ones included\n"
      "  --as-of T       the versions valid at T (ms or an ISO date): what was\n"
      "                  believed then\n"
+     "  --limit N       at most N (default: every one)\n"
      "  --json          print the memories as a JSON array instead\n",
-     {"--scope", "--scope-id", "--kind", "--as-of"}, {"--all-versions", "--json"}, 0, 0,
+     {"--scope", "--scope-id", "--kind", "--as-of", "--limit"}, {"--all-versions", "--json"}, 0, 0,
      cmd_memory_ls},
     {"memory show", "ID", "print a memory as JSON",
      "Prints the memory's current version (or its last, once forgotten)\n"

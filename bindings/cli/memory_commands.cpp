@@ -9,11 +9,14 @@
 #include <ctxdb/ctxdb.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cli {
@@ -31,25 +34,67 @@ int64_t parse_duration(const std::string &flag, const std::string &text) {
   std::string unit = text.substr(digits);
   static const std::pair<const char *, int64_t> kUnits[] = {
       {"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
-  for (auto [name, ms] : kUnits)
-    if (digits > 0 && digits <= 12 && unit == name) return std::stoll(text.substr(0, digits)) * ms;
+  for (auto [name, ms] : kUnits) {
+    if (digits == 0 || digits > 12 || unit != name) continue;
+    int64_t out;
+    if (__builtin_mul_overflow(std::stoll(text.substr(0, digits)), ms, &out))
+      throw UsageError(flag + " is longer than ctxdb can store (got '" + text + "')");
+    return out;
+  }
   throw UsageError(flag + " takes a duration like 90s, 30m, 12h or 7d (got '" + text + "')");
 }
 
-// A time: ms since the epoch, or YYYY-MM-DD[THH:MM[:SS]][Z] (UTC).
+// The n decimal digits of s at i, or -1.
+int digits_at(std::string_view s, size_t i, size_t n) {
+  if (i + n > s.size()) return -1;
+  int v = 0;
+  for (size_t k = i; k < i + n; ++k) {
+    if (s[k] < '0' || s[k] > '9') return -1;
+    v = v * 10 + (s[k] - '0');
+  }
+  return v;
+}
+
+// A time: ms since the epoch, or YYYY-MM-DD[THH:MM[:SS]][Z] (UTC), exactly:
+// nothing after it, and a date and time that exist (timegm would take
+// Feb 30 as Mar 2).
 int64_t parse_time(const std::string &flag, const std::string &text) {
   if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
       text.size() <= 15)
     return std::stoll(text);
+  auto bad = [&] {
+    return UsageError(flag + " takes ms since the epoch or a UTC time YYYY-MM-DD[THH:MM[:SS]][Z] " +
+                      "that exists (got '" + text + "')");
+  };
+  std::string_view s = text;
   std::tm tm{};
-  int n = std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                      &tm.tm_hour, &tm.tm_min, &tm.tm_sec);
-  if (n != 3 && n != 5 && n != 6)
-    throw UsageError(flag + " takes ms since the epoch or YYYY-MM-DD[THH:MM[:SS]]Z (got '" + text +
-                     "')");
+  tm.tm_year = digits_at(s, 0, 4);
+  tm.tm_mon = digits_at(s, 5, 2);
+  tm.tm_mday = digits_at(s, 8, 2);
+  if (tm.tm_year < 0 || tm.tm_mon < 0 || tm.tm_mday < 0 || s[4] != '-' || s[7] != '-') throw bad();
+  size_t end = 10;
+  if (end < s.size() && s[end] == 'T') {
+    tm.tm_hour = digits_at(s, end + 1, 2);
+    tm.tm_min = digits_at(s, end + 4, 2);
+    if (tm.tm_hour < 0 || tm.tm_min < 0 || s[end + 3] != ':') throw bad();
+    end += 6;
+    if (end < s.size() && s[end] == ':') {
+      if ((tm.tm_sec = digits_at(s, end + 1, 2)) < 0) throw bad();
+      end += 3;
+    }
+  }
+  if (s.substr(end) != "" && s.substr(end) != "Z") throw bad();
+  std::tm want = tm;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
-  return int64_t(timegm(&tm)) * 1000;
+  time_t t = timegm(&tm);
+  std::tm back{};
+  gmtime_r(&t, &back);
+  if (back.tm_year + 1900 != want.tm_year || back.tm_mon + 1 != want.tm_mon ||
+      back.tm_mday != want.tm_mday || back.tm_hour != want.tm_hour || back.tm_min != want.tm_min ||
+      back.tm_sec != want.tm_sec)
+    throw bad();
+  return int64_t(t) * 1000;
 }
 
 // Every value of a repeatable flag, commas splitting values too.
@@ -85,8 +130,11 @@ std::string memory_fields(const Args &args) {
   if (auto v = args.value("--confidence")) {
     char *end = nullptr;
     double d = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end) throw UsageError("--confidence takes a number from 0 to 1");
-    add("confidence", std::to_string(d));
+    if (v->empty() || *end || !std::isfinite(d))
+      throw UsageError("--confidence takes a number from 0 to 1 (got '" + *v + "')");
+    char number[32]; // every digit: the engine checks the range, of the value given
+    std::snprintf(number, sizeof number, "%.17g", d);
+    add("confidence", number);
   }
   if (auto v = args.value("--priority"))
     add("priority", std::to_string(non_negative("--priority", *v, "a priority")));
@@ -172,7 +220,10 @@ int cmd_memory_put(const Args &args) {
 }
 
 int cmd_memory_update(const Args &args) {
-  std::string json = "{" + memory_fields(args);
+  if (list_flag(args, "--source").empty())
+    throw UsageError("--source is required: the event, message or artifact "
+                     "the new version comes from");
+  std::string json = "{" + memory_fields(args); // source_refs first: never empty
   if (args.positional.size() > 1) json += ",\"content\":" + json_quote(args.positional[1]);
   if (auto v = args.value("--session")) json += ",\"session_id\":" + json_quote(*v);
   json += "}";
@@ -189,6 +240,10 @@ int cmd_memory_ls(const Args &args) {
   if (auto v = args.value("--kind")) add("\"kind\":" + json_quote(*v));
   if (auto v = args.value("--as-of")) add("\"as_of\":" + std::to_string(parse_time("--as-of", *v)));
   if (args.has("--all-versions")) add("\"all_versions\":true");
+  // Every memory unless --limit says otherwise (the library's default is 1000).
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  if (auto v = args.value("--limit")) limit = non_negative("--limit", *v, "a count");
+  add("\"limit\":" + std::to_string(limit));
   q += "}";
   auto db = open_db(args, Access::read_only);
   std::string list = db.memory_list(q);
@@ -214,7 +269,7 @@ int cmd_memory_search(const Args &args) {
                                              : std::pair{s.substr(0, colon), s.substr(colon + 1)});
   }
   if (scopes.empty()) { // every scope that has memories
-    JsonDoc all(db.memory_list("{}"));
+    JsonDoc all(db.memory_list(R"({"limit":9223372036854775807})"));
     for (element m : array_of(all.root(), "memories"))
       scopes.insert({std::string(get_string(m, "scope")), std::string(get_string(m, "scope_id"))});
   }

@@ -1075,7 +1075,7 @@ export declare class Database {
   /** Forgets a memory: a tombstone, or with purge its content removed from the log too. */
   forgetMemory(
     memoryId: string,
-    options?: { purge?: boolean; reason?: string; sessionId?: string },
+    options?: { purge?: boolean; reason?: string; sessionId?: string; actor?: string; ts?: number },
   ): MemoryForgetResult;
   /** A memory: its current version, or its last one once forgotten. */
   memory(memoryId: string): Memory;

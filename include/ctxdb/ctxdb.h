@@ -19,6 +19,8 @@
  *    file paths are NUL-terminated. Invalid UTF-8 is CTXDB_INVALID_UTF8.
  *    A NULL pointer with length 0 is the empty string (so an empty JSON
  *    input is CTXDB_INVALID_JSON); NULL with a length is CTXDB_MISUSE.
+ *    An id (of a session, event, branch, memory, artifact …) that is empty
+ *    or holds a NUL byte is CTXDB_INVALID_ARG.
  *  - Buffers returned through `char** out` are allocated by ctxdb, are
  *    NUL-terminated, their length (without the NUL) goes to `size_t* out_len`
  *    when that is non-NULL, and they are released with ctxdb_free().

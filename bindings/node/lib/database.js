@@ -588,17 +588,22 @@ class Database {
   /**
    * Forgets a memory: a tombstone, or with {purge: true} its content
    * removed from the log too (verify stays green). options: {purge?,
-   * reason?, session_id?}.
+   * reason?, sessionId?, actor?, ts? (ms)}: the MemoryDeleted event's.
    */
   forgetMemory(memoryId, options) {
     check.string(memoryId, 'memoryId');
     const opts = check.optObject(options, 'options');
+    if (opts.mode !== undefined) { // the C ABI's name: it would be dropped, silently
+      throw new TypeError('options.mode: say purge: true or purge: false');
+    }
     const o = {};
     if (opts.purge !== undefined && check.boolean(opts.purge, 'options.purge')) o.mode = 'purge';
-    const reason = check.optString(opts.reason, 'options.reason');
-    if (reason !== undefined) o.reason = reason;
-    const sid = check.optString(opts.sessionId, 'options.sessionId');
-    if (sid !== undefined) o.session_id = sid;
+    for (const [key, name] of [['reason', 'reason'], ['sessionId', 'session_id'],
+      ['actor', 'actor']]) {
+      const v = check.optString(opts[key], `options.${key}`);
+      if (v !== undefined) o[name] = v;
+    }
+    if (opts.ts !== undefined) o.ts = check.integer(opts.ts, 'options.ts', 0);
     return parse(call(() => this.#db.memoryForget(memoryId, check.stringify(o, 'options'))));
   }
 

@@ -206,6 +206,27 @@ def _int64(value: Any, what: str) -> int:
     return n
 
 
+def _scope_list(scopes: Any) -> list:
+    """retrieve_memories()'s scopes: a list (or tuple) of them, or None."""
+    if scopes is None:
+        return []
+    if not isinstance(scopes, (list, tuple)):
+        raise TypeError("retrieve_memories(): scopes must be a list of scopes, not "
+                        f"{type(scopes).__name__}")
+    return list(scopes)
+
+
+def _scope_ref(s: Any) -> dict:
+    """A scope as memory_query.schema.json has it: {"scope", "id"?} from a
+    dict, or from a (scope,) or (scope, id) tuple or list."""
+    if isinstance(s, dict):
+        return s
+    if not isinstance(s, (list, tuple)) or len(s) not in (1, 2):
+        raise TypeError("retrieve_memories(): a scope is a dict or a (scope, id) pair, not "
+                        f"{s!r}")
+    return {"scope": s[0]} if len(s) == 1 or s[1] is None else {"scope": s[0], "id": s[1]}
+
+
 def _path(path: Any) -> bytes:
     if path is None or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"path must be str, bytes or os.PathLike, "
@@ -1100,6 +1121,8 @@ class Database:
         removed from the log as well (verify stays green)."""
         if not isinstance(purge, bool):
             raise TypeError(f"purge must be a bool, not {type(purge).__name__}")
+        if "mode" in options:  # it would override purge=, silently
+            raise TypeError("forget_memory(): say purge=True or purge=False, not mode=")
         mid = _text(memory_id, "memory_id")
         opts = {"mode": "purge" if purge else "tombstone", **options}
         if reason is not None:
@@ -1117,8 +1140,14 @@ class Database:
                  as_of: Optional[int] = None, limit: Optional[int] = None) -> List[Memory]:
         """The current memories, or every version (all_versions), or the
         versions valid at as_of (ms): what was believed then."""
-        query = {k: v for k, v in (("scope", scope), ("scope_id", scope_id), ("kind", kind),
-                                   ("as_of", as_of), ("limit", limit)) if v is not None}
+        if not isinstance(all_versions, bool):
+            raise TypeError("memories(): all_versions must be a bool, not "
+                            f"{type(all_versions).__name__}")
+        query = {k: v for k, v in (("scope", scope), ("scope_id", scope_id), ("kind", kind))
+                 if v is not None}
+        for key, value in (("as_of", as_of), ("limit", limit)):
+            if value is not None:
+                query[key] = _int64(value, key)
         if all_versions:
             query["all_versions"] = True
         data = _json(query, "memories() query")
@@ -1133,10 +1162,7 @@ class Database:
         if isinstance(query, dict):
             doc = dict(query)
         else:
-            doc = {"query": query, "scopes": [
-                s if isinstance(s, dict) else
-                ({"scope": s[0], "id": s[1]} if s[1] is not None else {"scope": s[0]})
-                for s in (scopes or [])]}
+            doc = {"query": query, "scopes": [_scope_ref(s) for s in _scope_list(scopes)]}
         doc.update(options)
         data = _json(doc, "retrieve_memories() query")
         return json.loads(self._out(_capi.ctxdb_memory_retrieve, data, len(data)))
