@@ -833,7 +833,7 @@ std::string Engine::memory_list(std::string_view query_json) {
 
 std::string Engine::memory_retrieve(std::string_view query_json) {
   memory::Query q = memory::parse_query(query_json);
-  const token::Counter &counter = token::default_counter();
+  const token::Counter &counter = *counter_; // the budget counts as a compile's does
   memory::Retrieval r;
   {
     store::Store::ReadTransaction snapshot(store_);

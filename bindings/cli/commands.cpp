@@ -502,7 +502,7 @@ const CommandSpec kCommands[] = {
      {"--session", "--branch", "--role", "--type", "--since", "--until", "--limit"},
      {"--sensitive", "--json"}, 1, 1, cmd_search},
     // --- memory (memory_commands.cpp) ---
-    {"memory put", "--scope S [--scope-id ID] --kind K --source REF... [--ttl D | --expires T | "
+    {"memory put", "--scope S [--scope-id ID] [--kind K] --source REF... [--ttl D | --expires T | "
      "--update-policy P] [--sensitive] TEXT", "write a memory",
      "Writes TEXT as a memory (a MemoryWritten event) and prints its id.\n"
      "\n"
@@ -513,14 +513,15 @@ const CommandSpec kCommands[] = {
      "  --source REF       an event, message or artifact id it comes from\n"
      "                     (required; repeat or separate with commas)\n"
      "  --ttl D            expires D after now: 90s, 30m, 12h, 7d (or ms)\n"
-     "  --expires T        expires at T: ms since the epoch or YYYY-MM-DD[THH:MM[:SS]]Z\n"
+     "  --expires T        expires at T: ms since the epoch or YYYY-MM-DD[THH:MM[:SS]][Z]\n"
      "  --update-policy P  kept current by P instead of expiring\n"
      "                     (one of the three is required for every scope but session)\n"
      "  --sensitive        retrieved only when the caller allows sensitive memories\n"
      "  --confidence X     0..1 (default 1)\n"
      "  --priority N       0..100 (default 50)\n"
-     "  --keyword K        a keyword (repeatable)\n"
-     "  --reader A         an agent allowed to read it (repeatable; default all)\n"
+     "  --keyword K        a keyword (repeat or separate with commas)\n"
+     "  --reader A         an agent allowed to read it (repeat or separate with\n"
+     "                     commas; default all)\n"
      "  --session S        the session to append to (default: the first source's)\n"
      "  --id ID            the memory id (default: a new mem_ id)\n"
      "  --json             print the memory as JSON instead\n",
@@ -553,7 +554,8 @@ const CommandSpec kCommands[] = {
      "search memories as retrieval would",
      "Runs retrieval: FTS5 over content and keywords, filtered and ranked\n"
      "(score = 0.55 text + 0.15 priority + 0.15 confidence + 0.15 recency).\n"
-     "QUERY is plain words (any of them). Does not count as a use.\n"
+     "QUERY is plain words (any of them; --all: every one). Does not count as\n"
+     "a use.\n"
      "\n"
      "  --scope S[:ID]  a scope to read, e.g. project:p1 (repeatable; default:\n"
      "                  every scope that has memories)\n"
@@ -563,9 +565,11 @@ const CommandSpec kCommands[] = {
      "  --limit N       at most N memories (default 20)\n"
      "  --now T         judge expiry at T (ms or an ISO date; default now)\n"
      "  --sensitive     include sensitive memories\n"
+     "  --all           every word of QUERY is required\n"
      "  --fts           QUERY is FTS5 syntax (plain words when it is not valid)\n"
      "  --json          print the retrieval as JSON instead\n",
-     {"--scope", "--agent", "--budget", "--limit", "--now"}, {"--sensitive", "--fts", "--json"},
+     {"--scope", "--agent", "--budget", "--limit", "--now"},
+     {"--sensitive", "--all", "--fts", "--json"},
      1, 1, cmd_memory_search},
     {"memory forget", "ID [--purge] [--reason R]", "forget a memory",
      "Ends the memory and removes its content from the projection and the\n"

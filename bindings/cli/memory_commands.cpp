@@ -290,7 +290,9 @@ int cmd_memory_search(const Args &args) {
   q += ",\"now\":" +
        std::to_string(args.value("--now") ? parse_time("--now", *args.value("--now")) : now_ms());
   if (args.has("--sensitive")) q += ",\"allow_sensitive\":true";
+  if (args.has("--all") && args.has("--fts")) throw UsageError("give one of --all and --fts");
   if (args.has("--fts")) q += ",\"match\":\"fts\"";
+  if (args.has("--all")) q += ",\"match\":\"all\"";
   q += "}";
   std::string r = db.memory_retrieve(q);
   if (args.has("--json")) {

@@ -560,9 +560,10 @@ typedef int (*ctxdb_token_count_fn)(void *user_data, const char *text, size_t le
 
 /* Makes fn (with user_data) this handle's token counter, in place of the
  * built-in estimator ("approx-v2"), for the counts the messages projection
- * caches at append (messages record it as "token_counter": name) and for
+ * caches at append (messages record it as "token_counter": name), for
  * compiles (a row counted by another counter is recounted; a bundle names
- * its counter in "token_counter"). Also a rebuild recounts with it. name
+ * its counter in "token_counter") and for memory retrieval's budget. Also
+ * a rebuild recounts with it. name
  * (1..100 bytes of UTF-8) identifies the counter in the file: give a new
  * name to a counter that counts differently. fn NULL restores the counter
  * the config's "token_counter" names, by default the built-in estimator
@@ -651,14 +652,15 @@ CTXDB_API int ctxdb_memory_get(ctxdb_db *db, const char *memory_id, size_t id_le
 CTXDB_API int ctxdb_memory_list(ctxdb_db *db, const char *query_json, size_t len, char **out,
                                 size_t *out_len);
 
-/* Retrieval (memory_query.schema.json): {"query", "scopes": [{"scope",
+/* Retrieval (memory_query.schema.json): {"query"?, "scopes": [{"scope",
  * "id"?}], "agent"?, "now"?, "budget"?, "limit"?, "allow_sensitive"?,
  * "match"?: "any" | "all" | "fts", "record_usage"?}. FTS5 (bm25) over
  * content and keywords, filtered by scope, readers, sensitivity, validity
  * and expiry at "now", ranked by the blend of memory_retrieval.schema.json
- * and fitted to "budget" tokens. A query that is not valid FTS syntax is
- * plain words, never an error. Counts each included memory as used unless
- * "record_usage" is false (or the handle is read-only). */
+ * and fitted to "budget" tokens, counted by the handle's token counter
+ * (ctxdb_token_counter_set; the result names it in "counter"). A query that is not valid FTS syntax
+ * is plain words, never an error. Counts each included memory as used unless "record_usage" is
+ * false (or the handle is read-only). */
 CTXDB_API int ctxdb_memory_retrieve(ctxdb_db *db, const char *query_json, size_t len, char **out,
                                     size_t *out_len);
 

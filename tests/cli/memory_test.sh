@@ -54,6 +54,12 @@ run "$CLI" memory search 备份 --scope project:p1
 expect_rc 0 && expect_contains "CJK" "m3" "$OUT"
 run "$CLI" memory search 'pnpm AND (' --fts --json --scope project:p1
 expect_rc 0 && expect_contains "fell back" '"fell_back":true' "$OUT" && expect_contains "found" '"m1"' "$OUT"
+run "$CLI" memory search "installs zebra" --scope project:p1
+expect_rc 0 && expect_contains "any word" "m1" "$OUT"
+run "$CLI" memory search "installs zebra" --scope project:p1 --all
+expect_rc 0 && expect_contains "--all: every word" "no memories found" "$OUT"
+run "$CLI" memory search "installs" --scope project:p1 --all --fts
+expect_rc 2
 run "$CLI" memory search installs --scope project:p1 --now 1600000000000
 expect_rc 0 && expect_contains "not valid yet" "no memories found" "$OUT"
 

@@ -483,6 +483,28 @@ TEST_CASE("a host token counter counts at append and compile; a failing one writ
   CHECK(field(items(f.messages()).back(), "token_counter") == "approx-v2");
 }
 
+TEST_CASE("a host token counter counts memory retrieval's budget, as a compile's") {
+  SessionFixture f;
+  std::string ask = f.add(prompt("where do the parser tests live?"));
+  f.db.memory_write("s", R"({"memory_id":"m1","scope":"session","content":"parser tests )"
+                         R"(live in tests/parse","source_refs":[")" +
+                             ask + R"("]})");
+  std::string q = R"({"query":"parser","scopes":[{"scope":"session","id":"s"}],)"
+                  R"("budget":1000,"record_usage":false})";
+  CHECK(field(f.db.memory_retrieve(q), "counter") == "approx-v2");
+  f.db.set_token_counter(std::make_unique<BytesCounter>());
+  std::string r = f.db.memory_retrieve(q);
+  CHECK(field(r, "counter") == "bytes-v1");
+  CHECK(field(r, "used_tokens") == "32"); // the content's bytes
+  CHECK(field(items(field(r, "memories"))[0], "tokens") == "32");
+  // A budget under the content's bytes leaves it out.
+  std::string tight = f.db.memory_retrieve(
+      R"({"query":"parser","scopes":[{"scope":"session","id":"s"}],"budget":31,"record_usage":false})");
+  CHECK(items(field(tight, "memories")).empty());
+  REQUIRE(items(field(tight, "excluded")).size() == 1);
+  CHECK(field(items(field(tight, "excluded"))[0], "tokens") == "32");
+}
+
 TEST_CASE("memories of the request's scopes enter as P2, each naming its memory and sources") {
   SessionFixture f;
   std::string ask = f.add(prompt("how do we run the parser tests?"));
