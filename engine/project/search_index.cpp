@@ -51,7 +51,7 @@ constexpr const char *kMessageTypes[] = {"UserPromptSubmitted", "AssistantMessag
                                          "ToolCallFinished",    "ToolCallFailed",
                                          "CompactionCompleted", "BranchSummarized"};
 constexpr int64_t kMaxLimit = 1000;
-constexpr size_t kScanContextBytes = 60;
+constexpr size_t kContextBytes = 60; // either side of a match we mark ourselves
 
 // n >= 1 copies of `term` joined by `op`, nested as a balanced tree: SQLite
 // nests a flat chain one level per term and refuses a statement past 1000
@@ -276,9 +276,9 @@ std::set<int64_t> SearchIndex::bind_needles(SQLite::Statement &q, int i,
 // Each source's best hits, merged by rank (the sources hold disjoint pos).
 void SearchIndex::run_fts(const char *table, const std::string &match,
                           const std::vector<std::string> &needles, const SearchFilters &f,
-                          const char *kind, std::vector<Hit> &hits) {
+                          const char *kind, std::string_view mark, std::vector<Hit> &hits) {
   std::vector<Hit> found;
-  for (const Source &s : sources(table)) query_fts(s, match, needles, f, kind, hits, found);
+  for (const Source &s : sources(table)) query_fts(s, match, needles, f, kind, mark, hits, found);
   std::stable_sort(found.begin(), found.end(),
                    [](const Hit &a, const Hit &b) { return a.rank < b.rank; });
   for (Hit &h : found) {
@@ -289,7 +289,7 @@ void SearchIndex::run_fts(const char *table, const std::string &match,
 
 void SearchIndex::query_fts(const Source &s, const std::string &match,
                             const std::vector<std::string> &needles, const SearchFilters &f,
-                            const char *kind, const std::vector<Hit> &hits,
+                            const char *kind, std::string_view mark, const std::vector<Hit> &hits,
                             std::vector<Hit> &found) {
   const std::string &t = s.table;
   bool grams = t.ends_with("_grams");
@@ -298,8 +298,12 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   // of the event by pos) run on the rows read until LIMIT is reached, and
   // snippet() on the rows returned. A join with events would filter and
   // snippet every match before sorting.
-  std::string sql = "SELECT rowid,rank,snippet(" + t + ",0,'«','»','…'," + (grams ? "48" : "16") +
-                    ") FROM " + t + " WHERE " + t + " MATCH ?" + s.rowids;
+  // A substring hit's text is read (from the view, for the hits only) and
+  // marked here: SQLite 3.40's snippet() over the trigram table repeats
+  // text where matches overlap ("m«issi»ssippi river«issi»ppi river").
+  std::string sql = "SELECT rowid,rank," +
+                    (grams ? t + ".text" : "snippet(" + t + ",0,'«','»','…',16)") + " FROM " + t +
+                    " WHERE " + t + " MATCH ?" + s.rowids;
   std::string filters = filter_sql(f);
   if (!filters.empty())
     sql += " AND EXISTS(SELECT 1 FROM events e WHERE e.pos=" + t + ".rowid" + filters + ")";
@@ -314,7 +318,16 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   while (found.size() < wanted && q.executeStep()) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
-    Hit h{pos, 0, 0, 0, "", "", q.getColumn(1).getDouble(), kind, q.getColumn(2).getString()};
+    Hit h{pos,
+          0,
+          0,
+          0,
+          "",
+          "",
+          q.getColumn(1).getDouble(),
+          kind,
+          grams ? mark_snippet(q.getColumn(2).getString(), mark, kContextBytes)
+                : q.getColumn(2).getString()};
     auto e = store_.statement(kEvent);
     e->bind(1, pos);
     if (!e->executeStep()) continue; // cannot happen: every indexed pos is an event
@@ -345,7 +358,7 @@ void SearchIndex::run_scan(const std::vector<std::string> &needles, const Search
     hits.push_back({pos, q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
                     q.getColumn(3).getInt64(), q.getColumn(4).getString(),
                     q.getColumn(5).getString(), 0.0, "scan",
-                    mark_snippet(q.getColumn(6).getString(), needles[0], kScanContextBytes)});
+                    mark_snippet(q.getColumn(6).getString(), needles[0], kContextBytes)});
   }
 }
 
@@ -361,7 +374,11 @@ std::string SearchIndex::search(std::string_view query_text, const SearchFilters
   std::string spaced(query_text);
   std::replace(spaced.begin(), spaced.end(), '\0', ' ');
   std::string_view query = spaced;
-  std::vector<std::string> terms = split_terms(query);
+  // A quoted term alone is the term: as plain words it reaches the
+  // substring step and the scan, which "错误" or "->" need.
+  std::optional<std::string> one = one_quoted_term(query);
+  std::string_view text = one ? std::string_view(*one) : query;
+  std::vector<std::string> terms = split_terms(text);
   if (terms.empty()) throw Error(Code::kInvalidArg, "search: the query is empty");
   if (f.limit < 1 || f.limit > kMaxLimit)
     throw Error(Code::kInvalidArg, "search: limit must be 1.." + std::to_string(kMaxLimit));
@@ -375,8 +392,8 @@ std::string SearchIndex::search(std::string_view query_text, const SearchFilters
     tail_above_ = m.value_or(0);
   }
   std::vector<Hit> hits;
-  std::string q(query);
-  bool fts = looks_like_fts(query) && parses("search_words", q);
+  std::string q(text);
+  bool fts = looks_like_fts(text) && parses("search_words", q);
   // 1. Words.
   // A term of punctuation alone ("->") has no word token: the words a
   // plain query has must be found with it as a substring.
@@ -385,20 +402,23 @@ std::string SearchIndex::search(std::string_view query_text, const SearchFilters
     if (std::find(words.begin(), words.end(), t) == words.end()) symbols.push_back(t);
   if (fts || !words.empty())
     run_fts("search_words", fts ? q : plain_match(words),
-            fts ? std::vector<std::string>{} : symbols, f, "words", hits);
+            fts ? std::vector<std::string>{} : symbols, f, "words", "", hits);
   // 2. Substrings, for what words did not fill.
   if (int64_t(hits.size()) < f.limit) {
     if (fts) {
-      // Skipped with a short term: the trigram table would drop it from
-      // the expression's meaning, not just from its matches.
-      if (!has_short_fts_term(q) && parses("search_grams", q))
-        run_fts("search_grams", q, {}, f, "substring", hits);
+      // Skipped with a short term (the trigram table would drop it from
+      // the expression's meaning, not just from its matches) and with NOT
+      // (it would let back in what the words table excluded: no folding of
+      // diacritics or punctuation there).
+      if (!has_short_fts_term(q) && !has_fts_not(q) && parses("search_grams", q))
+        run_fts("search_grams", q, {}, f, "substring", first_long_fts_term(q), hits);
     } else {
       std::vector<std::string> long_terms, short_terms;
       for (const std::string &t : terms)
         (utf8_length(t) >= 3 ? long_terms : short_terms).push_back(t);
       if (!long_terms.empty())
-        run_fts("search_grams", plain_match(long_terms), short_terms, f, "substring", hits);
+        run_fts("search_grams", plain_match(long_terms), short_terms, f, "substring", long_terms[0],
+                hits);
       else if (std::any_of(short_terms.begin(), short_terms.end(), [](const std::string &t) {
                  return has_cjk(t) || word_terms({t}).empty();
                }))

@@ -106,12 +106,15 @@ private:
   int64_t last_event_pos();
   std::vector<Source> sources(const char *table) const;
   void sync_tail(int64_t mark, int64_t last);
+  // mark: the term a substring hit's snippet marks (the trigram table's
+  // snippet() repeats text where matches overlap); words hits use snippet().
   void query_fts(const Source &s, const std::string &match, const std::vector<std::string> &needles,
-                 const SearchFilters &f, const char *kind, const std::vector<Hit> &hits,
-                 std::vector<Hit> &found);
+                 const SearchFilters &f, const char *kind, std::string_view mark,
+                 const std::vector<Hit> &hits, std::vector<Hit> &found);
   bool parses(const char *table, const std::string &match);
   void run_fts(const char *table, const std::string &match, const std::vector<std::string> &needles,
-               const SearchFilters &f, const char *kind, std::vector<Hit> &hits);
+               const SearchFilters &f, const char *kind, std::string_view mark,
+               std::vector<Hit> &hits);
   static std::set<int64_t> bind_needles(SQLite::Statement &q, int i,
                                         const std::vector<std::string> &needles, int64_t limit,
                                         const std::vector<Hit> &hits);

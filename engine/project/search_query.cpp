@@ -66,14 +66,69 @@ std::string plain_match(const std::vector<std::string> &terms) {
 
 namespace {
 
-// Whether the tokenizer (unicode61) keeps the code point in a word: ASCII
-// letters and digits, and non-ASCII outside the blocks of symbols it
-// separates words by (punctuation, arrows, mathematical and technical
-// signs, dingbats, emoji, variation selectors).
+// Whether the tokenizer (unicode61: letters, digits and private use) keeps
+// the code point in a word: ASCII letters and digits, and non-ASCII outside
+// the symbols it separates words by. Without Unicode's tables, the symbols
+// are those of the blocks and ranges a query plausibly holds: Latin-1's
+// signs (° ± © £ × ÷ …, not ª ² ³ µ ¹ º ¼-¾), general punctuation, arrows,
+// mathematical and technical signs, dingbats, supplemental punctuation,
+// CJK punctuation (not 々 〆 〇 and the other letters and numerals there),
+// variation selectors, fullwidth punctuation, emoji.
 bool is_word_char(char32_t cp) {
   if (cp < 0x80) return std::isalnum(int(cp)) != 0;
-  return !((cp >= 0x2000 && cp <= 0x2BFF) || (cp >= 0xFE00 && cp <= 0xFE0F) ||
-           (cp >= 0x1F000 && cp <= 0x1FAFF));
+  auto in = [cp](char32_t a, char32_t b) { return cp >= a && cp <= b; };
+  if (in(0xA0, 0xBF))
+    return cp == 0xAA || cp == 0xB2 || cp == 0xB3 || cp == 0xB5 || cp == 0xB9 || cp == 0xBA ||
+           in(0xBC, 0xBE);
+  if (in(0x3000, 0x303F))
+    return in(0x3005, 0x3007) || in(0x3021, 0x3029) || in(0x3031, 0x3035) || in(0x3038, 0x303C);
+  return !(cp == 0xD7 || cp == 0xF7 || in(0x2000, 0x2BFF) || in(0x2E00, 0x2E7F) ||
+           in(0xFE00, 0xFE0F) || in(0xFF01, 0xFF0F) || in(0xFF1A, 0xFF20) || in(0xFF3B, 0xFF40) ||
+           in(0xFF5B, 0xFF65) || in(0x1F000, 0x1FAFF));
+}
+
+// An FTS5 term of a query, as fts5_expr.c reads it: outside double quotes,
+// a bareword is a run of ASCII letters, digits, '_', \x1a and non-ASCII
+// bytes, ended by anything else; a quoted string ("" a quote) is one.
+struct FtsTerm {
+  std::string text;
+  bool quoted = false;
+  bool column = false; // a bareword before ':' (a column filter)
+};
+
+bool is_bareword_byte(unsigned char c) {
+  return c >= 0x80 || std::isalnum(c) || c == '_' || c == 0x1A;
+}
+
+std::vector<FtsTerm> fts_terms(std::string_view q) {
+  std::vector<FtsTerm> out;
+  for (size_t i = 0; i < q.size();) {
+    unsigned char c = static_cast<unsigned char>(q[i]);
+    if (c == '"') {
+      FtsTerm t{"", true};
+      for (++i; i < q.size(); ++i) {
+        if (q[i] == '"' && (i + 1 >= q.size() || q[i + 1] != '"')) break;
+        if (q[i] == '"') ++i; // "" is a quote
+        t.text += q[i];
+      }
+      ++i; // the closing quote
+      out.push_back(std::move(t));
+    } else if (is_bareword_byte(c)) {
+      size_t start = i;
+      while (i < q.size() && is_bareword_byte(static_cast<unsigned char>(q[i]))) ++i;
+      FtsTerm t{std::string(q.substr(start, i - start))};
+      size_t next = q.find_first_not_of(" \t\r\n", i);
+      t.column = next != std::string_view::npos && q[next] == ':';
+      out.push_back(std::move(t));
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool is_operator(const FtsTerm &t) {
+  return !t.quoted && (t.text == "AND" || t.text == "OR" || t.text == "NOT" || t.text == "NEAR");
 }
 
 } // namespace
@@ -97,14 +152,33 @@ bool looks_like_fts(std::string_view query) {
 }
 
 bool has_short_fts_term(std::string_view query) {
-  for (std::string t : split_terms(query)) {
-    if (t == "AND" || t == "OR" || t == "NOT" || t.starts_with("NEAR")) continue;
-    if (size_t colon = t.find(':'); colon != std::string::npos) t.erase(0, colon + 1);
-    std::erase_if(t,
-                  [](char c) { return c == '"' || c == '(' || c == ')' || c == '*' || c == '^'; });
-    if (!t.empty() && utf8_length(t) < 3) return true;
-  }
+  for (const FtsTerm &t : fts_terms(query))
+    if (!is_operator(t) && !t.column && !t.text.empty() && utf8_length(t.text) < 3) return true;
   return false;
+}
+
+bool has_fts_not(std::string_view query) {
+  for (const FtsTerm &t : fts_terms(query))
+    if (!t.quoted && t.text == "NOT") return true;
+  return false;
+}
+
+std::string first_long_fts_term(std::string_view query) {
+  for (const FtsTerm &t : fts_terms(query))
+    if (!is_operator(t) && !t.column && utf8_length(t.text) >= 3) return t.text;
+  return "";
+}
+
+std::optional<std::string> one_quoted_term(std::string_view query) {
+  size_t first = query.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view q = query.substr(first, query.find_last_not_of(" \t\r\n") - first + 1);
+  if (q.size() < 3 || q.front() != '"' || q.back() != '"') return std::nullopt;
+  std::string_view inner = q.substr(1, q.size() - 2);
+  if (inner.find('"') != std::string_view::npos || split_terms(inner).size() != 1 ||
+      split_terms(inner)[0] != inner)
+    return std::nullopt;
+  return std::string(inner);
 }
 
 size_t utf8_length(std::string_view text) {

@@ -8,6 +8,7 @@
 // `C++`, `NOT` or `a:b` are searched for, never reported as syntax errors.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,11 +34,25 @@ std::vector<std::string> word_terms(const std::vector<std::string> &terms);
 // Whether the query uses FTS5 syntax at all (it may still not parse).
 bool looks_like_fts(std::string_view query);
 
-// Whether an FTS5 query has a term of fewer than 3 characters (quotes,
-// parentheses, prefix and column marks and operators aside): the trigram
-// table matches no row with such a term, so there `X NOT ab` would mean
-// every X.
+// Whether an FTS5 query has a term of fewer than 3 characters (operators
+// and column names aside; terms end where FTS5 ends them, at any character
+// that is not a letter, digit, '_' or non-ASCII, outside quotes): the
+// trigram table matches no row with such a term.
 bool has_short_fts_term(std::string_view query);
+
+// Whether an FTS5 query uses NOT. The trigram table matches text as it is
+// (no diacritics folded, punctuation kept), so there NOT excludes less than
+// on the words table: `X NOT café` would bring back an X with "cafe".
+bool has_fts_not(std::string_view query);
+
+// The first term of an FTS5 query of 3 characters or more (what a
+// substring hit's snippet marks), or "".
+std::string first_long_fts_term(std::string_view query);
+
+// The term when the query is one quoted term without white space
+// ("错误", "->"): the same as the bare term, which plain words search
+// further (substrings, the scan) than a phrase can be.
+std::optional<std::string> one_quoted_term(std::string_view query);
 
 // The number of code points of valid UTF-8 text.
 size_t utf8_length(std::string_view text);

@@ -31,6 +31,19 @@ struct Fixture : SessionFixture {
   }
 };
 
+// A snippet without its marks (« » and the … of a cut).
+std::string unmarked(std::string s) {
+  for (const char *mark : {"«", "»", "…"})
+    for (size_t at; (at = s.find(mark)) != std::string::npos;)
+      s.erase(at, std::string(mark).size());
+  return s;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
 std::string tool_output(const std::string &id, const std::string &output) {
   return event("ToolCallFinished", "tool",
                R"({"tool_call_id":")" + id + R"(","output":")" + output + "\"}");
@@ -243,10 +256,6 @@ TEST_CASE("search: a sensitive event is a hit only when allow_sensitive says so"
     shown.push_back(f.add(prompt("an ordinary kestrel sighting 数据库密码错误 ->",
                                  std::string(R"("visibility":)") + v)));
   shown.push_back(f.add(prompt("kestrel again 数据库密码错误 ->")));
-  auto sorted = [](std::vector<std::string> v) {
-    std::sort(v.begin(), v.end());
-    return v;
-  };
   std::vector<std::string> all = hidden;
   all.insert(all.end(), shown.begin(), shown.end());
   // Words, substrings, FTS5 syntax, a scan (two CJK characters, symbols):
@@ -565,6 +574,84 @@ TEST_CASE("search: a NUL byte in a query separates terms, as a space does") {
   f.add(prompt("foo alone"));
   CHECK(f.found(std::string("foo\0bar", 7)) == std::vector<std::string>{both});
   CHECK(f.found(std::string("\"foo\0bar\"", 9)) == std::vector<std::string>{both});
+}
+
+// FTS5 ends a term at any character that is not a bareword character, not
+// only at white space: `NOT(ab)`, `NOT"ab"` and `ab+cd` hold the short term
+// "ab". The excluded message came back as a substring hit (review, session
+// 26); a query with NOT has no substring step now.
+TEST_CASE("search: NOT with a short term not set off by spaces excludes it") {
+  Fixture f;
+  std::string kept = f.add(prompt("kestrel cd"));
+  f.add(prompt("kestrel ab cd")); // excluded by each query below
+  for (const char *q :
+       {"kestrel NOT ab", "kestrel NOT(ab)", "kestrel NOT\"ab\"", "kestrel NOT ab+cd"}) {
+    CAPTURE(q);
+    CHECK(field(f.search(q), "syntax") == "fts");
+    CHECK(f.found(q) == std::vector<std::string>{kept});
+  }
+}
+
+// The same with a long term: NOT excludes what the words table matches
+// (diacritics folded, punctuation a separator), and the trigram table
+// matches less (`café` is not in "cafe", `"src/net"` is not in "src-net"):
+// its `kestrel NOT …` let back in what the words step left out.
+TEST_CASE("search: NOT excludes a message in the substring step as in the words step") {
+  Fixture f;
+  std::string only = f.add(prompt("kestrel only"));
+  std::string cafe = f.add(prompt("kestrel cafe"));       // NOT café excludes it
+  std::string src_net = f.add(prompt("kestrel src-net")); // NOT "src/net" excludes it
+  CHECK(field(f.search("kestrel NOT café"), "syntax") == "fts");
+  CHECK(sorted(f.found("kestrel NOT café")) == sorted({only, src_net}));
+  CHECK(sorted(f.found("kestrel NOT \"src/net\"")) == sorted({only, cafe}));
+}
+
+// A two-character Chinese word, or a symbol, is found inside a sentence by
+// the scan (README "## Search", step 2); quoted, as one term, it is the
+// same term (it found nothing: FTS5 syntax has no scan).
+TEST_CASE("search: a quoted short Chinese term or symbol is found like an unquoted one") {
+  Fixture f;
+  std::string zh = f.add(prompt("数据库连接错误，请检查配置文件"));
+  std::string rocket = f.add(prompt("ready for 🚀 launch"));
+  CHECK(f.found("错误") == std::vector<std::string>{zh});
+  CHECK(f.found("\"错误\"") == std::vector<std::string>{zh});
+  CHECK(f.found("🚀") == std::vector<std::string>{rocket});
+  CHECK(f.found("\"🚀\"") == std::vector<std::string>{rocket});
+}
+
+// unicode61 separates words at every character that is not a letter or a
+// digit, so "°", "±", "©", "£" and the fullwidth "！" have no word token,
+// like "->": a term of them alone is scanned for, as "->" is (they were
+// taken for words, which no step then found).
+TEST_CASE("search: a term of one Latin-1 or fullwidth symbol is found") {
+  Fixture f;
+  std::string p = f.add(prompt("water boils at 100 °C ± 1, © acme, £5 a bottle！"));
+  CHECK(f.found("->").empty());
+  for (const char *q : {"°", "±", "©", "£", "！"}) {
+    CAPTURE(q);
+    CHECK(f.found(q) == std::vector<std::string>{p});
+  }
+}
+
+// A snippet is the message's text with the match between « and » (and …
+// where cut): without its marks it is a piece of that text. Where a
+// substring's matches overlap ("issi" twice in "mississippi"), SQLite
+// 3.40's snippet() over the trigram table repeated parts of the text.
+TEST_CASE("search: a substring snippet repeats no text when matches overlap") {
+  Fixture f;
+  const std::string river = "mississippi river";
+  const std::string run = "xx aaaaaaa yy";
+  f.add(prompt(river));
+  f.add(prompt(run));
+  for (auto [q, text] : {std::pair{"issi", river}, std::pair{"aaa", run}}) {
+    CAPTURE(q);
+    std::vector<std::string> h = f.hits(q);
+    REQUIRE(h.size() == 1);
+    CHECK(field(h[0], "match") == "substring");
+    std::string snippet = field(h[0], "snippet");
+    CAPTURE(snippet);
+    CHECK(text.find(unmarked(snippet)) != std::string::npos);
+  }
 }
 
 } // namespace search_test
