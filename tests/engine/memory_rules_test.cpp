@@ -4,6 +4,7 @@
 #include "agent_events.hpp"
 #include "bundle_checks.hpp"
 #include "engine.hpp"
+#include "memory_db.hpp"
 #include "test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -19,9 +20,6 @@ using namespace ctxdb::test;
 
 namespace {
 
-constexpr int64_t kDay = 86400000;
-constexpr int64_t kT0 = 1700000000000; // the tests' clock: every event has a ts
-
 using Ids = std::vector<std::string>;
 
 Ids sorted(Ids ids) {
@@ -29,27 +27,8 @@ Ids sorted(Ids ids) {
   return ids;
 }
 
-// A database with session "s" and one prompt, evt_src, to cite (as in
-// memory_test.cpp).
-struct MemoryDb {
-  TempDir dir;
-  std::string path = dir.file("m.ctxdb");
-  Engine db{path, ""};
-  MemoryDb() {
-    db.session_create(R"({"id":"s","ts":)" + std::to_string(kT0) +
-                      R"(,"payload":{"agent_id":"a"}})");
-    db.append("s", R"({"id":"evt_src","type":"UserPromptSubmitted","actor":"user","ts":)" +
-                       std::to_string(kT0) + R"(,"payload":{"text":"remember this"}})");
-  }
-  // A project memory of p1, written at kT0 + `at`.
-  std::string put(const std::string &id, const std::string &content, const std::string &more = "",
-                  int64_t at = 0) {
-    return db.memory_write("s",
-                           R"({"memory_id":")" + id + R"(","scope":"project","scope_id":"p1",)" +
-                               R"("kind":"fact","content":")" + content +
-                               R"(","source_refs":["evt_src"],"update_policy":"manual","ts":)" +
-                               std::to_string(kT0 + at) + more + "}");
-  }
+// memory_db.hpp's, with the calls these tests make.
+struct MemoryDb : test::MemoryDb {
   // An update stamped kT0 + `at`.
   std::string update(const std::string &id, const std::string &fields, int64_t at) {
     return db.memory_update(id, R"({"source_refs":["evt_src"],"ts":)" + std::to_string(kT0 + at) +

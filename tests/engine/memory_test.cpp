@@ -6,6 +6,7 @@
 #include "memory/retrieve.hpp"
 #include "memory/scope_rows.hpp"
 #include "memory/search_text.hpp"
+#include "memory_db.hpp"
 #include "store/embedded_files.hpp"
 #include "store/fts_merge.hpp"
 #include "test_util.hpp"
@@ -28,29 +29,8 @@ using namespace ctxdb::test;
 
 namespace {
 
-constexpr int64_t kDay = 86400000;
-constexpr int64_t kT0 = 1700000000000; // the tests' clock: every event has a ts
-
-// A database with session "s" and one prompt, evt_src, to cite.
-struct MemoryDb {
-  TempDir dir;
-  std::string path = dir.file("m.ctxdb");
-  Engine db{path, ""};
-  MemoryDb() {
-    db.session_create(R"({"id":"s","ts":)" + std::to_string(kT0) +
-                      R"(,"payload":{"agent_id":"a"}})");
-    db.append("s", R"({"id":"evt_src","type":"UserPromptSubmitted","actor":"user","ts":)" +
-                       std::to_string(kT0) + R"(,"payload":{"text":"remember this"}})");
-  }
-  // A project memory of p1 (or `scope`), written at kT0 + `at`.
-  std::string put(const std::string &id, const std::string &content, const std::string &more = "",
-                  int64_t at = 0) {
-    return db.memory_write("s",
-                           R"({"memory_id":")" + id + R"(","scope":"project","scope_id":"p1",)" +
-                               R"("kind":"fact","content":")" + content +
-                               R"(","source_refs":["evt_src"],"update_policy":"manual","ts":)" +
-                               std::to_string(kT0 + at) + more + "}");
-  }
+// memory_db.hpp's, with the calls these tests make.
+struct MemoryDb : test::MemoryDb {
   std::string retrieve(const std::string &query, const std::string &more = "",
                        const std::string &scopes = R"([{"scope":"project","id":"p1"}])") {
     return db.memory_retrieve(R"({"query":")" + query + R"(","scopes":)" + scopes + R"(,"now":)" +
