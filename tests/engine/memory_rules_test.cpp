@@ -49,7 +49,7 @@ struct MemoryDb : test::MemoryDb {
 } // namespace
 
 // Rule: sensitivity filter, on a query without words (the browse path).
-TEST_CASE("memory mutation: a query without words leaves out sensitive memories unless allowed") {
+TEST_CASE("memory rules: a query without words leaves out sensitive memories unless allowed") {
   MemoryDb m;
   m.put("open", "the build cache lives in s3");
   m.put("secret", "the build server root key", R"(,"sensitive":true)");
@@ -69,7 +69,7 @@ TEST_CASE(
 }
 
 // Rule: no expiry in the past; expires_at equal to the event's ts is expired when written.
-TEST_CASE("memory mutation: an expires_at equal to the event's ts is refused, one ms later taken") {
+TEST_CASE("memory rules: an expires_at equal to the event's ts is refused, one ms later taken") {
   MemoryDb m;
   std::string error = message_of([&] {
     m.put("e0", "expires as it is written", R"(,"expires_at":)" + std::to_string(kT0 + 500), 500);
@@ -85,7 +85,7 @@ TEST_CASE("memory mutation: an expires_at equal to the event's ts is refused, on
 }
 
 // Rule: no expiry in the past; an update whose carried-over expiry equals its ts is refused.
-TEST_CASE("memory mutation: an update at the very ms its carried-over expiry falls is refused") {
+TEST_CASE("memory rules: an update at the very ms its carried-over expiry falls is refused") {
   MemoryDb m;
   m.put("e1", "rotate the staging password", R"(,"expires_at":)" + std::to_string(kT0 + 1000));
   std::string error = message_of([&] { m.update("e1", R"(,"content":"rotate it weekly")", 1000); });
@@ -96,7 +96,7 @@ TEST_CASE("memory mutation: an update at the very ms its carried-over expiry fal
 }
 
 // Rule: a write needs a known scope; a global memory has no scope_id.
-TEST_CASE("memory mutation: a global memory with a scope_id is refused") {
+TEST_CASE("memory rules: a global memory with a scope_id is refused") {
   MemoryDb m;
   std::string before = snapshot(m.db);
   std::string error = message_of([&] {
@@ -108,7 +108,7 @@ TEST_CASE("memory mutation: a global memory with a scope_id is refused") {
 }
 
 // Rule: scope isolation; a retrieval naming the global scope with an id is refused.
-TEST_CASE("memory mutation: a retrieval naming the global scope with an id is refused") {
+TEST_CASE("memory rules: a retrieval naming the global scope with an id is refused") {
   MemoryDb m;
   CHECK(code_of([&] {
           m.db.memory_retrieve(R"({"query":"x","scopes":[{"scope":"global","id":"g"}]})");
@@ -116,7 +116,7 @@ TEST_CASE("memory mutation: a retrieval naming the global scope with an id is re
 }
 
 // Rule: usage counting; a memory the budget excluded is not counted.
-TEST_CASE("memory mutation: a memory the budget left out is not counted as used") {
+TEST_CASE("memory rules: a memory the budget left out is not counted as used") {
   MemoryDb m;
   m.put("low", "use pnpm for installs", R"(,"priority":0,"confidence":0.2)");
   m.put("high", "use pnpm for installs", R"(,"priority":100,"confidence":1)");
@@ -130,7 +130,7 @@ TEST_CASE("memory mutation: a memory the budget left out is not counted as used"
 }
 
 // Rule: usage counting; the memories a compiled bundle holds count as used.
-TEST_CASE("memory mutation: a compiled bundle counts the memories it holds as used") {
+TEST_CASE("memory rules: a compiled bundle counts the memories it holds as used") {
   SessionFixture f;
   std::string ask = f.add(prompt("the cache keys"));
   f.db.memory_write("s", R"({"memory_id":"mem_cache","scope":"project","scope_id":"p1",)"
@@ -151,7 +151,7 @@ TEST_CASE("memory mutation: a compiled bundle counts the memories it holds as us
 }
 
 // Rule: sensitivity filter in a compiled bundle (policy.allow_sensitive).
-TEST_CASE("memory mutation: a sensitive memory enters a bundle only when the policy allows it") {
+TEST_CASE("memory rules: a sensitive memory enters a bundle only when the policy allows it") {
   SessionFixture f;
   std::string ask = f.add(prompt("the deploy key"));
   f.db.memory_write("s", R"({"memory_id":"mem_key","scope":"project","scope_id":"p1",)"
@@ -170,7 +170,7 @@ TEST_CASE("memory mutation: a sensitive memory enters a bundle only when the pol
 }
 
 // Rule: blend ranking; equal scores tie to the smaller id (README, Memories).
-TEST_CASE("memory mutation: memories of equal score tie to the smaller id") {
+TEST_CASE("memory rules: memories of equal score tie to the smaller id") {
   MemoryDb m;
   for (const char *id : {"b_same", "c_same", "a_same"})
     m.put(id, "prefer squash merges", R"(,"priority":40,"confidence":0.5)");
@@ -183,7 +183,7 @@ TEST_CASE("memory mutation: memories of equal score tie to the smaller id") {
 }
 
 // Rule: usage counting; last_used is the latest use, a retrieval at an earlier now leaves it.
-TEST_CASE("memory mutation: last_used never moves back") {
+TEST_CASE("memory rules: last_used never moves back") {
   MemoryDb m;
   m.put("m1", "prefer rebase over merge");
   m.retrieve("rebase", "", kT0 + 2 * kDay);
@@ -194,7 +194,7 @@ TEST_CASE("memory mutation: last_used never moves back") {
 }
 
 // Rule: an update supersedes; the new version's sensitivity, readers and expiry filter retrieval.
-TEST_CASE("memory mutation: an update's sensitivity, readers and expiry govern retrieval") {
+TEST_CASE("memory rules: an update's sensitivity, readers and expiry govern retrieval") {
   MemoryDb m;
   m.put("sens", "the rollout plan one");
   m.put("read", "the rollout plan two");
@@ -219,7 +219,7 @@ TEST_CASE("memory mutation: an update's sensitivity, readers and expiry govern r
 }
 
 // Rule: forget; a purged memory's id is not written again.
-TEST_CASE("memory mutation: a purged memory's id cannot be used by a new memory") {
+TEST_CASE("memory rules: a purged memory's id cannot be used by a new memory") {
   MemoryDb m;
   m.put("m1", "a secret to purge");
   std::string purge = field(m.db.memory_forget("m1", R"({"mode":"purge"})"), "event_id");
@@ -230,7 +230,7 @@ TEST_CASE("memory mutation: a purged memory's id cannot be used by a new memory"
 }
 
 // Rule: blend ranking on browse; the blend, not priority alone, picks among the candidates.
-TEST_CASE("memory mutation: browsing ranks by the blend among the candidates, not by priority") {
+TEST_CASE("memory rules: browsing ranks by the blend among the candidates, not by priority") {
   MemoryDb m;
   m.put("pri", "a note without a match", R"(,"priority":60,"confidence":0)");
   m.put("conf", "another note, also none", R"(,"priority":50,"confidence":1)");
@@ -240,7 +240,7 @@ TEST_CASE("memory mutation: browsing ranks by the blend among the candidates, no
 }
 
 // Rule: blend ranking on browse; the candidates are the 200 of highest priority.
-TEST_CASE("memory mutation: browsing more than 200 memories takes the highest priorities") {
+TEST_CASE("memory rules: browsing more than 200 memories takes the highest priorities") {
   MemoryDb m;
   std::string nd;
   for (int i = 0; i < 210; ++i)
@@ -255,7 +255,7 @@ TEST_CASE("memory mutation: browsing more than 200 memories takes the highest pr
 }
 
 // Rule: forget; a tombstone clears the keywords of every version too (they are content).
-TEST_CASE("memory mutation: a tombstone clears every version's keywords with its content") {
+TEST_CASE("memory rules: a tombstone clears every version's keywords with its content") {
   MemoryDb m;
   m.put("m1", "the vpn password is hunter2", R"(,"keywords":["hunter2","vpnsecret"])");
   m.update("m1", R"(,"content":"the vpn password is hunter3","keywords":["hunter3"])", 1000);
