@@ -128,6 +128,14 @@ double as_double(simdjson::dom::element e) {
   return d;
 }
 
+// Keywords that describe a schema without constraining a value.
+bool is_annotation(std::string_view key) {
+  for (std::string_view k :
+       {"description", "title", "$schema", "$id", "$comment", "examples", "default"})
+    if (key == k) return true;
+  return false;
+}
+
 std::unique_ptr<Schema::Node> compile(simdjson::dom::element s, std::string_view name) {
   auto bad = [&](const std::string &why) {
     return Error(Code::kInternal, "schema " + std::string(name) + ": " + why);
@@ -183,6 +191,10 @@ std::unique_ptr<Schema::Node> compile(simdjson::dom::element s, std::string_view
                                         node->pattern.size(), PCRE2_UTF, &err, &offset, nullptr);
       if (!node->regex->code) throw bad("bad pattern " + node->pattern);
       pcre2_jit_compile(node->regex->code, PCRE2_JIT_COMPLETE);
+    } else if (!is_annotation(key)) {
+      // A keyword this subset does not enforce would silently drop its
+      // rule (an exclusiveMinimum would bound nothing), so it is refused.
+      throw bad("unsupported keyword '" + std::string(key) + "'");
     }
   }
   return node;

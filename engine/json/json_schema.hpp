@@ -5,8 +5,10 @@
 // Supported keywords: type (a name or a list), required, properties,
 // additionalProperties (a boolean, or the schema every unlisted property
 // must match: a map), items, enum (strings), minLength, maxLength,
-// minimum, maximum, pattern (PCRE2). Others (description, $schema, $id,
-// title, …) are ignored.
+// minimum, maximum, pattern (PCRE2). Annotations (description, title,
+// $schema, $id, $comment, examples, default) are ignored; any other keyword
+// is refused when the schema is parsed, since ignoring it would drop the
+// rule it states.
 #pragma once
 
 #include <simdjson.h>

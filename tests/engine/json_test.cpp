@@ -1,5 +1,7 @@
 // The JSON layer: output escaping, canonical payloads and the schema subset.
 #include "error.hpp"
+#include "store/embedded_files.hpp"
+#include "store/store.hpp"
 #include "json/json_schema.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -108,6 +110,41 @@ TEST_CASE("the schema subset: required, type, enum, pattern, bounds, items") {
 TEST_CASE("a malformed schema is an internal error, not bad input") {
   CHECK_THROWS_AS(json::Schema::parse("{\"type\":\"strnig\"}", "bad"), Error);
   CHECK_THROWS_AS(json::Schema::parse("not json", "bad"), Error);
+}
+
+// The message of the error parsing `schema` throws, or "" when it parses.
+std::string schema_error(const char *schema) {
+  try {
+    json::Schema::parse(schema, "t");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kInternal);
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("a schema keyword the subset does not enforce is refused, not ignored") {
+  // Ignored, exclusiveMinimum would let 0 through a rule meant to stop it.
+  CHECK(schema_error(R"({"type":"integer","exclusiveMinimum":0})") ==
+        "schema t: unsupported keyword 'exclusiveMinimum'");
+  CHECK(schema_error(R"({"properties":{"a":{"type":"string","format":"date-time"}}})") ==
+        "schema t: unsupported keyword 'format'");
+  CHECK(schema_error(R"({"items":{"oneOf":[{"type":"string"}]}})") ==
+        "schema t: unsupported keyword 'oneOf'");
+  // Annotations constrain nothing and are accepted.
+  CHECK(schema_error(R"({"$schema":"x","$id":"y","$comment":"c","title":"t","description":"d",
+                         "examples":[1],"default":1,"type":"integer"})") == "");
+}
+
+TEST_CASE("every schema the library ships parses under the subset") {
+  int schemas = 0;
+  for (const store::EmbeddedFile &f : store::embedded_files()) {
+    if (!f.path.ends_with(".schema.json")) continue;
+    CAPTURE(f.path);
+    CHECK_NOTHROW(store::embedded_schema(f.path));
+    ++schemas;
+  }
+  CHECK(schemas > 40);
 }
 
 TEST_CASE("append_quoted escapes the same at every position in long strings") {
