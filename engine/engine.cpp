@@ -849,8 +849,11 @@ std::string Engine::memory_retrieve(std::string_view query_json) {
 
 namespace ctxdb {
 
+// Compaction counts with the handle's counter, as appends and compiles do:
+// should_compact reads the counts appends stored, and a plan's budget must
+// mean what a compile's means.
 compile::Sources Engine::compile_sources() {
-  return {store_, log_, state_, compactions_, context_builds_, token::default_counter()};
+  return {store_, log_, state_, compactions_, context_builds_, *counter_};
 }
 
 std::string Engine::compact_should(std::string_view session_id, std::string_view policy_json) {

@@ -562,8 +562,8 @@ typedef int (*ctxdb_token_count_fn)(void *user_data, const char *text, size_t le
  * built-in estimator ("approx-v2"), for the counts the messages projection
  * caches at append (messages record it as "token_counter": name), for
  * compiles (a row counted by another counter is recounted; a bundle names
- * its counter in "token_counter") and for memory retrieval's budget. Also
- * a rebuild recounts with it. name
+ * its counter in "token_counter"), for memory retrieval's budget and for
+ * compaction's sizes and budgets. Also a rebuild recounts with it. name
  * (1..100 bytes of UTF-8) identifies the counter in the file: give a new
  * name to a counter that counts differently. fn NULL restores the counter
  * the config's "token_counter" names, by default the built-in estimator

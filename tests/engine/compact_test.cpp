@@ -186,6 +186,25 @@ TEST_CASE("should_compact reports the size, the limits and the net benefit") {
   (void)after;
 }
 
+// A host's counter: one token a byte, nothing like the estimator's count.
+struct BytesCounter final : token::Counter {
+  std::string_view name() const override { return "bytes-v1"; }
+  int64_t count(std::string_view text) const override { return int64_t(text.size()); }
+};
+
+TEST_CASE("compaction counts with the handle's token counter, as appends and compiles do") {
+  SessionFixture f;
+  f.db.set_token_counter(std::make_unique<BytesCounter>());
+  std::vector<TurnIds> turns;
+  for (int i = 0; i < 4; ++i) turns.push_back(add_turn(f, i));
+  int64_t two = tokens_of_recent(f.db, 2); // the rows' bytes-v1 counts
+  Json plan(f.db.compact_plan("s", keep(two)));
+  CHECK(plan.str({"cut", "first_kept_event_id"}) == turns[2].prompt);
+  CHECK(plan.num({"tokens", "kept"}) == two);
+  Json should(f.db.compact_should("s", ""));
+  CHECK(plan.num({"tokens", "before"}) == should.num({"estimated_tokens"}));
+}
+
 TEST_CASE("a plan keeps the recent whole turns and lists what the summary must cover") {
   Session f;
   int64_t two = tokens_of_recent(f.db, 2);
