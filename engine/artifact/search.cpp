@@ -1,87 +1,21 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "artifact/search.hpp"
 
 #include "artifact/text.hpp"
 #include "error.hpp"
-
-#include <pcre2.h>
+#include "util/regex.hpp"
 
 #include <deque>
-#include <new>
 
 namespace ctxdb::artifact {
 
 namespace {
-
-// A compiled pattern and what matching it needs, freed together.
-class Regex {
-public:
-  Regex(std::string_view pattern, bool ignore_case) {
-    int err = 0;
-    PCRE2_SIZE at = 0;
-    // MATCH_INVALID_UTF: artifacts may hold any bytes; invalid UTF-8 then
-    // just never matches instead of failing the whole search.
-    uint32_t flags =
-        PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE | (ignore_case ? PCRE2_CASELESS : 0);
-    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), flags, &err,
-                          &at, nullptr);
-    if (!code_) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(err, msg, sizeof msg);
-      throw Error(Code::kInvalidArg, "invalid regular expression '" + std::string(pattern) +
-                                         "' at offset " + std::to_string(at) + ": " +
-                                         reinterpret_cast<const char *>(msg));
-    }
-    pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE); // falls back to the interpreter if absent
-    match_ = pcre2_match_data_create(1, nullptr);
-    context_ = pcre2_match_context_create(nullptr);
-    stack_ = pcre2_jit_stack_create(32 * 1024, 1024 * 1024, nullptr);
-    if (!match_ || !context_ || !stack_) {
-      free();
-      throw std::bad_alloc();
-    }
-    pcre2_jit_stack_assign(context_, nullptr, stack_);
-  }
-  ~Regex() { free(); }
-  Regex(const Regex &) = delete;
-  Regex &operator=(const Regex &) = delete;
-
-  // The first match in s at or after `from`: {start, end}, or false.
-  bool find(std::string_view s, size_t from, size_t &start, size_t &end) {
-    int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), from, 0, match_,
-                         context_);
-    if (rc == PCRE2_ERROR_NOMATCH) return false;
-    if (rc < 0) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(rc, msg, sizeof msg);
-      throw Error(Code::kInvalidArg,
-                  std::string("regular expression failed: ") + reinterpret_cast<const char *>(msg));
-    }
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match_);
-    start = ov[0];
-    end = ov[1];
-    return true;
-  }
-
-private:
-  void free() {
-    pcre2_jit_stack_free(stack_);
-    pcre2_match_context_free(context_);
-    pcre2_match_data_free(match_);
-    pcre2_code_free(code_);
-  }
-  pcre2_code *code_ = nullptr;
-  pcre2_match_data *match_ = nullptr;
-  pcre2_match_context *context_ = nullptr;
-  pcre2_jit_stack *stack_ = nullptr;
-};
 
 // Scans one region of whole lines at a time (the text up to the last '\n'
 // decoded so far), keeping what context needs across regions: the last
 // lines before the region, and matches still short of after-lines.
 class Searcher {
 public:
-  Searcher(Regex &re, const SearchOptions &o) : re_(re), o_(o) {}
+  Searcher(util::Regex &re, const SearchOptions &o) : re_(re), o_(o) {}
 
   // Returns false once nothing more is wanted.
   bool region(std::string_view r, bool eof);
@@ -93,7 +27,7 @@ private:
   void remember(std::string_view r, int64_t newlines);
   bool full() const { return int64_t(result_.matches.size()) >= o_.max_matches; }
 
-  Regex &re_;
+  util::Regex &re_;
   const SearchOptions &o_;
   SearchResult result_;
   int64_t line_ = 1;         // of the region's first line
@@ -225,7 +159,7 @@ SearchResult search(ArtifactStore &store, std::string_view id, std::string_view 
                     const SearchOptions &options) {
   if (options.before < 0 || options.after < 0 || options.max_matches < 0)
     throw Error(Code::kInvalidArg, "search context and max_matches must be >= 0");
-  Regex re(pattern, options.ignore_case);
+  util::Regex re(pattern, {.ignore_case = options.ignore_case, .multiline = true});
   Layout l = store.layout(id);
   Searcher s(re, options);
   if (options.max_matches == 0) return s.result();

@@ -63,10 +63,11 @@ std::string balanced(std::string_view term, size_t n, std::string_view op) {
          balanced(term, n - half, op) + ")";
 }
 
-// " AND instr(lower(<text>),?)>0" for each needle, or nothing.
+// " AND ctxdb_contains(<text>,?)" for each needle (case folded as the
+// FTS5 tables fold it, store.cpp), or nothing.
 std::string needles_sql(const std::string &text, size_t needles) {
   if (needles == 0) return "";
-  return " AND " + balanced("instr(lower(" + text + "),?)>0", needles, "AND");
+  return " AND " + balanced("ctxdb_contains(" + text + ",?)", needles, "AND");
 }
 
 // " AND …" over events e for the filters; bind_filters binds it from `first`.
@@ -98,12 +99,6 @@ int bind_filters(SQLite::Statement &q, int i, const SearchFilters &f) {
   if (f.since) q.bind(i++, *f.since);
   if (f.until) q.bind(i++, *f.until);
   return i;
-}
-
-std::string ascii_lower(std::string s) {
-  for (char &c : s)
-    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-  return s;
 }
 
 std::string format_rank(double r) {
@@ -261,12 +256,12 @@ bool SearchIndex::parses(const char *table, const std::string &match) {
   }
 }
 
-// Binds the needles (lower-cased, for instr) from parameter i, then the
+// Binds the needles from parameter i, then the
 // LIMIT; returns the hits found so far, which the query may find again.
 std::set<int64_t> SearchIndex::bind_needles(SQLite::Statement &q, int i,
                                             const std::vector<std::string> &needles, int64_t limit,
                                             const std::vector<Hit> &hits) {
-  for (const std::string &n : needles) q.bind(i++, ascii_lower(n));
+  for (const std::string &n : needles) q.bind(i++, n);
   q.bind(i, limit + int64_t(hits.size())); // as many more as may come again
   std::set<int64_t> seen;
   for (const Hit &h : hits) seen.insert(h.pos);
@@ -310,6 +305,8 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   sql += needles_sql(t + ".text", needles.size());
   sql += " ORDER BY rank LIMIT ?";
   SQLite::Statement q(store_.db(), sql);
+  std::optional<util::Regex> marker;
+  if (grams && !mark.empty()) marker.emplace(util::Regex::caseless(mark));
   int i = 1;
   q.bind(i++, match);
   i = bind_filters(q, i, f);
@@ -326,8 +323,9 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
           "",
           q.getColumn(1).getDouble(),
           kind,
-          grams ? mark_snippet(q.getColumn(2).getString(), mark, kContextBytes)
-                : q.getColumn(2).getString()};
+          grams
+              ? mark_snippet(q.getColumn(2).getString(), marker ? &*marker : nullptr, kContextBytes)
+              : q.getColumn(2).getString()};
     auto e = store_.statement(kEvent);
     e->bind(1, pos);
     if (!e->executeStep()) continue; // cannot happen: every indexed pos is an event
@@ -352,13 +350,14 @@ void SearchIndex::run_scan(const std::vector<std::string> &needles, const Search
   SQLite::Statement q(store_.db(), sql);
   int i = bind_filters(q, 1, f);
   std::set<int64_t> seen = bind_needles(q, i, needles, f.limit, hits);
+  util::Regex marker = util::Regex::caseless(needles[0]);
   while (q.executeStep() && int64_t(hits.size()) < f.limit) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
     hits.push_back({pos, q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
                     q.getColumn(3).getInt64(), q.getColumn(4).getString(),
                     q.getColumn(5).getString(), 0.0, "scan",
-                    mark_snippet(q.getColumn(6).getString(), needles[0], kContextBytes)});
+                    mark_snippet(q.getColumn(6).getString(), &marker, kContextBytes)});
   }
 }
 

@@ -1,7 +1,8 @@
 #include "project/search_query.hpp"
 
+#include "util/regex.hpp"
+
 #include <algorithm>
-#include <cctype>
 
 namespace ctxdb::project {
 
@@ -22,12 +23,6 @@ char32_t decode(std::string_view text, size_t i, size_t &len) {
 }
 
 bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  for (char &c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 } // namespace
 
@@ -201,10 +196,10 @@ bool has_cjk(std::string_view text) {
   return false;
 }
 
-std::string mark_snippet(std::string_view text, std::string_view needle, size_t context_bytes) {
-  size_t at = needle.empty() ? std::string_view::npos : ascii_lower(text).find(ascii_lower(needle));
+std::string mark_snippet(std::string_view text, util::Regex *needle, size_t context_bytes) {
+  size_t at = std::string_view::npos, match_end = 0;
+  if (needle && !needle->find(text, 0, at, match_end)) at = std::string_view::npos;
   size_t begin = at == std::string_view::npos ? 0 : at - std::min(at, context_bytes);
-  size_t match_end = at == std::string_view::npos ? 0 : at + needle.size();
   size_t end = std::min(text.size(), std::max(match_end, begin) + context_bytes);
   while (begin > 0 && is_continuation(text[begin])) --begin;
   while (end < text.size() && is_continuation(text[end])) ++end;
@@ -213,7 +208,7 @@ std::string mark_snippet(std::string_view text, std::string_view needle, size_t 
     out.append(text.substr(begin, end - begin));
   } else {
     out.append(text.substr(begin, at - begin)).append("«");
-    out.append(text.substr(at, needle.size())).append("»");
+    out.append(text.substr(at, match_end - at)).append("»");
     out.append(text.substr(match_end, end - match_end));
   }
   if (end < text.size()) out += "…";

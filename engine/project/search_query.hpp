@@ -8,6 +8,8 @@
 // `C++`, `NOT` or `a:b` are searched for, never reported as syntax errors.
 #pragma once
 
+#include "util/regex.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,9 +63,10 @@ size_t utf8_length(std::string_view text);
 // words table cannot find inside a sentence: no spaces separate them).
 bool has_cjk(std::string_view text);
 
-// A window of `text` around its first match of `needle` (ASCII case
-// folded), the match marked «…», cut on character boundaries and marked
-// with … where cut; the start of the text when there is no match.
-std::string mark_snippet(std::string_view text, std::string_view needle, size_t context_bytes);
+// A window of `text` around its first match of `needle` (a
+// util::Regex::caseless, as the FTS5 tables fold case), the match marked
+// «…», cut on character boundaries and marked with … where cut; the start
+// of the text when there is no match or no needle.
+std::string mark_snippet(std::string_view text, util::Regex *needle, size_t context_bytes);
 
 } // namespace ctxdb::project

@@ -654,4 +654,36 @@ TEST_CASE("search: a substring snippet repeats no text when matches overlap") {
   }
 }
 
+// The FTS5 tables fold case by Unicode (unicode61 and trigram alike); the
+// checks the index cannot make (a term too short for the trigram table, the
+// scan) folded ASCII only, with SQLite's lower(), so "üb" missed "ÜBER"
+// and a substring snippet marked nothing when the case differed.
+TEST_CASE("search: short terms and snippet marks fold non-ASCII case as the indexes do") {
+  Fixture f;
+  std::string de = f.add(prompt("ÄRGER ÜBER ALLES"));
+  std::string el = f.add(prompt("ΣΦΑΛΜΑ στο 数据库"));
+  std::string kelvin = f.add(prompt("cooled to 4 \u212A in 冷却"));
+  f.add(prompt("ärger ohne ende"));
+  // A long term from the trigram table, a short one checked on the text.
+  std::vector<std::string> h = f.hits("ärger üb");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == de);
+  CHECK(field(h[0], "match") == "substring");
+  CHECK(field(h[0], "snippet") == "«ÄRGER» ÜBER ALLES");
+  // The scan: a short CJK term beside a short Greek one.
+  h = f.hits("数据 σφ");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == el);
+  CHECK(field(h[0], "match") == "scan");
+  CHECK(field(h[0], "snippet") == "ΣΦΑΛΜΑ στο «数据»库");
+  h = f.hits("冷却 σφ");
+  CHECK(h.empty());
+  // A match may differ from its term in length: the Kelvin sign (three
+  // bytes) folds to "k", and the mark spans the match, not the term.
+  h = f.hits("k 4 冷");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == kelvin);
+  CHECK(field(h[0], "snippet") == "cooled to 4 «\u212A» in 冷却");
+}
+
 } // namespace search_test
