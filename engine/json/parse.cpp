@@ -8,6 +8,83 @@
 
 namespace ctxdb::json {
 
+namespace {
+
+using simdjson::ondemand::json_type;
+
+// Whether simdjson's DOM parser reads the number token as a number: an
+// integer must fit in int64 or uint64, anything else in a double.
+bool readable(simdjson::ondemand::value v) {
+  std::string_view raw = v.raw_json_token();
+  int64_t i;
+  uint64_t u;
+  double d;
+  if (raw.find_first_of(".eE") == std::string_view::npos)
+    return !v.get_int64().get(i) || !v.get_uint64().get(u);
+  return !v.get_double().get(d);
+}
+
+// Finds the first number under v that the DOM parser refused, as
+// "field 'path' holds TOKEN"; false when the walk finds none (or fails).
+bool find_bad_number(simdjson::ondemand::value v, const std::string &path, std::string &out) {
+  json_type t;
+  if (v.type().get(t)) return false;
+  if (t == json_type::object) {
+    simdjson::ondemand::object o;
+    if (v.get_object().get(o)) return false;
+    for (auto field : o) {
+      std::string_view key;
+      simdjson::ondemand::value child;
+      if (field.unescaped_key().get(key) || field.value().get(child)) return false;
+      if (find_bad_number(child, path.empty() ? std::string(key) : path + "." + std::string(key),
+                          out))
+        return true;
+    }
+  } else if (t == json_type::array) {
+    simdjson::ondemand::array a;
+    if (v.get_array().get(a)) return false;
+    size_t i = 0;
+    for (auto item : a) {
+      simdjson::ondemand::value child;
+      if (item.get(child)) return false;
+      if (find_bad_number(child, path + "[" + std::to_string(i++) + "]", out)) return true;
+    }
+  } else if (t == json_type::number && !readable(v)) {
+    std::string_view raw = v.raw_json_token();
+    raw = raw.substr(0, raw.find_last_not_of(" \t\r\n") + 1);
+    std::string token = raw.size() > 40 ? std::string(raw.substr(0, 40)) + "…" : std::string(raw);
+    out = (path.empty() ? "the document" : "field '" + path + "'") + " holds " + token;
+    return true;
+  }
+  return false;
+}
+
+// Where a number error is: simdjson's DOM parser says only that some
+// number failed (an integer past 64 bits, 1e400, 01). The on-demand
+// parser, which reads values one at a time, finds which.
+std::string bad_number(std::string_view text) {
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(text);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::value root;
+  std::string out;
+  if (parser.iterate(padded).get(doc)) return out;
+  json_type t;
+  if (doc.type().get(t)) return out;
+  if (t == json_type::number) {
+    // A scalar document is not a value of the on-demand API.
+    std::string_view raw;
+    if (!doc.raw_json_token().get(raw))
+      out = "the document holds " + std::string(raw.substr(0, 40));
+    return out;
+  }
+  if (doc.get_value().get(root)) return out;
+  find_bad_number(root, "", out);
+  return out;
+}
+
+} // namespace
+
 simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
                              std::string_view what) {
   if (text.empty()) throw Error(Code::kInvalidJson, std::string(what) + ": empty input");
@@ -16,6 +93,11 @@ simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view tex
   if (err == simdjson::UTF8_ERROR)
     throw Error(Code::kInvalidUtf8, std::string(what) + ": not valid UTF-8");
   if (err == simdjson::MEMALLOC) throw Error(Code::kNoMem, std::string(what) + ": out of memory");
+  if (err == simdjson::NUMBER_ERROR)
+    if (std::string where = bad_number(text); !where.empty())
+      throw Error(Code::kInvalidJson, std::string(what) + ": invalid JSON (" + where +
+                                          ", not a number ctxdb reads: an integer must fit in "
+                                          "64 bits, a fraction or exponent in a double)");
   if (err)
     throw Error(Code::kInvalidJson,
                 std::string(what) + ": invalid JSON (" + simdjson::error_message(err) + ")");

@@ -60,6 +60,33 @@ TEST_CASE("parse names what failed") {
   }
 }
 
+// simdjson's DOM parser says only "Problem while parsing a number".
+TEST_CASE("parse names the field of a number it cannot read") {
+  simdjson::dom::parser p;
+  const char *tail = ", not a number ctxdb reads: an integer must fit in 64 bits, a fraction or "
+                     "exponent in a double)";
+  for (auto [doc, where] : {
+           std::pair{R"({"payload":{"n":123456789012345678901234}})",
+                     "field 'payload.n' holds 123456789012345678901234"},
+           std::pair{R"({"a":[1, {"b": -9223372036854775809 }]})",
+                     "field 'a[1].b' holds -9223372036854775809"},
+           std::pair{R"({"x":1e400})", "field 'x' holds 1e400"},
+           std::pair{R"([0, 01])", "field '[1]' holds 01"},
+           std::pair{"1e999", "the document holds 1e999"},
+       }) {
+    CAPTURE(doc);
+    try {
+      json::parse(p, doc, "event");
+      FAIL("parsed");
+    } catch (const Error &e) {
+      CHECK(e.code() == Code::kInvalidJson);
+      CHECK(std::string(e.what()) == "event: invalid JSON (" + std::string(where) + tail);
+    }
+  }
+  // The largest integers still parse.
+  CHECK_NOTHROW(json::parse(p, R"([18446744073709551615,-9223372036854775808,1e308])", "event"));
+}
+
 namespace {
 Code validate(const json::Schema &s, const char *doc, std::string *message = nullptr) {
   simdjson::dom::parser p;
