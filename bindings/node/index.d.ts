@@ -1130,7 +1130,7 @@ export declare class Database {
   bundleConvert(bundle: Bundle | string | Bytes, format: BundleFormat, options?: { raw?: boolean }): JsonObject;
   /**
    * fn replaces the built-in token estimator for this database (counts at
-   * append, and compiles); null restores it. fn runs synchronously and must
+   * append, compiles, memory retrieval and compaction); null restores it. fn runs synchronously and must
    * not use this database; a throw fails the call that needed the count
    * (CtxdbError INTERNAL, the thrown error as `cause`). While it is set,
    * appendManyAsync, importNdjsonAsync, rebuildAsync, compileAsync and compactAsync

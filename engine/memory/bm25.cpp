@@ -1,5 +1,7 @@
 #include "memory/bm25.hpp"
 
+#include "store/fts5.hpp"
+
 #include <sqlite3.h>
 
 #include <cmath>
@@ -182,20 +184,10 @@ void bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, i
   sqlite3_result_double(ctx, -1.0 * score);
 }
 
-fts5_api *fts5(sqlite3 *db) {
-  fts5_api *api = nullptr;
-  sqlite3_stmt *st = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, nullptr) != SQLITE_OK) return nullptr;
-  sqlite3_bind_pointer(st, 1, &api, "fts5_api_ptr", nullptr);
-  sqlite3_step(st);
-  sqlite3_finalize(st);
-  return api;
-}
-
 } // namespace
 
 void register_bm25(sqlite3 *db) {
-  fts5_api *api = fts5(db);
+  fts5_api *api = store::fts5_api_of(db);
   if (!api) return;
   // The connection's cache: FTS5 frees it with the connection, but not
   // when the registration fails.

@@ -28,12 +28,12 @@ constexpr char kIndexTailGrams[] = "INSERT INTO temp.search_tail_grams(rowid,tex
                                    "SELECT pos,text FROM search_text WHERE pos>?1 AND pos<=?2";
 // The private copy: a view naming the project's (FTS5 reads an external
 // content table from its own schema) and two tables tokenized as in
-// schema/sql/008_search.sql.
+// schema/sql/017_search_words_cjk.sql.
 constexpr char kCreateTail[] =
     "CREATE TEMP VIEW IF NOT EXISTS search_tail_text(pos,text) AS "
     "SELECT pos,text FROM main.search_text;"
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail_words USING fts5(text,"
-    " content='search_tail_text', content_rowid='pos', tokenize='unicode61 remove_diacritics 2');"
+    " content='search_tail_text', content_rowid='pos', tokenize='ctxdb_words remove_diacritics 2');"
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail_grams USING fts5(text,"
     " content='search_tail_text', content_rowid='pos', tokenize='trigram');";
 constexpr char kClearTail[] =
@@ -305,8 +305,8 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   sql += needles_sql(t + ".text", needles.size());
   sql += " ORDER BY rank LIMIT ?";
   SQLite::Statement q(store_.db(), sql);
-  std::optional<util::Regex> marker;
-  if (grams && !mark.empty()) marker.emplace(util::Regex::caseless(mark));
+  std::optional<util::CaselessFinder> marker;
+  if (grams && !mark.empty()) marker.emplace(mark);
   int i = 1;
   q.bind(i++, match);
   i = bind_filters(q, i, f);
@@ -350,7 +350,7 @@ void SearchIndex::run_scan(const std::vector<std::string> &needles, const Search
   SQLite::Statement q(store_.db(), sql);
   int i = bind_filters(q, 1, f);
   std::set<int64_t> seen = bind_needles(q, i, needles, f.limit, hits);
-  util::Regex marker = util::Regex::caseless(needles[0]);
+  util::CaselessFinder marker(needles[0]);
   while (q.executeStep() && int64_t(hits.size()) < f.limit) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
@@ -411,17 +411,18 @@ std::string SearchIndex::search(std::string_view query_text, const SearchFilters
       // diacritics or punctuation there).
       if (!has_short_fts_term(q) && !has_fts_not(q) && parses("search_grams", q))
         run_fts("search_grams", q, {}, f, "substring", first_long_fts_term(q), hits);
-    } else {
+    } else if (!std::all_of(terms.begin(), terms.end(), all_cjk)) {
+      // (Terms of CJK alone were found wherever they occur by the words
+      // step: its tokenizer makes each CJK character a word.)
       std::vector<std::string> long_terms, short_terms;
       for (const std::string &t : terms)
         (utf8_length(t) >= 3 ? long_terms : short_terms).push_back(t);
       if (!long_terms.empty())
         run_fts("search_grams", plain_match(long_terms), short_terms, f, "substring", long_terms[0],
                 hits);
-      else if (std::any_of(short_terms.begin(), short_terms.end(), [](const std::string &t) {
-                 return has_cjk(t) || word_terms({t}).empty();
-               }))
-        run_scan(short_terms, f, hits); // what no index can find: CJK, symbols
+      else if (std::any_of(short_terms.begin(), short_terms.end(),
+                           [](const std::string &t) { return word_terms({t}).empty(); }))
+        run_scan(short_terms, f, hits); // what no index can find: symbols
     }
   }
   json::JsonWriter w;

@@ -1,5 +1,6 @@
 #include "project/search_query.hpp"
 
+#include "util/cjk.hpp"
 #include "util/regex.hpp"
 
 #include <algorithm>
@@ -181,24 +182,16 @@ size_t utf8_length(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return !is_continuation(c); }));
 }
 
-bool has_cjk(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    size_t len;
-    char32_t cp = decode(text, i, len);
-    i += len;
-    if ((cp >= 0x2E80 && cp <= 0x9FFF) || // radicals, kana, CJK punctuation, ideographs
-        (cp >= 0xAC00 && cp <= 0xD7AF) || // Hangul syllables
-        (cp >= 0xF900 && cp <= 0xFAFF) || // compatibility ideographs
-        (cp >= 0xFF66 && cp <= 0xFF9F) || // halfwidth katakana
-        (cp >= 0x20000 && cp <= 0x3134F)) // ideographs, extensions B–G
-      return true;
-  }
-  return false;
+bool all_cjk(std::string_view term) {
+  for (size_t i = 0; i < term.size();)
+    if (!util::is_cjk(util::next_code_point(term, i))) return false;
+  return !term.empty();
 }
 
-std::string mark_snippet(std::string_view text, util::Regex *needle, size_t context_bytes) {
+std::string mark_snippet(std::string_view text, util::CaselessFinder *needle,
+                         size_t context_bytes) {
   size_t at = std::string_view::npos, match_end = 0;
-  if (needle && !needle->find(text, 0, at, match_end)) at = std::string_view::npos;
+  if (needle && !needle->find(text, at, match_end)) at = std::string_view::npos;
   size_t begin = at == std::string_view::npos ? 0 : at - std::min(at, context_bytes);
   size_t end = std::min(text.size(), std::max(match_end, begin) + context_bytes);
   while (begin > 0 && is_continuation(text[begin])) --begin;

@@ -59,14 +59,15 @@ std::optional<std::string> one_quoted_term(std::string_view query);
 // The number of code points of valid UTF-8 text.
 size_t utf8_length(std::string_view text);
 
-// Whether the text has a Chinese, Japanese or Korean character (which the
-// words table cannot find inside a sentence: no spaces separate them).
-bool has_cjk(std::string_view text);
+// Whether a term is Chinese, Japanese or Korean characters alone
+// (util/cjk.hpp), which the words table finds wherever they stand
+// (search_tokenizer.hpp).
+bool all_cjk(std::string_view term);
 
-// A window of `text` around its first match of `needle` (a
-// util::Regex::caseless, as the FTS5 tables fold case), the match marked
-// «…», cut on character boundaries and marked with … where cut; the start
-// of the text when there is no match or no needle.
-std::string mark_snippet(std::string_view text, util::Regex *needle, size_t context_bytes);
+// A window of `text` around its first match of `needle` (case folded as
+// the FTS5 tables fold it), the match marked «…», cut on character
+// boundaries and marked with … where cut; the start of the text when there
+// is no match or no needle.
+std::string mark_snippet(std::string_view text, util::CaselessFinder *needle, size_t context_bytes);
 
 } // namespace ctxdb::project

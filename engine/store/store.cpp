@@ -3,6 +3,7 @@
 #include "log/event.hpp"
 #include "memory/bm25.hpp"
 #include "memory/scope_rows.hpp"
+#include "project/search_tokenizer.hpp"
 #include "store/embedded_files.hpp"
 #include "util/regex.hpp"
 #include "util/zstd.hpp"
@@ -147,24 +148,25 @@ void register_sensitive(sqlite3 *db) {
 // ctxdb_contains(text, needle): whether text holds needle, matched
 // without regard to case by Unicode's simple case folding (lower() folds
 // ASCII only, so "ÄRGER" would miss "ärger", which the FTS5 tables find).
-// The needle is compiled once per statement (its auxiliary data): search
+// The needle is prepared once per statement (its auxiliary data): search
 // binds it as a parameter.
 void contains_sql(sqlite3_context *ctx, int, sqlite3_value **argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
     return;
   try {
-    auto *re = static_cast<util::Regex *>(sqlite3_get_auxdata(ctx, 1));
-    if (!re) {
-      re = new util::Regex(util::Regex::caseless(value_bytes(argv[1])));
-      sqlite3_set_auxdata(ctx, 1, re, [](void *p) { delete static_cast<util::Regex *>(p); });
+    auto *needle = static_cast<util::CaselessFinder *>(sqlite3_get_auxdata(ctx, 1));
+    if (!needle) {
+      sqlite3_set_auxdata(ctx, 1, new util::CaselessFinder(value_bytes(argv[1])),
+                          [](void *p) { delete static_cast<util::CaselessFinder *>(p); });
       // SQLite may have freed it at once (out of memory): look it up again.
-      re = static_cast<util::Regex *>(sqlite3_get_auxdata(ctx, 1));
-      if (!re) {
+      needle = static_cast<util::CaselessFinder *>(sqlite3_get_auxdata(ctx, 1));
+      if (!needle) {
         sqlite3_result_error_nomem(ctx);
         return;
       }
     }
-    sqlite3_result_int(ctx, re->contains(value_bytes(argv[0])) ? 1 : 0);
+    size_t start = 0, end = 0;
+    sqlite3_result_int(ctx, needle->find(value_bytes(argv[0]), start, end) ? 1 : 0);
   } catch (const std::exception &e) {
     sqlite3_result_error(ctx, e.what(), -1);
   }
@@ -191,6 +193,7 @@ void register_sql_functions(sqlite3 *db) {
   memory::register_bm25(db);
   register_zstd(db);
   register_sensitive(db);
+  project::register_search_tokenizer(db);
   sqlite3_create_function(db, "ctxdb_contains", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
                           contains_sql, nullptr, nullptr);
 }

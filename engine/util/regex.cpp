@@ -41,6 +41,7 @@ Regex::Regex(std::string_view pattern, RegexOptions options) : impl_(std::make_u
       (options.multiline ? PCRE2_MULTILINE : 0) | (options.literal ? PCRE2_LITERAL : 0);
   int err = 0;
   PCRE2_SIZE at = 0;
+  if (pattern.empty()) pattern = ""; // PCRE2 refuses a null pointer, even of length 0
   impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), flags,
                               &err, &at, nullptr);
   if (!impl_->code)
@@ -73,6 +74,34 @@ bool Regex::find(std::string_view s, size_t from, size_t &start, size_t &end) {
 bool Regex::contains(std::string_view s) {
   size_t start = 0, end = 0;
   return find(s, 0, start, end);
+}
+
+namespace {
+
+std::string ascii_folded(std::string_view s) {
+  std::string out(s);
+  for (char &c : out)
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return out;
+}
+
+} // namespace
+
+CaselessFinder::CaselessFinder(std::string_view needle) {
+  try {
+    regex_ = std::make_unique<Regex>(needle, RegexOptions{.ignore_case = true, .literal = true});
+  } catch (const Error &) {
+    folded_ = ascii_folded(needle); // too large for PCRE2
+  }
+}
+
+bool CaselessFinder::find(std::string_view s, size_t &start, size_t &end) {
+  if (regex_) return regex_->find(s, 0, start, end);
+  size_t at = ascii_folded(s).find(folded_);
+  if (at == std::string::npos) return false;
+  start = at;
+  end = at + folded_.size();
+  return true;
 }
 
 } // namespace ctxdb::util

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace ctxdb::util {
@@ -26,12 +27,6 @@ public:
   Regex(Regex &&) noexcept;
   Regex &operator=(Regex &&) noexcept;
 
-  // `text` as a literal, matched without regard to case (Unicode's simple
-  // case folding, as FTS5's unicode61 and trigram tokenizers fold it).
-  static Regex caseless(std::string_view text) {
-    return Regex(text, {.ignore_case = true, .literal = true});
-  }
-
   // The first match in s at or after `from`: [start, end), or false. A
   // match with ignore_case may differ from the pattern in length ("K", the
   // Kelvin sign, is three bytes and matches "k").
@@ -43,6 +38,22 @@ public:
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// A literal found without regard to case: by Unicode's simple case
+// folding (as FTS5's unicode61 and trigram tokenizers fold it), through a
+// caseless PCRE2 literal; a needle too long for PCRE2 to compile (tens of
+// kilobytes: its pattern size limit) is searched for with ASCII folded.
+class CaselessFinder {
+public:
+  explicit CaselessFinder(std::string_view needle);
+
+  // The first match in s: [start, end), or false.
+  bool find(std::string_view s, size_t &start, size_t &end);
+
+private:
+  std::unique_ptr<Regex> regex_;
+  std::string folded_; // without regex_: the needle, ASCII folded
 };
 
 } // namespace ctxdb::util

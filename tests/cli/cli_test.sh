@@ -896,6 +896,8 @@ test_search() {
   expect_eq "search --session" "s2 #2 user  数据库连接错误 in the «parser»" "$OUT"
   run ts search 连接错误
   expect_eq "search: Chinese in a sentence" "s2 #2 user  数据库«连接错误» in the parser" "$OUT"
+  run ts search "错误 OR nothing"
+  expect_eq "search: a Chinese word in an FTS5 expression" "s2 #2 user  数据库连接«错误» in the parser" "$OUT"
   run ts search "src/pars" --role assistant --limit 1
   expect_contains "search --role --limit: a piece of a path" "s1 #3 assistant" "$OUT"
   run ts search failing --json

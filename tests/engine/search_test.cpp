@@ -107,24 +107,51 @@ TEST_CASE("search: Chinese and Japanese, inside sentences, of any length") {
   std::string zh = f.add(prompt("数据库连接错误，请检查配置文件"));
   std::string ja = f.add(prompt("設定ファイルを読み込みます"));
   std::string en = f.add(prompt("the database connection failed"));
+  // Each CJK character is a word of the words table (search_tokenizer.hpp),
+  // so a CJK word is a phrase found from the index at any length.
   std::vector<std::string> h = f.hits("连接错误");
   REQUIRE(h.size() == 1);
   CHECK(field(h[0], "event_id") == zh);
-  CHECK(field(h[0], "match") == "substring");
+  CHECK(field(h[0], "match") == "words");
   CHECK(field(h[0], "snippet") == "数据库«连接错误»，请检查配置文件");
   CHECK(f.found("読み込み") == std::vector<std::string>{ja});
   CHECK(f.found("ファイル") == std::vector<std::string>{ja});
-  // Two characters have no trigram: the messages are scanned.
   h = f.hits("错误");
   REQUIRE(h.size() == 1);
   CHECK(field(h[0], "event_id") == zh);
-  CHECK(field(h[0], "match") == "scan");
+  CHECK(field(h[0], "match") == "words");
   CHECK(field(h[0], "snippet") == "数据库连接«错误»，请检查配置文件");
   CHECK(f.found("設") == std::vector<std::string>{ja});
+  CHECK(f.found("误错").empty()); // the characters in that order, side by side
+  // Inside FTS5 expressions too, which no trigram or scan could answer.
+  CHECK(sorted(f.found("错误 OR failed")) == sorted({zh, en}));
+  CHECK(f.found("错误 NOT 配置").empty());
+  CHECK(f.found("(设定 OR 設定) AND 読み") == std::vector<std::string>{ja});
   // A short term beside a longer one filters what the longer one finds.
   CHECK(f.found("配置文件 错误") == std::vector<std::string>{zh});
   CHECK(f.found("配置文件 設定").empty());
   CHECK(f.found("database") == std::vector<std::string>{en});
+}
+
+TEST_CASE("search: migration 017 makes the words a file indexed before it find CJK words") {
+  TempDir dir;
+  std::string path = dir.file("a.ctxdb"), zh;
+  {
+    Engine db(path, "");
+    db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+    zh = id_of(db.append("s", prompt("数据库连接错误，请检查配置文件")));
+    CHECK(items(field(db.search("错误", ""), "hits")).size() == 1); // indexes it
+  }
+  raw_sql(path, kBeforeSchema17 + "PRAGMA user_version = 16;");
+  // The raw connection reads the old table: the sentence is one word.
+  CHECK(raw_int(path, "SELECT count(*) FROM search_words('数据库连接错误')") == 1);
+  Engine reopened(path, "");
+  CHECK(raw_int(path, "PRAGMA user_version") == store::schema_version());
+  std::vector<std::string> h = items(field(reopened.search("错误 OR timeout", ""), "hits"));
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == zh);
+  CHECK(field(h[0], "match") == "words");
+  CHECK(field(reopened.rebuild(R"({"check":true,"search":true})"), "identical") == "true");
 }
 
 TEST_CASE("search: filters by session, role, type, time and limit") {
@@ -661,8 +688,8 @@ TEST_CASE("search: a substring snippet repeats no text when matches overlap") {
 TEST_CASE("search: short terms and snippet marks fold non-ASCII case as the indexes do") {
   Fixture f;
   std::string de = f.add(prompt("ÄRGER ÜBER ALLES"));
-  std::string el = f.add(prompt("ΣΦΑΛΜΑ στο 数据库"));
-  std::string kelvin = f.add(prompt("cooled to 4 \u212A in 冷却"));
+  std::string el = f.add(prompt("ΣΦΑΛΜΑ -> 数据库"));
+  std::string kelvin = f.add(prompt("cooled to 4\u212Aelvin -> 冷却"));
   f.add(prompt("ärger ohne ende"));
   // A long term from the trigram table, a short one checked on the text.
   std::vector<std::string> h = f.hits("ärger üb");
@@ -670,20 +697,34 @@ TEST_CASE("search: short terms and snippet marks fold non-ASCII case as the inde
   CHECK(field(h[0], "event_id") == de);
   CHECK(field(h[0], "match") == "substring");
   CHECK(field(h[0], "snippet") == "«ÄRGER» ÜBER ALLES");
-  // The scan: a short CJK term beside a short Greek one.
-  h = f.hits("数据 σφ");
+  // The scan (a term of symbols alone has no index): a short Greek term
+  // beside it is checked on the text.
+  h = f.hits("-> σφ");
   REQUIRE(h.size() == 1);
   CHECK(field(h[0], "event_id") == el);
   CHECK(field(h[0], "match") == "scan");
-  CHECK(field(h[0], "snippet") == "ΣΦΑΛΜΑ στο «数据»库");
-  h = f.hits("冷却 σφ");
-  CHECK(h.empty());
+  CHECK(field(h[0], "snippet") == "ΣΦΑΛΜΑ «->» 数据库");
+  CHECK(f.hits("-> ψω").empty());
   // A match may differ from its term in length: the Kelvin sign (three
   // bytes) folds to "k", and the mark spans the match, not the term.
-  h = f.hits("k 4 冷");
+  h = f.hits("k ->");
   REQUIRE(h.size() == 1);
   CHECK(field(h[0], "event_id") == kelvin);
-  CHECK(field(h[0], "snippet") == "cooled to 4 «\u212A» in 冷却");
+  CHECK(field(h[0], "match") == "scan");
+  CHECK(field(h[0], "snippet") == "cooled to 4«\u212A»elvin -> 冷却");
+}
+
+// PCRE2 cannot compile a caseless literal of tens of kilobytes: such a
+// needle is searched for with ASCII folded instead of failing the search.
+TEST_CASE("search: a term too long for PCRE2 is still searched for") {
+  Fixture f;
+  std::string dashes(40000, '-');
+  std::string p = f.add(prompt("websocket " + dashes));
+  CHECK(f.found(std::string(40000, 'x')).empty());
+  CHECK(f.found("websocket " + dashes) == std::vector<std::string>{p});
+  CHECK(f.found("websocket " + dashes + "+").empty());
+  std::vector<std::string> h = f.hits(dashes + " " + std::string(30000, 'E'));
+  CHECK(h.empty());
 }
 
 } // namespace search_test

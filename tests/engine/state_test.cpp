@@ -448,7 +448,7 @@ TEST_CASE("state: migration 016 compresses the snapshots a file already holds") 
     seq = first_snapshot(path).seq;
     before = state_after(db, seq + 5);
   }
-  test::raw_sql(path, std::string(test::kBeforeSchema16) + "PRAGMA user_version = 15;");
+  test::raw_sql(path, test::kBeforeSchema16 + "PRAGMA user_version = 15;");
   int64_t snapshots = 1201 / project::kSnapshotEvery;
   CHECK(test::raw_int(path, "SELECT count(*) FROM state_snapshots WHERE typeof(state)='text'") ==
         snapshots);

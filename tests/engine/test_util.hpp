@@ -42,9 +42,19 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
-// SQL that takes a file back from schema 16 (snapshots compressed), for
-// raw_sql (whose connection has ctxdb_unzstd).
-inline constexpr char kBeforeSchema16[] =
+// SQL that takes a file back from schema 17 (search_words tokenized by
+// ctxdb_words), for raw_sql (whose connection has the tokenizer).
+inline const std::string kBeforeSchema17 =
+    "DROP TABLE search_words;"
+    "CREATE VIRTUAL TABLE search_words USING fts5(text, content = 'search_text',"
+    " content_rowid = 'pos', tokenize = 'unicode61 remove_diacritics 2');"
+    "INSERT INTO search_words(rowid, text) SELECT pos, text FROM search_text"
+    " WHERE pos <= (SELECT pos FROM search_mark WHERE id = 1);";
+
+// ... and from schema 16 (snapshots compressed; raw_sql's connection has
+// ctxdb_unzstd).
+inline const std::string kBeforeSchema16 =
+    kBeforeSchema17 +
     "CREATE TABLE snapshots_text (branch_no INTEGER NOT NULL, seq INTEGER NOT NULL,"
     " state TEXT NOT NULL);"
     "INSERT INTO snapshots_text SELECT branch_no, seq, ctxdb_unzstd(state) FROM state_snapshots;"
@@ -54,7 +64,7 @@ inline constexpr char kBeforeSchema16[] =
 // ... and from schema 15 (memory_changes and its triggers), for tests that
 // take it back to an older schema still.
 inline const std::string kBeforeSchema15 =
-    std::string(kBeforeSchema16) +
+    kBeforeSchema16 +
     "DROP TRIGGER memory_rank_counted_insert; DROP TRIGGER memory_rank_counted_delete;"
     "DROP TRIGGER memory_rank_counted_update; DROP TABLE memory_changes;";
 

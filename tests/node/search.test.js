@@ -27,6 +27,9 @@ test('words, substrings and Japanese, the match marked', (t) => {
   const path = db.search('net/sock').hits;
   assert.deepEqual(path.map((h) => [h.event_id, h.match]), [[first.id, 'substring']]);
   assert.equal(db.search('読み込み').hits[0].snippet, '設定ファイルを«読み込み»ます');
+  // Each CJK character is a word: found from the index, in FTS5 expressions too.
+  const kana = db.search('読み OR nothing').hits;
+  assert.deepEqual(kana.map((h) => [h.match, h.snippet]), [['words', '設定ファイルを«読み»込みます']]);
 });
 
 test('filters', (t) => {

@@ -25,7 +25,8 @@ def test_words_substrings_and_cjk(db, sessions):
     hit = db.search("net/sock")["hits"][0]
     assert (hit["event_id"], hit["match"]) == (sessions["id"], "substring")
     assert db.search("连接错误")["hits"][0]["snippet"] == "数据库«连接错误»，请检查配置"
-    assert db.search("错误")["hits"][0]["match"] == "scan"
+    assert db.search("错误")["hits"][0]["match"] == "words"  # each CJK character is a word
+    assert db.search("错误 OR nothing")["hits"][0]["snippet"] == "数据库连接«错误»，请检查配置"
     assert db.search(b"reconnect")["hits"]  # bytes are UTF-8
 
 

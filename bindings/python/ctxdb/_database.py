@@ -989,7 +989,8 @@ class Database:
                           fn: Optional[Callable[[str], int]]) -> None:
         """Makes ``fn(text) -> int`` this handle's token counter, in place of
         the built-in estimator: for the counts cached at append (messages
-        record ``name`` as their token_counter) and for compiles. None
+        record ``name`` as their token_counter), compiles, memory retrieval
+        and compaction. None
         restores the config's token_counter (default: the built-in
         estimator). fn runs on the calling thread, inside the ctxdb call
         that needs the count, and must not use this
