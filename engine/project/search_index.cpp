@@ -420,9 +420,12 @@ std::string SearchIndex::search(std::string_view query_text, const SearchFilters
       if (!long_terms.empty())
         run_fts("search_grams", plain_match(long_terms), short_terms, f, "substring", long_terms[0],
                 hits);
-      else if (std::any_of(short_terms.begin(), short_terms.end(),
-                           [](const std::string &t) { return word_terms({t}).empty(); }))
-        run_scan(short_terms, f, hits); // what no index can find: symbols
+      else if (std::any_of(short_terms.begin(), short_terms.end(), [](const std::string &t) {
+                 return has_cjk(t) || word_terms({t}).empty();
+               }))
+        // What no index can find: symbols (->, ㈱), and a short CJK word
+        // beside short terms that are pieces of words (数据 σφ).
+        run_scan(short_terms, f, hits);
     }
   }
   json::JsonWriter w;

@@ -182,6 +182,21 @@ size_t utf8_length(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return !is_continuation(c); }));
 }
 
+bool has_cjk(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    size_t len;
+    char32_t cp = decode(text, i, len);
+    i += len;
+    if ((cp >= 0x2E80 && cp <= 0x9FFF) || // radicals, kana, CJK punctuation and symbols, ideographs
+        (cp >= 0xAC00 && cp <= 0xD7AF) || // Hangul syllables
+        (cp >= 0xF900 && cp <= 0xFAFF) || // compatibility ideographs
+        (cp >= 0xFF66 && cp <= 0xFF9F) || // halfwidth katakana
+        (cp >= 0x20000 && cp <= 0x3134F)) // ideographs, extensions B–G
+      return true;
+  }
+  return false;
+}
+
 bool all_cjk(std::string_view term) {
   for (size_t i = 0; i < term.size();)
     if (!util::is_cjk(util::next_code_point(term, i))) return false;

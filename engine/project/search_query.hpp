@@ -59,6 +59,11 @@ std::optional<std::string> one_quoted_term(std::string_view query);
 // The number of code points of valid UTF-8 text.
 size_t utf8_length(std::string_view text);
 
+// Whether the text has a character of the CJK blocks: ideographs, kana,
+// hangul, and their symbols and punctuation (㈱, ㎡, 。), which unicode61
+// does not make words of.
+bool has_cjk(std::string_view text);
+
 // Whether a term is Chinese, Japanese or Korean characters alone
 // (util/cjk.hpp), which the words table finds wherever they stand
 // (search_tokenizer.hpp).

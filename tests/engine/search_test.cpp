@@ -689,6 +689,7 @@ TEST_CASE("search: short terms and snippet marks fold non-ASCII case as the inde
   Fixture f;
   std::string de = f.add(prompt("ÄRGER ÜBER ALLES"));
   std::string el = f.add(prompt("ΣΦΑΛΜΑ -> 数据库"));
+  std::string go = f.add(prompt("golang错误日志, 山田㈱の報告, 面积100㎡"));
   std::string kelvin = f.add(prompt("cooled to 4\u212Aelvin -> 冷却"));
   f.add(prompt("ärger ohne ende"));
   // A long term from the trigram table, a short one checked on the text.
@@ -705,6 +706,16 @@ TEST_CASE("search: short terms and snippet marks fold non-ASCII case as the inde
   CHECK(field(h[0], "match") == "scan");
   CHECK(field(h[0], "snippet") == "ΣΦΑΛΜΑ «->» 数据库");
   CHECK(f.hits("-> ψω").empty());
+  // A short CJK word beside short pieces of words, and CJK symbols (which
+  // unicode61 makes no word of) are scanned for too.
+  h = f.hits("数据 σφ");
+  REQUIRE(h.size() == 1);
+  CHECK(field(h[0], "event_id") == el);
+  CHECK(field(h[0], "match") == "scan");
+  CHECK(field(h[0], "snippet") == "ΣΦΑΛΜΑ -> «数据»库");
+  CHECK(f.found("错误 GO") == std::vector<std::string>{go});
+  CHECK(f.found("㈱") == std::vector<std::string>{go});
+  CHECK(f.found("㎡") == std::vector<std::string>{go});
   // A match may differ from its term in length: the Kelvin sign (three
   // bytes) folds to "k", and the mark spans the match, not the term.
   h = f.hits("k ->");
