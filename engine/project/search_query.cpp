@@ -11,18 +11,6 @@ namespace {
 
 bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
-// The code point at text[i] (valid UTF-8) and its length in bytes.
-char32_t decode(std::string_view text, size_t i, size_t &len) {
-  unsigned char c = static_cast<unsigned char>(text[i]);
-  len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  len = std::min(len, text.size() - i);
-  if (len == 1) return c;
-  char32_t cp = c & (0xFF >> (len + 1));
-  for (size_t k = 1; k < len; ++k)
-    cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-  return cp;
-}
-
 bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 } // namespace
@@ -31,15 +19,14 @@ std::vector<std::string> split_terms(std::string_view query) {
   std::vector<std::string> terms;
   std::string cur;
   for (size_t i = 0; i < query.size();) {
-    size_t len;
-    char32_t cp = decode(query, i, len);
+    size_t start = i;
+    uint32_t cp = util::next_code_point(query, i);
     if ((cp < 0x80 && is_space(static_cast<unsigned char>(cp))) || cp == 0x3000) {
       if (!cur.empty()) terms.push_back(std::move(cur));
       cur.clear();
     } else {
-      cur.append(query.substr(i, len));
+      cur.append(query.substr(start, i - start));
     }
-    i += len;
   }
   if (!cur.empty()) terms.push_back(std::move(cur));
   return terms;
@@ -132,8 +119,8 @@ bool is_operator(const FtsTerm &t) {
 std::vector<std::string> word_terms(const std::vector<std::string> &terms) {
   std::vector<std::string> out;
   for (const std::string &t : terms)
-    for (size_t i = 0, len = 0; i < t.size(); i += len)
-      if (is_word_char(decode(t, i, len))) {
+    for (size_t i = 0; i < t.size();)
+      if (is_word_char(util::next_code_point(t, i))) {
         out.push_back(t);
         break;
       }
@@ -184,9 +171,7 @@ size_t utf8_length(std::string_view text) {
 
 bool has_cjk(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
-    size_t len;
-    char32_t cp = decode(text, i, len);
-    i += len;
+    uint32_t cp = util::next_code_point(text, i);
     if ((cp >= 0x2E80 && cp <= 0x9FFF) || // radicals, kana, CJK punctuation and symbols, ideographs
         (cp >= 0xAC00 && cp <= 0xD7AF) || // Hangul syllables
         (cp >= 0xF900 && cp <= 0xFAFF) || // compatibility ideographs
