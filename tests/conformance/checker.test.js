@@ -1,0 +1,140 @@
+'use strict';
+// The rule checker itself: a request each provider accepts passes, and each
+// rule fires on a request that breaks it (so no rule is one that cannot fail).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { check } = require('./rules');
+
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
+const clone = (v) => JSON.parse(JSON.stringify(v));
+
+const good = {
+  'openai.chat': {
+    messages: [
+      { role: 'developer', content: 'be brief' },
+      { role: 'user', content: [{ type: 'text', text: 'list the files please' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'k1', type: 'function', function: { name: 'ls', arguments: '{}' } }, { id: 'k2', type: 'function', function: { name: 'pwd', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'k2', content: '/src' },
+      { role: 'tool', tool_call_id: 'k1', content: 'a.c' },
+    ],
+  },
+  'openai.responses': {
+    input: [
+      { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'be brief' }] },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files please' }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'enc' },
+      { type: 'function_call', call_id: 'k1', name: 'ls', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'k1', output: 'a.c' },
+    ],
+  },
+  'anthropic.messages': {
+    system: [{ type: 'text', text: 'be brief', cache_control: { type: 'ephemeral' } }],
+    messages: [
+      { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }, { type: 'text', text: 'list the files please' }] },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'ls it', signature: 'sig' }, { type: 'tool_use', id: 'k1', name: 'ls', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'k1', content: 'a.c' }, { type: 'text', text: '<context>\nplan: x\n</context>' }] },
+    ],
+  },
+  'gemini.generate_content': {
+    system_instruction: { parts: [{ text: 'be brief' }] },
+    contents: [
+      { role: 'user', parts: [{ text: 'list the files please' }, { inline_data: { mime_type: 'image/png', data: PNG } }] },
+      { role: 'model', parts: [{ functionCall: { id: 'k1', name: 'ls', args: {} }, thoughtSignature: 'sig' }] },
+      { role: 'user', parts: [{ functionResponse: { id: 'k1', name: 'ls', response: { output: 'a.c' } } }] },
+    ],
+  },
+  'ai.sdk': {
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: [{ type: 'text', text: 'list the files please' }, { type: 'image', image: PNG, mediaType: 'image/png' }] },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'ls it' }, { type: 'tool-call', toolCallId: 'k1', toolName: 'ls', input: {} }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'k1', toolName: 'ls', output: { type: 'text', value: 'a.c' } }] },
+    ],
+  },
+};
+
+for (const [format, body] of Object.entries(good)) {
+  test(`${format}: a request the provider accepts passes`, () => {
+    assert.deepEqual(check(format, body), []);
+  });
+}
+
+// [format, rule, how to break the good request]
+const broken = [
+  ['openai.chat', 'roles', (b) => { b.messages[0].role = 'function'; }],
+  ['openai.chat', 'content-parts', (b) => { b.messages[0].content = [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }]; }],
+  ['openai.chat', 'no-blank-text', (b) => { b.messages[2].content = '\n\n'; }],
+  ['openai.chat', 'tool-call-answered', (b) => { b.messages.splice(3, 1); }],
+  ['openai.chat', 'tool-call-answered', (b) => { b.messages.splice(3, 0, { role: 'user', content: 'go on please' }); }],
+  ['openai.chat', 'tool-result-has-call', (b) => { b.messages[4].tool_call_id = 'k9'; }],
+  ['openai.chat', 'tool-result-once', (b) => { b.messages.push(clone(b.messages[4])); }],
+  ['openai.chat', 'thinking-placement', (b) => { b.messages[2].reasoning_content = 'hmm'; }],
+  ['openai.chat', 'image-media-type', (b) => { b.messages[1].content[1].image_url.url = `data:image/bmp;base64,${PNG}`; }],
+  ['openai.chat', 'image-bytes', (b) => { b.messages[1].content[1].image_url.url = `data:image/png;base64,${'A'.repeat(28 * 1024 * 1024)}`; }],
+  ['openai.chat', 'image-count', (b) => { for (let i = 0; i < 500; ++i) b.messages[1].content.push(clone(b.messages[1].content[1])); }],
+  ['openai.chat', 'ends-on-user-side', (b) => { b.messages.push({ role: 'assistant', content: 'done here' }); }],
+  ['openai.chat', 'request-once', (b) => { b.messages.splice(1, 0, { role: 'user', content: 'Goal: list the files please' }); }],
+
+  ['openai.responses', 'roles', (b) => { b.input[0].role = 'tool'; }],
+  ['openai.responses', 'content-parts', (b) => { b.input[1].content[0].type = 'output_text'; }],
+  ['openai.responses', 'no-blank-text', (b) => { b.input[1].content[0].text = ' \n'; }],
+  ['openai.responses', 'tool-call-answered', (b) => { b.input.pop(); b.input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'next one' }] }); }],
+  ['openai.responses', 'tool-result-has-call', (b) => { b.input[4].call_id = 'k9'; b.input.push({ type: 'function_call_output', call_id: 'k1', output: 'x' }); }],
+  ['openai.responses', 'tool-result-once', (b) => { b.input.push(clone(b.input[4])); }],
+  ['openai.responses', 'thinking-placement', (b) => { b.input.splice(3, 1); b.input.push({ type: 'reasoning', id: 'rs_2', summary: [] }); }],
+  ['openai.responses', 'thinking-placement', (b) => { b.input[1].content.push({ type: 'reasoning', text: 'x' }); }],
+  ['openai.responses', 'image-media-type', (b) => { b.input[1].content[1].image_url = `data:image/tiff;base64,${PNG}`; }],
+  ['openai.responses', 'ends-on-user-side', (b) => { b.input.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done', annotations: [] }] }); }],
+  ['openai.responses', 'request-once', (b) => { b.input.splice(1, 0, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Goal: list the files please' }] }); }],
+
+  ['anthropic.messages', 'roles', (b) => { b.messages[0].role = 'system'; }],
+  ['anthropic.messages', 'first-message', (b) => { b.messages.unshift({ role: 'assistant', content: 'hello there' }); }],
+  ['anthropic.messages', 'alternation', (b) => { b.messages.splice(1, 0, { role: 'user', content: 'and quickly' }); }],
+  ['anthropic.messages', 'no-blank-text', (b) => { b.messages[1].content.splice(1, 0, { type: 'text', text: '\n\n' }); }],
+  ['anthropic.messages', 'tool-call-answered', (b) => { b.messages[2].content.shift(); }],
+  ['anthropic.messages', 'tool-results-first', (b) => { b.messages[2].content.reverse(); }],
+  ['anthropic.messages', 'tool-result-has-call', (b) => { b.messages[2].content.push({ type: 'tool_result', tool_use_id: 'k9', content: 'x' }); }],
+  ['anthropic.messages', 'tool-result-once', (b) => { b.messages[2].content.unshift(clone(b.messages[2].content[0])); }],
+  ['anthropic.messages', 'thinking-placement', (b) => { b.messages[0].content.push({ type: 'thinking', thinking: 'x', signature: 's' }); }],
+  ['anthropic.messages', 'thinking-signature', (b) => { delete b.messages[1].content[0].signature; }],
+  ['anthropic.messages', 'thinking-signature', (b) => { b.messages[1].content[0] = { type: 'redacted_thinking', data: '' }; }],
+  ['anthropic.messages', 'image-media-type', (b) => { b.messages[0].content[0].source.media_type = 'image/heic'; }],
+  ['anthropic.messages', 'image-bytes', (b) => { b.messages[0].content[0].source.data = 'A'.repeat(7 * 1024 * 1024); }],
+  ['anthropic.messages', 'image-count', (b) => { for (let i = 0; i < 100; ++i) b.messages[0].content.push(clone(b.messages[0].content[0])); }],
+  ['anthropic.messages', 'cache-breakpoints', (b) => { for (const m of b.messages) for (const x of m.content) x.cache_control = { type: 'ephemeral' }; }],
+  ['anthropic.messages', 'ends-on-user-side', (b) => { b.messages.push({ role: 'assistant', content: [{ type: 'text', text: 'done' }] }); }],
+  ['anthropic.messages', 'request-once', (b) => { b.messages[0].content.unshift({ type: 'text', text: 'Goal: list the files please' }); }],
+
+  ['gemini.generate_content', 'roles', (b) => { b.contents[1].role = 'assistant'; }],
+  ['gemini.generate_content', 'first-message', (b) => { b.contents.unshift({ role: 'model', parts: [{ text: 'hello there' }] }, { role: 'user', parts: [{ text: 'hi' }] }); }],
+  ['gemini.generate_content', 'alternation', (b) => { b.contents.splice(1, 0, { role: 'user', parts: [{ text: 'and quickly' }] }); }],
+  ['gemini.generate_content', 'no-blank-text', (b) => { b.contents[0].parts.push({ text: '  ' }); }],
+  ['gemini.generate_content', 'tool-call-answered', (b) => { b.contents[2].parts = [{ text: 'what did it say' }]; }],
+  ['gemini.generate_content', 'tool-result-has-call', (b) => { b.contents[2].parts.push({ functionResponse: { id: 'k9', name: 'ls', response: {} } }); }],
+  ['gemini.generate_content', 'tool-result-once', (b) => { b.contents[2].parts.push(clone(b.contents[2].parts[0])); }],
+  ['gemini.generate_content', 'thinking-placement', (b) => { b.contents[0].parts.push({ text: 'x', thought: true }); }],
+  ['gemini.generate_content', 'image-media-type', (b) => { b.contents[0].parts[1].inline_data.mime_type = 'image/gif'; }],
+  ['gemini.generate_content', 'image-bytes', (b) => { b.contents[0].parts[1].inline_data.data = 'A'.repeat(28 * 1024 * 1024); }],
+  ['gemini.generate_content', 'ends-on-user-side', (b) => { b.contents.push({ role: 'model', parts: [{ text: 'done' }] }); }],
+  ['gemini.generate_content', 'request-once', (b) => { b.contents[0].parts.unshift({ text: 'Goal: list the files please' }); }],
+
+  ['ai.sdk', 'roles', (b) => { b.messages[0].role = 'developer'; }],
+  ['ai.sdk', 'content-parts', (b) => { b.messages[3].content.push({ type: 'text', text: 'x' }); }],
+  ['ai.sdk', 'no-blank-text', (b) => { b.messages[1].content[0].text = ''; }],
+  ['ai.sdk', 'tool-call-answered', (b) => { b.messages.splice(3, 0, { role: 'user', content: 'go on please' }); }],
+  ['ai.sdk', 'tool-result-has-call', (b) => { b.messages[3].content[0].toolCallId = 'k9'; }],
+  ['ai.sdk', 'tool-result-once', (b) => { b.messages.push(clone(b.messages[3])); }],
+  ['ai.sdk', 'thinking-placement', (b) => { b.messages[1].content.push({ type: 'reasoning', text: 'x' }); }],
+  ['ai.sdk', 'image-media-type', (b) => { b.messages[1].content[1].mediaType = 'text/plain'; }],
+  ['ai.sdk', 'ends-on-user-side', (b) => { b.messages.push({ role: 'assistant', content: 'done' }); }],
+  ['ai.sdk', 'request-once', (b) => { b.messages.splice(1, 0, { role: 'user', content: 'Goal: list the files please' }); }],
+];
+
+for (const [format, rule, breakIt] of broken) {
+  test(`${format}: ${rule} fires on a request that breaks it`, () => {
+    const body = clone(good[format]);
+    breakIt(body);
+    const rules = check(format, body).map((v) => v.rule);
+    assert.ok(rules.includes(rule), `expected ${rule}, got ${JSON.stringify(rules)}`);
+  });
+}
