@@ -53,7 +53,7 @@ function checkBlank(messages, out) {
   messages.forEach((m, i) => {
     const hasCalls = Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
     if (typeof m.content === 'string') {
-      if (isBlank(m.content)) out.push(violation('no-blank-text', `messages[${i}].content`, `a ${m.role} message's content is blank: ${JSON.stringify(m.content)}`));
+      if (isBlank(m.content)) out.push(violation('no-blank-text', `messages[${i}].content`, `the ${m.role} message's content is blank: ${JSON.stringify(m.content)}`));
     } else if (Array.isArray(m.content)) {
       if (m.content.length === 0) out.push(violation('no-blank-text', `messages[${i}].content`, 'empty content array'));
       m.content.forEach((p, j) => {

@@ -1,0 +1,133 @@
+'use strict';
+// The property test: seeded random sessions appended through the Node
+// binding, compiled at several budgets into every format, every output run
+// through the rule checker. CONFORMANCE_SEEDS=17 (or 1-50) reruns seeds; a
+// failure prints the seed, the compile, the format and the broken rule.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { check } = require('./rules');
+const { violation } = require('./rules/util');
+const { imagesDelivered, thinkingFamily, thinkingReplayed } = require('./session_rules');
+const { CtxdbError, codes, openDb, load, availableFormats, compilesFor } = require('./sessions');
+const { KNOWN_TODAY } = require('./known_today');
+
+function seeds() {
+  const spec = process.env.CONFORMANCE_SEEDS || '1-300';
+  const [lo, hi] = spec.split('-').map(Number);
+  return Array.from({ length: (hi || lo) - lo + 1 }, (_, i) => lo + i);
+}
+
+// Broken rules by "format/rule": {count, seeds: Set, example}.
+const found = new Map();
+function note(format, v, ctx) {
+  const key = `${format}/${v.rule}`;
+  if (!found.has(key)) found.set(key, { count: 0, seeds: new Set(), example: `${ctx}: ${v.where}: ${v.message}` });
+  const f = found.get(key);
+  f.count += 1;
+  f.seeds.add(ctx.seed);
+}
+
+function isKnown(key) {
+  const [format, ...rest] = key.split('/');
+  return (KNOWN_TODAY.rules[format] || []).includes(rest.join('/'));
+}
+
+// A compile that must be refused with CONFLICT naming what is wrong.
+function expectRefusal(db, info, c) {
+  try {
+    db.compile(c.request);
+  } catch (err) {
+    if (!(err instanceof CtxdbError)) throw err;
+    const named = !c.expect.mention || c.expect.mention.some((id) => err.message.includes(id));
+    if (err.code === codes.CONFLICT && named) return null;
+    return violation(c.expect.rule, c.label, `refused as ${err.codeName}, not CONFLICT naming the call: ${err.message}`);
+  }
+  return violation(c.expect.rule, c.label, 'compiled; it must be refused with CONFLICT');
+}
+
+// The bundles of one compile at a full budget and two tighter ones; a
+// budget too small for what is always kept is refused as BUDGET.
+function bundles(db, c) {
+  const full = db.compile(c.request);
+  const out = [{ budget: 'full', bundle: full }];
+  for (const share of [0.5, 0.25]) {
+    const max = Math.max(300, Math.floor(full.budget.used * share));
+    try {
+      out.push({ budget: max, bundle: db.compile({ ...c.request, max_tokens: max }) });
+    } catch (err) {
+      if (!(err instanceof CtxdbError && err.code === codes.BUDGET)) throw err;
+    }
+  }
+  return out;
+}
+
+function checkOutputs(db, info, c, formats, stats) {
+  let list;
+  try {
+    list = bundles(db, c);
+  } catch (err) {
+    if (c.rule && err instanceof CtxdbError) {
+      note('compile', violation(c.rule, c.label, `${err.codeName}: ${err.message}`), Object.assign(`seed ${info.seed} ${c.label}`, { seed: info.seed }));
+      return;
+    }
+    err.message = `seed ${info.seed} ${c.label}: ${err.message}`;
+    throw err;
+  }
+  for (const { budget, bundle } of list) {
+    for (const format of formats) {
+      const body = db.bundleConvert(bundle, format);
+      stats.outputs += 1;
+      const vs = check(format, body);
+      if (budget === 'full') {
+        vs.push(...thinkingFamily(format, body, info));
+        if (!info.compacted && c.label.startsWith('main')) vs.push(...imagesDelivered(format, body, info), ...thinkingReplayed(format, body, info));
+      }
+      const ctx = Object.assign(`seed ${info.seed} ${c.label} budget ${budget}`, { seed: info.seed });
+      for (const v of vs) note(format, v, ctx);
+    }
+  }
+}
+
+test('random sessions compile to requests every provider accepts', () => {
+  const { db, close } = openDb();
+  const stats = { sessions: 0, outputs: 0, formats: null };
+  const started = Date.now();
+  try {
+    for (const seed of seeds()) {
+      const info = load(db, seed);
+      stats.sessions += 1;
+      for (const c of compilesFor(info)) {
+        if (c.expect !== 'ok') {
+          const v = expectRefusal(db, info, c);
+          if (v) note('compile', v, Object.assign(`seed ${seed} ${c.label}`, { seed }));
+          continue;
+        }
+        if (!stats.formats) stats.formats = availableFormats(db, db.compile(c.request));
+        checkOutputs(db, info, c, stats.formats, stats);
+      }
+    }
+  } finally {
+    close();
+  }
+
+  const lines = [`${stats.sessions} sessions, ${stats.outputs} outputs in ${stats.formats.join(', ')}, ${Date.now() - started} ms`];
+  const failures = [];
+  for (const [key, f] of [...found].sort()) {
+    const seedList = [...f.seeds].sort((a, b) => a - b);
+    const line = `${isKnown(key) ? 'KNOWN_TODAY' : 'BROKEN'} ${key}: ${f.count}x in ${seedList.length} seeds (${seedList.slice(0, 12).join(' ')}${seedList.length > 12 ? ' ...' : ''}); e.g. ${f.example}`;
+    lines.push(line);
+    if (!isKnown(key)) failures.push(line);
+  }
+  // The list only shrinks: an entry that no longer fires is to be removed.
+  for (const [format, rules] of Object.entries(KNOWN_TODAY.rules)) {
+    if (format !== 'compile' && !stats.formats.includes(format)) continue;
+    for (const rule of rules) {
+      if (!found.has(`${format}/${rule}`)) failures.push(`KNOWN_TODAY lists ${format}/${rule}, which no longer fires: remove it`);
+    }
+  }
+  const missing = ['openai.chat', 'openai.responses', 'anthropic.messages', 'gemini.generate_content', 'ai.sdk'].filter((f) => !stats.formats.includes(f));
+  for (const f of missing) if (!KNOWN_TODAY.formats.includes(f)) failures.push(`format ${f} is not compiled to`);
+  for (const f of KNOWN_TODAY.formats) if (stats.formats.includes(f)) failures.push(`KNOWN_TODAY lists format ${f} as missing, but it compiles: remove it`);
+  console.log(lines.join('\n'));
+  assert.deepEqual(failures, []);
+});
