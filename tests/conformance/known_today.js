@@ -19,7 +19,7 @@ const KNOWN_TODAY = {
     'anthropic.messages': ['tool-call-answered', 'no-blank-text', 'request-once', 'images-delivered',
       'thinking-replayed'],
   },
-  sdkTypes: [],
+  sdkTypes: ['openai.responses'],
 };
 
 module.exports = { KNOWN_TODAY };
