@@ -29,6 +29,7 @@ const broken = [
   ['openai.chat', 'image-count', (b) => { for (let i = 0; i < 500; ++i) b.messages[1].content.push(clone(b.messages[1].content[1])); }],
   ['openai.chat', 'ends-on-user-side', (b) => { b.messages.push({ role: 'assistant', content: 'done here' }); }],
   ['openai.chat', 'request-once', (b) => { b.messages.splice(1, 0, { role: 'user', content: 'Goal: list the files please' }); }],
+  ['openai.chat', 'user-words-once', (b) => { b.messages.splice(1, 0, { role: 'user', content: 'Goal: list the files please' }); b.messages.push({ role: 'user', content: 'now the tests' }, { role: 'user', content: 'and the docs too' }); }],
 
   ['openai.responses', 'roles', (b) => { b.input[0].role = 'tool'; }],
   ['openai.responses', 'content-parts', (b) => { b.input[1].content[0].type = 'output_text'; }],
@@ -59,6 +60,7 @@ const broken = [
   ['anthropic.messages', 'cache-breakpoints', (b) => { for (const m of b.messages) for (const x of m.content) x.cache_control = { type: 'ephemeral' }; }],
   ['anthropic.messages', 'ends-on-user-side', (b) => { b.messages.push({ role: 'assistant', content: [{ type: 'text', text: 'done' }] }); }],
   ['anthropic.messages', 'request-once', (b) => { b.messages[0].content.unshift({ type: 'text', text: 'Goal: list the files please' }); }],
+  ['anthropic.messages', 'user-words-once', (b) => { b.messages[0].content.unshift({ type: 'text', text: 'Goal: list the files please' }); b.messages[2].content.push({ type: 'text', text: 'then run the tests' }); }],
 
   ['gemini.generate_content', 'roles', (b) => { b.contents[1].role = 'assistant'; }],
   ['gemini.generate_content', 'first-message', (b) => { b.contents.unshift({ role: 'model', parts: [{ text: 'hello there' }] }, { role: 'user', parts: [{ text: 'hi' }] }); }],

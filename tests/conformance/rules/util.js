@@ -38,35 +38,40 @@ function isContextBlock(text) {
   return typeof text === 'string' && /^<context>\n[\s\S]*\n<\/context>$/.test(text);
 }
 
-// Checks shared by every format on the texts a request holds, given as
-// [{side: 'user'|'assistant'|'system'|'tool', text}] in request order.
-//
-// request-once: the user's latest words appear once. A compiled state
-// injected as a fabricated user turn ("Goal: <the prompt>") in front of the
-// real prompt makes the model read the request twice, and as if the user
-// had said it. Every provider's role model says a user message is what the
-// user said: https://platform.openai.com/docs/guides/text#message-roles-and-instruction-following
-// https://docs.anthropic.com/en/api/messages (messages: "user" turns are
-// the user's input), https://ai.google.dev/api/caching#Content (role "user").
-function checkRequestOnce(texts) {
-  const out = [];
-  let last = null;
-  for (const t of texts) {
-    if (t.side === 'user' && !isContextBlock(t.text) && !isBlank(t.text)) last = t.text.trim();
-  }
-  if (last === null || last.length < 8) return out;
+function occurrences(texts, needle) {
   let count = 0;
   for (const t of texts) {
     if (typeof t.text !== 'string') continue;
-    let at = t.text.indexOf(last);
-    while (at !== -1) {
-      count += 1;
-      at = t.text.indexOf(last, at + last.length);
-    }
+    for (let at = t.text.indexOf(needle); at !== -1; at = t.text.indexOf(needle, at + needle.length)) count += 1;
   }
-  if (count > 1) {
-    out.push(violation('request-once', '$', `the latest user text ${JSON.stringify(
-      last.slice(0, 60))} appears ${count} times in the request`));
+  return count;
+}
+
+// Checks shared by every format on the texts a request holds, given as
+// [{side: 'user'|'assistant'|'system'|'tool', text}] in request order.
+//
+// request-once: the user's latest words appear once; user-words-once: so
+// do the words of every earlier user message. A compiled state injected as
+// a fabricated user turn ("Goal: <the prompt>") in front of the real
+// prompt makes the model read the request twice, and as if the user had
+// said it. Every provider's role model says a user message is what the
+// user said: https://platform.openai.com/docs/guides/text#message-roles-and-instruction-following,
+// https://docs.anthropic.com/en/api/messages (messages: "user" turns are
+// the user's input), https://ai.google.dev/api/caching#Content (role "user").
+// Texts under 8 characters are too short to tell a quote from a repeat.
+function checkRequestOnce(texts) {
+  const out = [];
+  const said = texts.filter((t) => t.side === 'user' && !isContextBlock(t.text) && !isBlank(t.text)).map((t) => t.text.trim());
+  const last = said[said.length - 1];
+  const seen = new Set();
+  for (const words of said) {
+    if (words.length < 8 || seen.has(words)) continue;
+    seen.add(words);
+    const count = occurrences(texts, words);
+    if (count > 1) {
+      const rule = words === last ? 'request-once' : 'user-words-once';
+      out.push(violation(rule, '$', `the user text ${JSON.stringify(words.slice(0, 60))} appears ${count} times in the request`));
+    }
   }
   return out;
 }
