@@ -89,9 +89,10 @@ const TOOL_SPECS = TOOLS.map((name) => ({
 // images on the main branch, thinking by call id, pending calls).
 function generate(seed) {
   const r = rng(seed);
-  const family = r.pick(['anthropic', 'openai', 'gemini', 'none']);
+  const FAMILIES = ['anthropic', 'openai', 'gemini', 'none'];
+  let family = r.pick(FAMILIES);
   const info = {
-    seed, family, ending: null, images: [], thinkingByCall: {}, pendingCalls: [], compacted: false,
+    seed, families: [family], ending: null, images: [], thinkingByCall: {}, pendingCalls: [], compacted: false,
     forked: false, signatures: {},
   };
   const steps = [];
@@ -162,8 +163,16 @@ function generate(seed) {
   let forkEvent = null;
   for (let t = 0; t < turns; ++t) {
     const last = t === turns - 1;
+    // The host switches models now and then: thinking of several families
+    // in one session, each to go back only to its own.
+    if (t > 0 && r.chance(0.15)) {
+      family = r.pick(FAMILIES);
+      info.families.push(family);
+    }
     pending.push(prompt(t, r.chance(0.2)));
-    if (t === forkAt) forkEvent = pending[pending.length - 1].id;
+    // The fork starts after the turn's prompt, or after its first result
+    // (then a parallel call's other results stay on main).
+    if (t === forkAt && r.chance(0.5)) forkEvent = pending[pending.length - 1].id;
     if (last && ending === 'prompt') break;
     const rounds = r.int(last && ending !== 'answer' ? 1 : 0, 3);
     let interrupted = false;
@@ -205,6 +214,7 @@ function generate(seed) {
       blocks.push({ type: 'text', text: `The ${words(2)} is fixed.` });
       pending.push(assistant(blocks));
     }
+    if (t === forkAt && !forkEvent) forkEvent = pending[pending.length - 1].id;
     if (t === compactAt) {
       flush();
       steps.push({ op: 'compact' });

@@ -6,7 +6,8 @@ const { violation, isBlank, isBase64, parseDataUrl, checkRequestOnce } = require
 const PARTS = {
   system: new Set(),
   user: new Set(['text', 'image', 'file']),
-  assistant: new Set(['text', 'file', 'reasoning', 'tool-call', 'tool-result']),
+  assistant: new Set(['text', 'file', 'reasoning', 'reasoning-file', 'custom', 'tool-call', 'tool-result',
+    'tool-approval-request']),
   tool: new Set(['tool-result', 'tool-approval-response']),
 };
 
@@ -16,7 +17,8 @@ function parts(m) {
 
 // roles / content-parts: SystemModelMessage (content a string),
 // UserModelMessage (text, image, file parts), AssistantModelMessage (text,
-// file, reasoning, tool-call parts), ToolModelMessage (tool-result parts)
+// file, reasoning, tool-call parts, and the SDK's own custom, reasoning-file
+// and approval parts), ToolModelMessage (tool-result parts)
 // (https://ai-sdk.dev/docs/reference/ai-sdk-core/model-message).
 function checkRoles(messages, out) {
   messages.forEach((m, i) => {
