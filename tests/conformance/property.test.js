@@ -80,6 +80,11 @@ function checkOutputs(db, info, c, formats, stats) {
       stats.outputs += 1;
       const vs = check(format, body);
       if (budget === 'full') {
+        // Compiling straight into the format gives what converting the
+        // bundle gives (both read the images from the same artifacts).
+        if (JSON.stringify(db.compile({ ...c.request, format })) !== JSON.stringify(body)) {
+          vs.push(violation('same-through-compile', '$', `compile with format ${format} differs from bundleConvert of the bundle`));
+        }
         vs.push(...thinkingFamily(format, body, info));
         if (!info.compacted && c.label.startsWith('main')) vs.push(...imagesDelivered(format, body, info), ...thinkingReplayed(format, body, info));
       }
