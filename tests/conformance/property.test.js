@@ -66,8 +66,10 @@ function checkOutputs(db, info, c, formats, stats) {
   try {
     list = bundles(db, c);
   } catch (err) {
-    if (c.rule && err instanceof CtxdbError) {
-      note('compile', violation(c.rule, c.label, `${err.codeName}: ${err.message}`), Object.assign(`seed ${info.seed} ${c.label}`, { seed: info.seed }));
+    // compiles: a session that must compile does (reported with the rest,
+    // so one refusal does not hide the other findings).
+    if (err instanceof CtxdbError) {
+      note('compile', violation(c.rule || 'compiles', c.label, `${err.codeName}: ${err.message}`), Object.assign(`seed ${info.seed} ${c.label}`, { seed: info.seed }));
       return;
     }
     err.message = `seed ${info.seed} ${c.label}: ${err.message}`;
