@@ -95,3 +95,49 @@ for (const [format, rule, breakIt] of broken) {
     assert.ok(rules.includes(rule), `expected ${rule}, got ${JSON.stringify(rules)}`);
   });
 }
+
+// The rules that need the session: each passes the request that honours it
+// and fires on one that does not.
+const { imagesDelivered, thinkingFamily, thinkingReplayed } = require('./session_rules');
+
+const session = {
+  imageList: [{ data: 'iVBORw0KGgoAAAANSUhEUg', artifact: 'art_1' }],
+  signatures: { sig_a: 'anthropic', rs_o: 'openai', sig_g: 'gemini' },
+  thinkingByCall: {
+    k1: { thought: [{ type: 'thinking', provider: 'anthropic', signature: 'sig_a' }] },
+    k2: { thought: [{ type: 'thinking', provider: 'openai', id: 'rs_o' }] },
+    k3: { thought: [], signature: 'sig_g' },
+  },
+};
+
+test('images-delivered: native image or placeholder naming the artifact, never nothing', () => {
+  const rules = (body) => imagesDelivered('openai.chat', body, session).map((v) => v.rule);
+  assert.deepEqual(rules({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUg' } }] }] }), []);
+  assert.deepEqual(rules({ messages: [{ role: 'user', content: '[image omitted: artifact art_1]' }] }), []);
+  assert.deepEqual(rules({ messages: [{ role: 'user', content: 'look' }] }), ['images-delivered']);
+});
+
+test('thinking-family: opaque thinking only to the family that produced it', () => {
+  const anthropic = (sig) => ({ messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: sig }] }] });
+  assert.deepEqual(thinkingFamily('anthropic.messages', anthropic('sig_a'), session), []);
+  assert.deepEqual(thinkingFamily('anthropic.messages', anthropic('sig_g'), session).map((v) => v.rule), ['thinking-family']);
+  assert.deepEqual(thinkingFamily('openai.responses', { input: [{ type: 'reasoning', id: 'sig_a', summary: [] }] }, session).map((v) => v.rule), ['thinking-family']);
+  assert.deepEqual(thinkingFamily('gemini.generate_content', { contents: [{ role: 'model', parts: [{ text: 'x', thoughtSignature: 'rs_o' }] }] }, session).map((v) => v.rule), ['thinking-family']);
+});
+
+test('thinking-replayed: the answered turn goes back with its thinking', () => {
+  const anthropic = (blocks) => ({ messages: [
+    { role: 'user', content: 'go on now' },
+    { role: 'assistant', content: [...blocks, { type: 'tool_use', id: 'k1', name: 'ls', input: {} }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'k1', content: 'ok' }] },
+  ] });
+  assert.deepEqual(thinkingReplayed('anthropic.messages', anthropic([{ type: 'thinking', thinking: 't', signature: 'sig_a' }]), session), []);
+  assert.deepEqual(thinkingReplayed('anthropic.messages', anthropic([]), session).map((v) => v.rule), ['thinking-replayed']);
+  const responses = (items) => ({ input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] }, ...items,
+    { type: 'function_call', call_id: 'k2', name: 'ls', arguments: '{}' }, { type: 'function_call_output', call_id: 'k2', output: 'ok' }] });
+  assert.deepEqual(thinkingReplayed('openai.responses', responses([{ type: 'reasoning', id: 'rs_o', summary: [] }]), session), []);
+  assert.deepEqual(thinkingReplayed('openai.responses', responses([]), session).map((v) => v.rule), ['thinking-replayed']);
+  const gemini = (part) => ({ contents: [{ role: 'user', parts: [{ text: 'go' }] }, { role: 'model', parts: [part] }] });
+  assert.deepEqual(thinkingReplayed('gemini.generate_content', gemini({ functionCall: { id: 'k3', name: 'ls', args: {} }, thoughtSignature: 'sig_g' }), session), []);
+  assert.deepEqual(thinkingReplayed('gemini.generate_content', gemini({ functionCall: { id: 'k3', name: 'ls', args: {} } }), session).map((v) => v.rule), ['thinking-replayed']);
+});

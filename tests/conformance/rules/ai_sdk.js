@@ -34,7 +34,8 @@ function checkRoles(messages, out) {
   });
 }
 
-// no-blank-text: no blank text parts or contents.
+// no-blank-text (see util.isBlank): no blank text parts or contents; a
+// provider behind the SDK may refuse them (Anthropic does).
 function checkBlank(messages, out) {
   messages.forEach((m, i) => {
     if (typeof m.content === 'string') {
@@ -97,7 +98,8 @@ function checkImages(messages, out) {
 }
 
 // ends-on-user-side: the last message is the user's request or the tool
-// results.
+// results the model answers next (https://ai-sdk.dev/docs/foundations/prompts#tool-messages);
+// a final assistant message would be a prefill.
 function checkEnd(messages, out) {
   const last = messages[messages.length - 1];
   if (!last) out.push(violation('ends-on-user-side', 'messages', 'no messages'));

@@ -130,7 +130,9 @@ function checkImages(body, contents, out) {
 }
 
 // ends-on-user-side: the last content is the user's (the request, or the
-// function responses the model answers next).
+// function responses the model answers next,
+// https://ai.google.dev/gemini-api/docs/function-calling); a final model
+// content asks the model to continue its own answer.
 function checkEnd(contents, out) {
   const last = contents[contents.length - 1];
   if (!last) out.push(violation('ends-on-user-side', 'contents', 'no contents'));

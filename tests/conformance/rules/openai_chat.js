@@ -45,9 +45,9 @@ function checkRoles(messages, out) {
   });
 }
 
-// no-blank-text: a message's text must say something. A whitespace-only
-// content is no message, and an assistant message needs content or
-// tool_calls (https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages
+// no-blank-text (see util.isBlank): a message's text must say something.
+// A whitespace-only content is no message, and an assistant message needs
+// content or tool_calls (https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages
 // "content: required unless tool_calls or function_call is specified").
 function checkBlank(messages, out) {
   messages.forEach((m, i) => {

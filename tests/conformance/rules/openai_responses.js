@@ -42,7 +42,9 @@ function checkItems(input, out) {
   });
 }
 
-// no-blank-text: no empty or whitespace-only text parts, no empty message.
+// no-blank-text (see util.isBlank): no empty or whitespace-only text parts,
+// no message item without content
+// (https://platform.openai.com/docs/api-reference/responses/create#responses-create-input).
 function checkBlank(input, out) {
   input.forEach((item, i) => {
     if (itemType(item) !== 'message') return;
@@ -133,7 +135,10 @@ function checkImages(input, out) {
 }
 
 // ends-on-user-side: the input ends on the user's request or on the
-// function_call_output items the model answers next.
+// function_call_output items the model answers next
+// (https://platform.openai.com/docs/guides/function-calling: the outputs
+// are sent back and the model answers them); a final assistant item asks
+// the model to answer itself.
 function checkEnd(input, out) {
   const last = input[input.length - 1];
   const type = last && itemType(last);

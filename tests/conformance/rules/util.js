@@ -8,7 +8,11 @@ function violation(rule, where, message) {
   return { rule, where, message };
 }
 
-// A text the providers refuse as content: empty or whitespace only.
+// no-blank-text, in every format: Anthropic refuses empty and
+// whitespace-only text blocks outright ("text content blocks must contain
+// non-whitespace text", https://docs.anthropic.com/en/api/messages); the
+// other providers take them, but a blank block says nothing and costs
+// tokens, so no format gets one.
 function isBlank(text) {
   return typeof text !== 'string' || text.trim().length === 0;
 }
