@@ -50,8 +50,9 @@ function checkRoles(messages, out) {
   });
 }
 
-// first-message: "The first message must always use the user role"
-// (https://docs.anthropic.com/en/api/messages#body-messages).
+// first-message: the conversation opens with a user turn; the system
+// prompt is not a turn (https://docs.anthropic.com/en/api/messages#body-messages,
+// https://docs.anthropic.com/en/docs/build-with-claude/working-with-messages).
 // alternation: the API is built on alternating user and assistant turns and
 // combines consecutive same-role turns into one
 // (https://docs.anthropic.com/en/api/messages#body-messages); combined, a
