@@ -32,6 +32,9 @@ const good = {
   },
   'gemini.generate_content': {
     system_instruction: { parts: [{ text: 'be brief' }] },
+    // JSON Schema parameters go in parametersJsonSchema; parameters is
+    // Gemini's own Schema (https://ai.google.dev/api/caching#FunctionDeclaration).
+    tools: [{ function_declarations: [{ name: 'ls', description: 'list files', parametersJsonSchema: { type: 'object', properties: {} } }] }],
     contents: [
       { role: 'user', parts: [{ text: 'list the files please' }, { inline_data: { mime_type: 'image/png', data: PNG } }] },
       { role: 'model', parts: [{ functionCall: { id: 'k1', name: 'ls', args: {} }, thoughtSignature: 'sig' }] },
