@@ -17,14 +17,15 @@ function seeds() {
   return Array.from({ length: (hi || lo) - lo + 1 }, (_, i) => lo + i);
 }
 
-// Broken rules by "format/rule": {count, seeds: Set, example}.
+// Broken rules by "format/rule": {count, seeds: Set, example}; where: the
+// seed and the compile ("seed 7 main budget full").
 const found = new Map();
-function note(format, v, ctx) {
+function note(format, v, seed, where) {
   const key = `${format}/${v.rule}`;
-  if (!found.has(key)) found.set(key, { count: 0, seeds: new Set(), example: `${ctx}: ${v.where}: ${v.message}` });
+  if (!found.has(key)) found.set(key, { count: 0, seeds: new Set(), example: `seed ${seed} ${where}: ${v.where}: ${v.message}` });
   const f = found.get(key);
   f.count += 1;
-  f.seeds.add(ctx.seed);
+  f.seeds.add(seed);
 }
 
 function isKnown(key) {
@@ -61,7 +62,7 @@ function bundles(db, c) {
   return out;
 }
 
-function checkOutputs(db, info, c, formats, stats) {
+function checkOutputs(db, info, c, stats) {
   let list;
   try {
     list = bundles(db, c);
@@ -69,12 +70,14 @@ function checkOutputs(db, info, c, formats, stats) {
     // compiles: a session that must compile does (reported with the rest,
     // so one refusal does not hide the other findings).
     if (err instanceof CtxdbError) {
-      note('compile', violation(c.rule || 'compiles', c.label, `${err.codeName}: ${err.message}`), Object.assign(`seed ${info.seed} ${c.label}`, { seed: info.seed }));
+      note('compile', violation(c.rule || 'compiles', c.label, `${err.codeName}: ${err.message}`), info.seed, c.label);
       return;
     }
     err.message = `seed ${info.seed} ${c.label}: ${err.message}`;
     throw err;
   }
+  if (!stats.formats) stats.formats = availableFormats(db, list[0].bundle);
+  const formats = stats.formats;
   for (const { budget, bundle } of list) {
     stats.bundles[budget === 'full' ? 'full' : 'tighter'] += 1;
     for (const format of formats) {
@@ -90,8 +93,7 @@ function checkOutputs(db, info, c, formats, stats) {
         vs.push(...thinkingFamily(format, body, info));
         if (!info.compacted && c.label.startsWith('main')) vs.push(...imagesDelivered(format, body, info), ...thinkingReplayed(format, body, info));
       }
-      const ctx = Object.assign(`seed ${info.seed} ${c.label} budget ${budget}`, { seed: info.seed });
-      for (const v of vs) note(format, v, ctx);
+      for (const v of vs) note(format, v, info.seed, `${c.label} budget ${budget}`);
     }
   }
 }
@@ -111,16 +113,16 @@ test('random sessions compile to requests every provider accepts', () => {
       for (const c of compilesFor(info)) {
         if (c.expect !== 'ok') {
           const v = expectRefusal(db, info, c);
-          if (v) note('compile', v, Object.assign(`seed ${seed} ${c.label}`, { seed }));
+          if (v) note('compile', v, seed, c.label);
           continue;
         }
-        if (!stats.formats) stats.formats = availableFormats(db, db.compile(c.request));
-        checkOutputs(db, info, c, stats.formats, stats);
+        checkOutputs(db, info, c, stats);
       }
     }
   } finally {
     close();
   }
+  stats.formats = stats.formats || [];
 
   const lines = [`${stats.sessions} sessions, ${stats.bundles.full} bundles at the full budget and ${stats.bundles.tighter} tighter, ${stats.outputs} outputs in ${stats.formats.join(', ')}, ${Date.now() - started} ms; compactions: ${JSON.stringify(stats.compactions)}`];
   // CONFORMANCE_ALL_SEEDS=1 lists every seed of a broken rule.
@@ -133,14 +135,17 @@ test('random sessions compile to requests every provider accepts', () => {
     if (!isKnown(key)) failures.push(line);
   }
   // The list only shrinks: an entry that no longer fires is to be removed.
-  for (const [format, rules] of Object.entries(KNOWN_TODAY.rules)) {
+  // Only the whole run can tell (a rerun of a few seeds may not hit it).
+  const wholeRun = !process.env.CONFORMANCE_SEEDS;
+  for (const [format, rules] of Object.entries(wholeRun ? KNOWN_TODAY.rules : {})) {
     if (format !== 'compile' && !stats.formats.includes(format)) continue;
     for (const rule of rules) {
       if (!found.has(`${format}/${rule}`)) failures.push(`KNOWN_TODAY lists ${format}/${rule}, which no longer fires: remove it`);
     }
   }
   const missing = ['openai.chat', 'openai.responses', 'anthropic.messages', 'gemini.generate_content', 'ai.sdk'].filter((f) => !stats.formats.includes(f));
-  for (const f of missing) if (!KNOWN_TODAY.formats.includes(f)) failures.push(`format ${f} is not compiled to`);
+  if (stats.formats.length === 0) failures.push('no compile of these seeds succeeded: no output was checked');
+  for (const f of stats.formats.length ? missing : []) if (!KNOWN_TODAY.formats.includes(f)) failures.push(`format ${f} is not compiled to`);
   for (const f of KNOWN_TODAY.formats) if (stats.formats.includes(f)) failures.push(`KNOWN_TODAY lists format ${f} as missing, but it compiles: remove it`);
   console.log(lines.join('\n'));
   assert.deepEqual(failures, []);
