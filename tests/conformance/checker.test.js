@@ -54,6 +54,7 @@ const broken = [
   ['anthropic.messages', 'thinking-placement', (b) => { b.messages[0].content.push({ type: 'thinking', thinking: 'x', signature: 's' }); }],
   ['anthropic.messages', 'thinking-signature', (b) => { delete b.messages[1].content[0].signature; }],
   ['anthropic.messages', 'thinking-signature', (b) => { b.messages[1].content[0] = { type: 'redacted_thinking', data: '' }; }],
+  ['anthropic.messages', 'thinking-first', (b) => { b.messages[1].content.reverse(); }],
   ['anthropic.messages', 'image-media-type', (b) => { b.messages[0].content[0].source.media_type = 'image/heic'; }],
   ['anthropic.messages', 'image-bytes', (b) => { b.messages[0].content[0].source.data = 'A'.repeat(7 * 1024 * 1024); }],
   ['anthropic.messages', 'image-count', (b) => { for (let i = 0; i < 100; ++i) b.messages[0].content.push(clone(b.messages[0].content[0])); }],

@@ -140,6 +140,21 @@ function checkThinking(body, out) {
   }
 }
 
+// thinking-first: with thinking on, the latest assistant turn starts with
+// its thinking ("a final assistant message must start with a thinking
+// block", https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#extended-thinking-with-tool-use);
+// a turn that holds thinking blocks after other blocks cannot be that turn.
+function checkThinkingFirst(messages, out) {
+  let at = -1;
+  messages.forEach((m, i) => { if (m.role === 'assistant') at = i; });
+  if (at === -1) return;
+  const list = blocks(messages[at]);
+  const thinking = (b) => b.type === 'thinking' || b.type === 'redacted_thinking';
+  if (list.some(thinking) && !thinking(list[0])) {
+    out.push(violation('thinking-first', `messages[${at}].content[0]`, `the latest assistant turn holds thinking but starts with a ${list[0].type} block`));
+  }
+}
+
 function checkImages(body, out) {
   let count = 0;
   for (const { b, where } of allBlocks(body)) {
@@ -192,6 +207,7 @@ function check(body) {
   checkBlank(body, out);
   checkToolPairs(body.messages, out);
   checkThinking(body, out);
+  checkThinkingFirst(body.messages, out);
   checkImages(body, out);
   checkCache(body, out);
   checkEnd(body.messages, out);
