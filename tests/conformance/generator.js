@@ -222,6 +222,8 @@ function generate(seed) {
     }
   }
   flush();
+  const mainEvents = steps.filter((st) => st.op === 'append').flatMap((st) => st.events);
+  info.lastEvent = mainEvents[mainEvents.length - 1].id;
   if (forkEvent) {
     info.forked = true;
     steps.push({ op: 'fork', at: forkEvent, name: `alt${seed}`, events: [

@@ -39,9 +39,9 @@ function expectRefusal(db, info, c) {
     db.compile(c.request);
   } catch (err) {
     if (!(err instanceof CtxdbError)) throw err;
-    const named = !c.expect.mention || c.expect.mention.some((id) => err.message.includes(id));
+    const named = c.expect.mention.some((id) => err.message.includes(id));
     if (err.code === codes.CONFLICT && named) return null;
-    return violation(c.expect.rule, c.label, `refused as ${err.codeName}, not CONFLICT naming the call: ${err.message}`);
+    return violation(c.expect.rule, c.label, `refused as ${err.codeName}, not CONFLICT naming ${c.expect.mention.join(' or ')}: ${err.message}`);
   }
   return violation(c.expect.rule, c.label, 'compiled; it must be refused with CONFLICT');
 }

@@ -83,7 +83,7 @@ function compilesFor(info) {
   const out = [];
   const main = request(info);
   if (info.ending === 'answer') {
-    out.push({ label: 'main, no new request', request: main, expect: { rule: 'refuses-finished-answer', mention: null } });
+    out.push({ label: 'main, no new request', request: main, expect: { rule: 'refuses-finished-answer', mention: [info.lastEvent] } });
     out.push({ label: 'main + request', request: { ...main, request: `request ${info.seed}.next: now run the whole suite again` }, expect: 'ok' });
   } else if (info.ending === 'pending') {
     out.push({ label: 'main, calls pending', request: main, expect: { rule: 'refuses-pending-call', mention: info.pendingCalls } });
