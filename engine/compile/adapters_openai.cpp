@@ -4,6 +4,7 @@
 #include "json/json_writer.hpp"
 
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,14 +44,13 @@ std::optional<Out> instruction(const Message &m, std::deque<Item> &made) {
 
 // The latest-turn context: the last block of the final user message, or a
 // user message of its own after tool outputs (or anything else).
-void place_context(const Lowered &b, std::vector<Out> &out, std::deque<Item> &made,
-                   std::string_view user_role = "user") {
+void place_context(const Lowered &b, std::vector<Out> &out, std::deque<Item> &made) {
   if (!b.latest_context) return;
   const Item *ctx = made_text(made, *b.latest_context);
-  if (!out.empty() && out.back().role == user_role)
+  if (!out.empty() && out.back().role == "user")
     out.back().parts.push_back(ctx);
   else
-    out.push_back({user_role, {ctx}});
+    out.push_back({"user", {ctx}});
 }
 
 // --- openai.chat ----------------------------------------------------------
@@ -77,30 +77,62 @@ void flush_tool_images(std::vector<const Item *> &results, std::vector<Out> &out
   if (!user.parts.empty()) out.push_back(std::move(user));
 }
 
-std::vector<Out> chat_messages(const Lowered &b, std::deque<Item> &made) {
+// The tool messages must follow the assistant message that made the calls
+// (https://platform.openai.com/docs/guides/function-calling), so a user
+// message written while calls were running waits until they are answered.
+struct ChatOrder {
   std::vector<Out> out;
+  std::set<std::string_view> open; // calls of the last assistant message not yet answered
+  std::vector<Out> waiting;        // user messages written meanwhile
+
+  void push(Out o) {
+    if (o.role == "user" && !open.empty()) return waiting.push_back(std::move(o));
+    if (o.role == "assistant") {
+      release();
+      for (const Item *it : o.parts)
+        if (it->kind == Item::kCall) open.insert(it->id);
+    }
+    out.push_back(std::move(o));
+  }
+  void answered(std::string_view id) { open.erase(id); }
+  void release() {
+    open.clear();
+    for (Out &o : waiting) out.push_back(std::move(o));
+    waiting.clear();
+  }
+};
+
+std::vector<Out> chat_messages(const Lowered &b, std::deque<Item> &made) {
+  ChatOrder order;
   std::vector<const Item *> results; // of the current run of tool messages
+  auto end_of_results = [&] {
+    if (results.empty()) return;
+    flush_tool_images(results, order.out, made);
+    if (order.open.empty()) order.release();
+  };
   for (const Message &m : b.messages) {
-    if (m.role != "tool") flush_tool_images(results, out, made);
+    if (m.role != "tool") end_of_results();
     if (is_instruction(m.role) || m.role == "context") {
-      if (std::optional<Out> o = instruction(m, made)) out.push_back(std::move(*o));
+      if (std::optional<Out> o = instruction(m, made)) order.push(std::move(*o));
       continue;
     }
     Out o{m.role, {}};
     for (const Item &it : m.items) {
       if (it.kind == Item::kThinking) continue; // chat takes no reasoning input
       if (m.role == "tool") {
-        out.push_back({"tool", {&it}});
+        order.out.push_back({"tool", {&it}});
+        order.answered(it.id);
         results.push_back(&it);
       } else {
         o.parts.push_back(&it);
       }
     }
-    if (!o.parts.empty()) out.push_back(std::move(o));
+    if (!o.parts.empty()) order.push(std::move(o));
   }
-  flush_tool_images(results, out, made);
-  place_context(b, out, made);
-  return out;
+  end_of_results();
+  order.release();
+  place_context(b, order.out, made);
+  return std::move(order.out);
 }
 
 void write_chat_part(json::JsonWriter &w, const Item &it) {

@@ -495,6 +495,24 @@ TEST_CASE(
         std::string::npos);
 }
 
+// https://platform.openai.com/docs/guides/function-calling: the tool
+// messages follow the assistant message with the tool_calls.
+TEST_CASE("openai.chat: a prompt written while calls ran waits until their results") {
+  std::string bundle = bundle_with(
+      segment("user", text("go")) + "," + segment("assistant", call("c1") + "," + call("c2")) +
+      "," + segment("tool", result("c1")) + "," + segment("user", text("while it runs")) + "," +
+      segment("tool", result("c2")) + "," + segment("assistant", text("done")) + "," +
+      segment("user", text("thanks")));
+  std::string chat = convert_bundle(bundle, "openai.chat");
+  check_provider(chat, "openai.chat");
+  CHECK(chat.find(R"({"role":"tool","tool_call_id":"c1","content":"x"},)"
+                  R"({"role":"tool","tool_call_id":"c2","content":"x"},)"
+                  R"({"role":"user","content":[{"type":"text","text":"while it runs"}]},)"
+                  R"({"role":"assistant","content":"done"})") != std::string::npos);
+  for (const char *format : kProviderFormats)
+    check_provider(convert_bundle(bundle, format), format);
+}
+
 // The thinking round trip: each family's opaque state back to it alone.
 const std::string kThinkingTurn =
     segment("user", text("go")) + "," +
@@ -508,38 +526,42 @@ const std::string kThinkingTurn =
                 text("ok") + "," + call("c1", R"(,"provider":"gemini","signature":"sigCall")")) +
     "," + segment("tool", result("c1"));
 
+// The thinking turn in `format` passes the provider's checks, holds `want`
+// and none of `absent` (another family's opaque state).
+void check_thinking(const char *format, const std::string &want,
+                    std::initializer_list<const char *> absent) {
+  std::string out = convert_bundle(bundle_with(kThinkingTurn), format);
+  check_provider(out, format);
+  CHECK_MESSAGE(out.find(want) != std::string::npos, want);
+  for (const char *foreign : absent) CHECK_MESSAGE(out.find(foreign) == std::string::npos, foreign);
+}
+
 TEST_CASE("anthropic.messages: thinking and redacted thinking back unchanged, in place") {
   // https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks
-  std::string out = convert_bundle(bundle_with(kThinkingTurn), "anthropic.messages");
-  check_provider(out, "anthropic.messages");
-  CHECK(out.find(R"({"role":"assistant","content":[{"type":"thinking","thinking":"t1",)"
+  check_thinking("anthropic.messages",
+                 R"({"role":"assistant","content":[{"type":"thinking","thinking":"t1",)"
                  R"("signature":"sigA"},{"type":"redacted_thinking","data":"redA"},)"
-                 R"({"type":"text","text":"ok"},{"type":"tool_use")") != std::string::npos);
-  for (const char *foreign : {"encO", "rs_1", "sigG", "g1", "no provider"})
-    CHECK(out.find(foreign) == std::string::npos);
+                 R"({"type":"text","text":"ok"},{"type":"tool_use")",
+                 {"encO", "rs_1", "sigG", "g1", "no provider"});
 }
 
 TEST_CASE("openai.responses: reasoning items replayed before what they preceded") {
   // https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context
-  std::string out = convert_bundle(bundle_with(kThinkingTurn), "openai.responses");
-  check_provider(out, "openai.responses");
-  CHECK(out.find(R"({"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text",)"
+  check_thinking("openai.responses",
+                 R"({"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text",)"
                  R"("text":"s1"},{"type":"summary_text","text":"s2"}],"encrypted_content":)"
                  R"("encO"},{"type":"message","role":"assistant","content":"ok"},)"
-                 R"({"type":"function_call","call_id":"c1")") != std::string::npos);
-  for (const char *foreign : {"sigA", "redA", "sigG", "g1", "no provider"})
-    CHECK(out.find(foreign) == std::string::npos);
+                 R"({"type":"function_call","call_id":"c1")",
+                 {"sigA", "redA", "sigG", "g1", "no provider"});
 }
 
 TEST_CASE("gemini: thoughts and the call's thoughtSignature back to Gemini") {
   // https://ai.google.dev/gemini-api/docs/thought-signatures
-  std::string out = convert_bundle(bundle_with(kThinkingTurn), "gemini.generate_content");
-  check_provider(out, "gemini.generate_content");
-  CHECK(out.find(R"({"role":"model","parts":[{"text":"g1","thought":true,"thoughtSignature":)"
+  check_thinking("gemini.generate_content",
+                 R"({"role":"model","parts":[{"text":"g1","thought":true,"thoughtSignature":)"
                  R"("sigG"},{"text":"ok"},{"functionCall":{"id":"c1","name":"sh","args":{"cmd":)"
-                 R"("ls"}},"thoughtSignature":"sigCall"}]})") != std::string::npos);
-  for (const char *foreign : {"sigA", "redA", "encO", "rs_1", "no provider"})
-    CHECK(out.find(foreign) == std::string::npos);
+                 R"("ls"}},"thoughtSignature":"sigCall"}]})",
+                 {"sigA", "redA", "encO", "rs_1", "no provider"});
 }
 
 TEST_CASE("ai.sdk: reasoning parts keyed by the provider that made them") {
