@@ -109,11 +109,18 @@ bool visible(const Item &it) {
          (t.provider == "gemini" && (!blank(t.text) || t.signature));
 }
 
-void write_part(json::JsonWriter &w, const Item &it) {
+// An assistant's content takes files, not image parts (AssistantContent).
+void write_file(json::JsonWriter &w, const Image &img) {
+  if (!accepts_image(kFormat, img)) return write_text(w, image_placeholder(img));
+  w.begin_object().field("type", "file").field("data", img.base64);
+  w.field("mediaType", img.mime_type).end_object();
+}
+
+void write_part(json::JsonWriter &w, const Item &it, bool assistant) {
   switch (it.kind) {
   case Item::kText:
   case Item::kRefusal: write_text(w, it.text); break;
-  case Item::kImage: write_image(w, it.images[0]); break;
+  case Item::kImage: assistant ? write_file(w, it.images[0]) : write_image(w, it.images[0]); break;
   case Item::kThinking: write_thinking(w, it.thinking); break;
   case Item::kCall: write_call(w, it); break;
   case Item::kResult: write_result(w, it); break;
@@ -140,7 +147,7 @@ std::string to_ai_sdk(const Lowered &b) {
     if (shown == 0) continue;
     w.begin_object().field("role", m.role).key("content").begin_array();
     for (const Item &it : m.items)
-      if (visible(it)) write_part(w, it);
+      if (visible(it)) write_part(w, it, m.role == "assistant");
     open = m.role == "user";
     if (!open) w.end_array().end_object();
   }

@@ -138,7 +138,13 @@ Built build(const Lowered &b, std::deque<Item> &made) {
       if (!sendable(it)) continue;
       if (out.messages.empty() || out.messages.back().user != user)
         out.messages.push_back({user, {}});
-      out.messages.back().blocks.push_back({{m.seg}, &it});
+      const Item *block = &it;
+      if (!user && it.kind == Item::kImage) {
+        // Assistant turns take no image blocks: a model-made image is named.
+        made.push_back(Item{Item::kText, image_placeholder(it.images[0])});
+        block = &made.back();
+      }
+      out.messages.back().blocks.push_back({{m.seg}, block});
     }
   }
   for (AnthropicMessage &m : out.messages)

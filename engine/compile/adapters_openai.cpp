@@ -123,6 +123,9 @@ std::vector<Out> chat_messages(const Lowered &b, std::deque<Item> &made) {
         order.out.push_back({"tool", {&it}});
         order.answered(it.id);
         results.push_back(&it);
+      } else if (m.role == "assistant" && it.kind == Item::kImage) {
+        // Assistant content is text and refusals only: a model-made image is named.
+        o.parts.push_back(made_text(made, image_placeholder(it.images[0])));
       } else {
         o.parts.push_back(&it);
       }
@@ -219,8 +222,9 @@ void lower_assistant(const Message &m, std::vector<ResponsesItem> &out) {
     run.clear();
   };
   for (const Item &it : m.items) {
-    if (it.kind == Item::kText || it.kind == Item::kRefusal) {
-      run += (run.empty() ? "" : "\n\n") + it.text;
+    if (it.kind == Item::kText || it.kind == Item::kRefusal || it.kind == Item::kImage) {
+      std::string text = it.kind == Item::kImage ? image_placeholder(it.images[0]) : it.text;
+      run += (run.empty() ? "" : "\n\n") + text;
     } else if (it.kind == Item::kCall) {
       flush();
       out.push_back({ResponsesItem::kCall, {}, {}, &it});

@@ -3,6 +3,7 @@
 // outputs, and JSON Schemas of the providers' request shapes written from
 // their documentation. CTXDB_UPDATE_GOLDEN=1 rewrites the golden files
 // (review the diff before committing it).
+#include "agent_events.hpp"
 #include "compile/adapters.hpp"
 #include "engine.hpp"
 #include "error.hpp"
@@ -896,6 +897,63 @@ TEST_CASE("bad bundles and formats are refused with a code and the field") {
       "segments[0].content[0].content[0].type");
   refused(segment("system", R"({"type":"tool_specs","tools":[{}]})", "tools"),
           "segments[0].content[0].tools[0].name");
+}
+
+namespace {
+
+// A session appended through the engine and compiled into each format: the
+// compile passes the database's artifacts to the adapters.
+struct CompiledSession {
+  test::TempDir dir;
+  Engine db{dir.file("session.ctxdb"), ""};
+  std::string png = util::encode_base64(std::string("\x89PNG\r\n\x1a\n", 8) + "a chart");
+  CompiledSession() {
+    db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+    db.append("s", test::event("UserPromptSubmitted", "user", R"({"text":"plot it"})"));
+    db.append("s", test::event(
+                       "AssistantMessageCreated", "assistant",
+                       R"({"content":[{"type":"thinking","provider":"anthropic","text":"plan",)"
+                       R"("signature":"sigE2E"},{"type":"text","text":"\n\n"},)"
+                       R"({"type":"image","data":")" +
+                           png +
+                           R"(","mime_type":"image/png"},{"type":"text","text":"here"},)"
+                           R"({"type":"tool_call","id":"c1","name":"sh","args":{"cmd":"ls"}}]})"));
+    db.append("s", test::event("ToolCallFinished", "tool",
+                               R"({"tool_call_id":"c1","output":"ok","duration_ms":1})"));
+  }
+  std::string compile(const char *format) {
+    return db.compile(R"({"session_id":"s","max_tokens":8000,"request":"and now?","format":")" +
+                      std::string(format) + "\"}");
+  }
+};
+
+} // namespace
+
+TEST_CASE("compiled sessions: every format passes its checks; thinking and images reach theirs") {
+  CompiledSession s;
+  for (const char *format : kProviderFormats) {
+    CAPTURE(format);
+    std::string out = s.compile(format);
+    check_provider(out, format);
+    CHECK(out.find("\"and now?\"") != std::string::npos);
+  }
+  CHECK(s.compile("anthropic.messages").find(R"("thinking":"plan","signature":"sigE2E")") !=
+        std::string::npos);
+  CHECK(s.compile("openai.chat").find("sigE2E") == std::string::npos);
+  // The model's image, spilled into an artifact at append, read back as
+  // bytes: Gemini takes it in a model turn, the AI SDK as a file part;
+  // Anthropic and OpenAI assistant turns take no images, so it is named.
+  CHECK(s.compile("gemini.generate_content")
+            .find(R"({"inlineData":{"mimeType":"image/png","data":")" + s.png + "\"}}") !=
+        std::string::npos);
+  CHECK(s.compile("ai.sdk").find(R"({"type":"file","data":")" + s.png +
+                                 R"(","mediaType":"image/png"})") != std::string::npos);
+  for (const char *format : {"anthropic.messages", "openai.chat", "openai.responses"}) {
+    CAPTURE(format);
+    std::string out = s.compile(format);
+    CHECK(out.find(s.png) == std::string::npos);
+    CHECK(out.find("[image: artifact art_") != std::string::npos);
+  }
 }
 
 } // namespace adapters_test
