@@ -82,7 +82,13 @@ void lower_tools(element segment, size_t seg, Lowered &out) {
 Image lower_image(element block, const std::string &where, const ArtifactReader *reader) {
   Image img{
       req_str(block, "artifact_id", where), opt_str(block, "mime_type", where).value_or(""), {}};
-  if (reader) img.base64 = util::encode_base64(reader->read(img.artifact_id));
+  if (!reader) return img;
+  try {
+    img.base64 = util::encode_base64(reader->read(img.artifact_id));
+  } catch (const Error &e) {
+    // The store's message names the id; say which block held it.
+    throw Error(e.code(), "bundle: field '" + where + ".artifact_id': " + e.what());
+  }
   return img;
 }
 

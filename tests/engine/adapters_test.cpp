@@ -703,12 +703,16 @@ TEST_CASE("images: an unknown artifact is not found, a type the provider refuses
       d.db.bundle_convert(d.bundle(missing), format);
     } catch (const Error &e) {
       CHECK(std::string(e.what()).find(missing) != std::string::npos);
+      CHECK(std::string(e.what()).find("segments[0].content[1].artifact_id") != std::string::npos);
     }
     std::string out = d.db.bundle_convert(d.bundle(d.id, "image/bmp"), format);
     check_provider(out, format);
     CHECK(out.find(d.b64) == std::string::npos);
     CHECK(out.find("[image: artifact " + d.id + ", image/bmp]") != std::string::npos);
   }
+  // An id no artifact can have is the caller's mistake, named with its block.
+  CHECK(test::code_of([&] { d.db.bundle_convert(d.bundle("art_x"), "ai.sdk"); }) ==
+        Code::kInvalidArg);
   // Gemini documents no GIF; the others take it.
   CHECK(d.db.bundle_convert(d.bundle(d.id, "image/gif"), "gemini.generate_content").find(d.b64) ==
         std::string::npos);
