@@ -24,7 +24,8 @@ using simdjson::dom::element;
 struct Image {
   std::string_view artifact_id;
   std::string_view mime_type;
-  std::string base64; // the artifact's bytes; empty without a reader
+  std::string base64;    // the artifact's bytes; empty without a reader
+  std::string omitted{}; // why a provider's image limits leave it out, if they do
 };
 
 // A stored thinking block (contract of AssistantMessageCreated): opaque
@@ -78,6 +79,11 @@ struct Lowered {
 };
 
 Lowered lower(element bundle, const ArtifactReader *reader);
+
+// Applies `format`'s documented image limits (count per request, size per
+// image, total size), keeping the newest images: the older ones beyond a
+// limit become their placeholder text, which says so.
+void limit_images(Lowered &b, std::string_view format);
 
 // Helpers the adapters share.
 bool blank(std::string_view s);

@@ -314,7 +314,7 @@ std::string data_url(const Image &image) {
 }
 
 bool accepts_image(std::string_view format, const Image &image) {
-  if (image.base64.empty()) return false;
+  if (image.base64.empty() || !image.omitted.empty()) return false;
   std::string_view m = image.mime_type;
   // Gemini: PNG, JPEG, WEBP, HEIC, HEIF
   // (https://ai.google.dev/gemini-api/docs/image-understanding).
@@ -332,7 +332,58 @@ bool accepts_image(std::string_view format, const Image &image) {
 std::string image_placeholder(const Image &image) {
   std::string s = "[image: artifact " + std::string(image.artifact_id);
   if (!image.mime_type.empty()) s += ", " + std::string(image.mime_type);
+  if (!image.omitted.empty()) s += "; omitted: " + image.omitted;
   return s + "]";
+}
+
+namespace {
+
+struct ImageLimits {
+  size_t count;      // images per request
+  size_t each;       // bytes of one image's base64
+  size_t total;      // bytes of all images' base64
+  const char *owner; // whose limit, for the placeholder
+};
+
+constexpr size_t kMiB = 1024 * 1024;
+
+ImageLimits image_limits(std::string_view format) {
+  // https://docs.anthropic.com/en/docs/build-with-claude/vision: up to 100
+  // images per API request, 5 MB each.
+  if (format == "anthropic.messages") return {100, 5 * kMiB, SIZE_MAX, "Anthropic"};
+  // https://ai.google.dev/gemini-api/docs/image-understanding: inline data
+  // for requests under 20 MB in all.
+  if (format == "gemini.generate_content") return {3600, 20 * kMiB, 20 * kMiB, "Gemini"};
+  // https://platform.openai.com/docs/guides/images-vision: up to 500 images
+  // and 50 MB of payload per request.
+  if (format == "openai.chat" || format == "openai.responses")
+    return {500, 50 * kMiB, 50 * kMiB, "OpenAI"};
+  // ai.sdk: the strictest of the providers it may reach.
+  return {100, 5 * kMiB, 20 * kMiB, "the strictest provider"};
+}
+
+} // namespace
+
+void limit_images(Lowered &b, std::string_view format) {
+  ImageLimits lim = image_limits(format);
+  size_t count = 0, total = 0;
+  auto visit = [&](Image &img) {
+    if (!accepts_image(format, img)) return;
+    size_t n = img.base64.size();
+    if (n > lim.each)
+      img.omitted = "larger than " + std::string(lim.owner) + "'s limit per image";
+    else if (count == lim.count)
+      img.omitted = "beyond " + std::string(lim.owner) + "'s " + std::to_string(lim.count) +
+                    " images per request";
+    else if (total + n > lim.total)
+      img.omitted = "beyond " + std::string(lim.owner) + "'s request size limit";
+    if (!img.omitted.empty()) return;
+    ++count;
+    total += n;
+  };
+  for (auto m = b.messages.rbegin(); m != b.messages.rend(); ++m)
+    for (auto it = m->items.rbegin(); it != m->items.rend(); ++it)
+      for (auto img = it->images.rbegin(); img != it->images.rend(); ++img) visit(*img);
 }
 
 std::string_view result_name(const Item &result) {
@@ -367,6 +418,7 @@ std::string convert_bundle(std::string_view bundle_json, std::string_view format
   store::embedded_schema("json/bundle.schema.json").validate(bundle, "bundle");
   if (f == Format::kCanonical) return std::string(bundle_json);
   adapt::Lowered lowered = adapt::lower(bundle, reader);
+  adapt::limit_images(lowered, format);
   switch (f) {
   case Format::kChat: return adapt::to_openai_chat(lowered);
   case Format::kResponses: return adapt::to_openai_responses(lowered);

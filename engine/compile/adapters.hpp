@@ -51,6 +51,10 @@
 // functionResponse parts), ai.sdk an image part / image-data in a
 // tool-result's content output. A media type the provider does not take,
 // or no reader, gives the placeholder text "[image: artifact <id>, <mime>]".
+// The provider's documented limits hold, the newest images kept: Anthropic
+// 100 images per request and 5 MB each, OpenAI 500 and 50 MB in all,
+// Gemini 20 MB inline in all, ai.sdk the strictest of them; an image
+// beyond them is its placeholder with "; omitted: <which limit>".
 //
 // openai.chat       {"messages":[...],"tools":[{"type":"function","function":{...}}]}
 //   system/developer segments: one message each, string content (the

@@ -692,6 +692,33 @@ TEST_CASE("images reach every format in its native shape, read from the artifact
             .find("[image: artifact " + d.id + ", image/png]") != std::string::npos);
 }
 
+TEST_CASE("images beyond a provider's documented limits become placeholders, the newest kept") {
+  ImageDb d;
+  // https://docs.anthropic.com/en/docs/build-with-claude/vision: at most
+  // 100 images per request.
+  std::string images;
+  for (int i = 0; i < 101; ++i) images += (i ? "," : "") + d.image(d.id);
+  std::string many = bundle_with(segment("user", images) + "," + segment("user", text("and?")));
+  std::string out = d.db.bundle_convert(many, "anthropic.messages");
+  check_provider(out, "anthropic.messages");
+  CHECK(out.find(R"("content":[{"type":"text","text":"[image: artifact )" + d.id +
+                 ", image/png; omitted: beyond Anthropic's 100 images per request]\"},"
+                 R"({"type":"image")") != std::string::npos);
+  size_t sent = 0;
+  for (size_t at = 0; (at = out.find(d.b64, at)) != std::string::npos; at += d.b64.size()) ++sent;
+  CHECK(sent == 100);
+  CHECK(d.db.bundle_convert(many, "openai.chat").find("omitted") == std::string::npos);
+
+  // 5 MB per image for Anthropic; Gemini takes up to 20 MB inline.
+  simdjson::dom::parser p;
+  std::string big = str(
+      json::parse(p, d.db.artifact_put(std::string(4 * 1024 * 1024, 'a'), "{}"), "artifact"), "id");
+  std::string large = bundle_with(segment("user", text("look") + "," + d.image(big)));
+  CHECK(d.db.bundle_convert(large, "anthropic.messages")
+            .find("omitted: larger than Anthropic's limit per image") != std::string::npos);
+  CHECK(d.db.bundle_convert(large, "gemini.generate_content").find("omitted") == std::string::npos);
+}
+
 TEST_CASE("images: an unknown artifact is not found, a type the provider refuses a placeholder") {
   ImageDb d;
   std::string missing = "art_" + std::string(64, '0');
