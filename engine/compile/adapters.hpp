@@ -84,7 +84,10 @@
 //   (Anthropic rejects text before them). A cancelled call's result has
 //   is_error true. tool_use "input" is the call's args as an object: an
 //   object arg as it is, a string that parses to an object that object, any
-//   other string {"input": the string}, no args {}. When the first message
+//   other string {"input": the string}, no args {}. A call id outside
+//   ^[a-zA-Z0-9_-]+$ has each other character written as '_' and 8 hex
+//   digits of its SHA-256 appended, on the tool_use and its tool_result
+//   alike. When the first message
 //   would be the assistant's, a user text block "(conversation continues)"
 //   goes before it, as the API requires a user turn first; a final
 //   assistant message (a continuation) loses its trailing whitespace.

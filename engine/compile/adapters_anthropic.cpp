@@ -1,6 +1,7 @@
 // anthropic.messages (adapters.hpp says what it emits).
 #include "compile/adapter_lowering.hpp"
 
+#include "util/sha256.hpp"
 #include "json/json_writer.hpp"
 
 #include <algorithm>
@@ -52,6 +53,23 @@ bool sendable(const Item &it) {
 // the turn around them).
 bool cacheable(const Block &b) { return b.item->kind != Item::kThinking; }
 
+bool id_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+// tool_use ids match ^[a-zA-Z0-9_-]+$ (https://docs.anthropic.com/en/api/messages).
+// An id made elsewhere that does not (Pi keeps a Responses call as
+// "call_…|fc_…") is written with each other character as '_' and 8 hex
+// digits of its hash, the same on the call and on its result.
+std::string tool_use_id(std::string_view id) {
+  if (!id.empty() && std::all_of(id.begin(), id.end(), id_char)) return std::string(id);
+  std::string s(id);
+  for (char &c : s)
+    if (!id_char(c)) c = '_';
+  return s + "_" + util::to_hex(util::sha256(id)).substr(0, 8);
+}
+
 void write_cache(json::JsonWriter &w, const Placed &p) {
   if (p.cache) w.key("cache_control").begin_object().field("type", "ephemeral").end_object();
 }
@@ -73,7 +91,7 @@ void image_fields(json::JsonWriter &w, const Image &img) {
 // (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#handling-tool-use-and-tool-result-content-blocks).
 // A cancelled call's result is an error result.
 void write_result(json::JsonWriter &w, const Item &it) {
-  w.field("type", "tool_result").field("tool_use_id", it.id).key("content");
+  w.field("type", "tool_result").field("tool_use_id", tool_use_id(it.id)).key("content");
   if (it.images.empty()) {
     w.value(it.text);
   } else {
@@ -105,7 +123,7 @@ void write_block(json::JsonWriter &w, const Block &b) {
           .field("signature", *it.thinking.signature);
     break;
   case Item::kCall:
-    w.field("type", "tool_use").field("id", it.id).field("name", it.name);
+    w.field("type", "tool_use").field("id", tool_use_id(it.id)).field("name", it.name);
     w.raw_field("input", call_input(it));
     break;
   case Item::kResult: write_result(w, it); break;

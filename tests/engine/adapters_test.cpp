@@ -514,6 +514,20 @@ TEST_CASE("openai.chat: a prompt written while calls ran waits until their resul
     check_provider(convert_bundle(bundle, format), format);
 }
 
+TEST_CASE("anthropic.messages: a call id the API's pattern refuses is rewritten, the same on both "
+          "sides") {
+  // https://docs.anthropic.com/en/api/messages: tool_use.id matches ^[a-zA-Z0-9_-]+$.
+  std::string bundle = bundle_with(
+      segment("user", text("go")) + "," + segment("assistant", call("call_1|fc_2")) + "," +
+      segment("tool", result("call_1|fc_2")) + "," + segment("user", text("next")));
+  std::string out = convert_bundle(bundle, "anthropic.messages");
+  check_provider(out, "anthropic.messages"); // the schema's pattern, the pairing
+  CHECK(out.find("|") == std::string::npos);
+  CHECK(out.find(R"("id":"call_1_fc_2_)") != std::string::npos);
+  // Ids that match pass as they are; other formats keep every id.
+  CHECK(convert_bundle(bundle, "openai.chat").find(R"("id":"call_1|fc_2")") != std::string::npos);
+}
+
 // The thinking round trip: each family's opaque state back to it alone.
 const std::string kThinkingTurn =
     segment("user", text("go")) + "," +
