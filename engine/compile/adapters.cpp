@@ -186,9 +186,15 @@ std::optional<Item> lower_other(element block, std::string_view type, std::strin
     return it;
   }
   if (type == "image") {
-    if (block["artifact_id"].error()) return text_item("[image]");
     Item it{Item::kImage};
-    it.images.push_back(lower_image(block, where, reader));
+    if (!block["artifact_id"].error()) {
+      it.images.push_back(lower_image(block, where, reader));
+    } else if (std::optional<std::string_view> data = opt_str(block, "data", where)) {
+      // Pixels the host kept inline (spill off): sent as they are.
+      it.images.push_back(Image{"", req_str(block, "mime_type", where), std::string(*data)});
+    } else {
+      return text_item("[image]");
+    }
     return it;
   }
   if (type == "file_ref") return named("file", "path");
@@ -330,7 +336,8 @@ bool accepts_image(std::string_view format, const Image &image) {
 }
 
 std::string image_placeholder(const Image &image) {
-  std::string s = "[image: artifact " + std::string(image.artifact_id);
+  std::string s = image.artifact_id.empty() ? "[image: inline"
+                                            : "[image: artifact " + std::string(image.artifact_id);
   if (!image.mime_type.empty()) s += ", " + std::string(image.mime_type);
   if (!image.omitted.empty()) s += "; omitted: " + image.omitted;
   return s + "]";

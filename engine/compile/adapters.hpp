@@ -40,7 +40,8 @@
 //   openai.chat takes no reasoning input: all thinking is dropped.
 //
 // Images: an image block names an artifact; with an ArtifactReader each is
-// emitted in its native shape from the artifact's bytes (base64):
+// emitted in its native shape from the artifact's bytes (base64; a block
+// the host kept inline, {"data","mime_type"}, as it is):
 // Anthropic {"type":"image","source":{"type":"base64","media_type","data"}}
 // (also inside tool_result content), openai.chat {"type":"image_url",
 // "image_url":{"url":"data:…"}} parts (a tool message carries text only: a

@@ -733,6 +733,18 @@ TEST_CASE("images beyond a provider's documented limits become placeholders, the
   CHECK(d.db.bundle_convert(large, "gemini.generate_content").find("omitted") == std::string::npos);
 }
 
+TEST_CASE("images kept inline by the host are sent as they are") {
+  std::string bundle = bundle_with(segment(
+      "user", text("look") + R"(,{"type":"image","data":"iVBORw0KGgo=","mime_type":"image/png"})"));
+  std::string out = convert_bundle(bundle, "anthropic.messages");
+  check_provider(out, "anthropic.messages");
+  CHECK(out.find(R"("source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="})") !=
+        std::string::npos);
+  std::string bmp = bundle_with(
+      segment("user", text("look") + R"(,{"type":"image","data":"Qk0=","mime_type":"image/bmp"})"));
+  CHECK(convert_bundle(bmp, "openai.chat").find("[image: inline, image/bmp]") != std::string::npos);
+}
+
 TEST_CASE("images: an unknown artifact is not found, a type the provider refuses a placeholder") {
   ImageDb d;
   std::string missing = "art_" + std::string(64, '0');
