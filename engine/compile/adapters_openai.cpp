@@ -104,14 +104,16 @@ struct ChatOrder {
 
 std::vector<Out> chat_messages(const Lowered &b, std::deque<Item> &made) {
   ChatOrder order;
-  std::vector<const Item *> results; // of the current run of tool messages
-  auto end_of_results = [&] {
-    if (results.empty()) return;
-    flush_tool_images(results, order.out, made);
-    if (order.open.empty()) order.release();
+  std::vector<const Item *> results; // answering the last assistant message's calls
+  // Once every call is answered (or the next assistant message comes), the
+  // results' images and the user messages that waited follow.
+  auto end_of_results = [&](bool force) {
+    if (!force && !order.open.empty()) return;
+    if (!results.empty()) flush_tool_images(results, order.out, made);
+    order.release();
   };
   for (const Message &m : b.messages) {
-    if (m.role != "tool") end_of_results();
+    if (m.role != "tool") end_of_results(m.role == "assistant");
     if (is_instruction(m.role) || m.role == "context") {
       if (std::optional<Out> o = instruction(m, made)) order.push(std::move(*o));
       continue;
@@ -132,8 +134,7 @@ std::vector<Out> chat_messages(const Lowered &b, std::deque<Item> &made) {
     }
     if (!o.parts.empty()) order.push(std::move(o));
   }
-  end_of_results();
-  order.release();
+  end_of_results(true);
   place_context(b, order.out, made);
   return std::move(order.out);
 }

@@ -658,6 +658,21 @@ struct ImageDb {
 TEST_CASE("images reach every format in its native shape, read from the artifact") {
   ImageDb d;
   std::string bundle = d.bundle(d.id);
+  // A prompt between two results waits, after the images, until both are in.
+  std::string split =
+      bundle_with(segment("user", text("go")) + "," +
+                  segment("assistant", call("c1") + "," + call("c2")) + "," +
+                  segment("tool", R"({"type":"tool_result","tool_call_id":"c1","status":"success",)"
+                                  R"("text":"shot","content":[)" +
+                                      d.image(d.id) + "]}") +
+                  "," + segment("user", text("meanwhile")) + "," + segment("tool", result("c2")));
+  std::string chat = d.db.bundle_convert(split, "openai.chat");
+  check_provider(chat, "openai.chat");
+  CHECK(chat.find(R"({"role":"tool","tool_call_id":"c2","content":"x"},{"role":"user","content":)"
+                  R"([{"type":"text","text":"Images from the result of tool call c1 (sh):"},)") !=
+        std::string::npos);
+  CHECK(chat.find(R"("}}]},{"role":"user","content":[{"type":"text","text":"meanwhile"}]}]})") !=
+        std::string::npos);
   std::map<std::string, std::vector<std::string>> want = {
       // https://platform.openai.com/docs/guides/images-vision: data URLs;
       // tool messages take text, so the result's image follows in a user
