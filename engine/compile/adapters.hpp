@@ -65,7 +65,9 @@
 //   parts),"tool_calls":[{"id","type":"function","function":{"name",
 //   "arguments"}}]}, arguments a JSON string (an object arg is serialized;
 //   a string arg passes as it is). tool: one {"role":"tool","tool_call_id",
-//   "content"} per tool_result.
+//   "content"} per tool_result. The tool messages follow the assistant
+//   message that made the calls: a user message written while they ran
+//   (and a result's images) comes after the last of them.
 // openai.responses  {"input":[items],"tools":[{"type":"function","name",...}]}
 //   system/developer/user messages {"type":"message","role","content":
 //   [{"type":"input_text","text"} | {"type":"input_image","image_url",
@@ -118,7 +120,8 @@
 //   [{"type":"tool-result","toolCallId","toolName","output":{"type":"text"|
 //   "error-text","value"} or {"type":"content","value":[...]}}]}. tools is
 //   a ToolSet's shape with JSON Schemas: the host wraps each inputSchema
-//   with the SDK's jsonSchema().
+//   with the SDK's jsonSchema(). As for openai.chat, a user message written
+//   while calls ran follows their results.
 //
 // In every format: the "tools" segment (one tool_specs block) becomes the
 // provider's tools field, never a message; a file_ref or artifact_ref is a

@@ -5,6 +5,7 @@
 
 #include "json/json_writer.hpp"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -127,13 +128,43 @@ void write_part(json::JsonWriter &w, const Item &it, bool assistant) {
   }
 }
 
+// The messages in the order they are written: a user message written while
+// the assistant's calls ran waits until every one is answered, since the
+// SDK's providers want each call's result before the conversation moves on
+// (OpenAI's tool messages right after the call).
+std::vector<const Message *> in_order(const Lowered &b) {
+  std::vector<const Message *> out, waiting;
+  std::set<std::string_view> open;
+  auto release = [&] {
+    out.insert(out.end(), waiting.begin(), waiting.end());
+    waiting.clear();
+    open.clear();
+  };
+  for (const Message &m : b.messages) {
+    if (m.role == "user" && !open.empty()) {
+      waiting.push_back(&m);
+      continue;
+    }
+    if (m.role == "assistant") release();
+    out.push_back(&m);
+    for (const Item &it : m.items) {
+      if (m.role == "assistant" && it.kind == Item::kCall) open.insert(it.id);
+      if (it.kind == Item::kResult) open.erase(it.id);
+    }
+    if (m.role == "tool" && open.empty()) release();
+  }
+  release();
+  return out;
+}
+
 } // namespace
 
 std::string to_ai_sdk(const Lowered &b) {
   json::JsonWriter w;
   w.begin_object().key("messages").begin_array();
   bool open = false; // the last message is a user message still open for parts
-  for (const Message &m : b.messages) {
+  for (const Message *mp : in_order(b)) {
+    const Message &m = *mp;
     if (open) w.end_array().end_object();
     open = false;
     if (is_instruction(m.role) || m.role == "context") {

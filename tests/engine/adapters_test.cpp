@@ -512,6 +512,10 @@ TEST_CASE("openai.chat: a prompt written while calls ran waits until their resul
                   R"({"role":"assistant","content":"done"})") != std::string::npos);
   for (const char *format : kProviderFormats)
     check_provider(convert_bundle(bundle, format), format);
+  // The AI SDK's providers want the same.
+  CHECK(convert_bundle(bundle, "ai.sdk")
+            .find(R"("output":{"type":"text","value":"x"}}]},{"role":"user","content":[{"type":)"
+                  R"("text","text":"while it runs"}]},{"role":"assistant")") != std::string::npos);
 }
 
 TEST_CASE("anthropic.messages: a call id the API's pattern refuses is rewritten, the same on both "
