@@ -36,7 +36,12 @@
 //   ai.sdk: reasoning parts with providerOptions keyed by the producer
 //     (anthropic: signature / redactedData; openai: itemId,
 //     reasoningEncryptedContent, one part per summary text; google:
-//     thoughtSignature); the SDK's providers read only their own.
+//     thoughtSignature). The output does not know which provider the host
+//     will call: the SDK's Anthropic and OpenAI providers send back only
+//     parts keyed by them, but its Google provider sends any reasoning
+//     text as a thought, so a host calling Gemini through the SDK drops the
+//     reasoning parts not keyed "google" (packages/google/src/
+//     convert-to-google-messages.ts).
 //   openai.chat takes no reasoning input: all thinking is dropped.
 //
 // Images: an image block names an artifact; with an ArtifactReader each is
