@@ -576,6 +576,20 @@ std::string Engine::artifact_search(std::string_view id, std::string_view patter
 
 namespace ctxdb {
 
+namespace {
+
+// The adapters read images' bytes through this (compile/artifact_reader.hpp).
+class StoreArtifactReader final : public compile::ArtifactReader {
+public:
+  explicit StoreArtifactReader(artifact::ArtifactStore &store) : store_(store) {}
+  std::string read(std::string_view artifact_id) const override { return store_.read(artifact_id); }
+
+private:
+  artifact::ArtifactStore &store_;
+};
+
+} // namespace
+
 std::string Engine::compile(std::string_view request_json) {
   compile::Request request = compile::parse_request(request_json);
   if (request.record && request.leaf_event_id)
@@ -602,11 +616,13 @@ std::string Engine::compile(std::string_view request_json) {
   if (!c.memories.included.empty() && !store_.config().read_only)
     memory::record_usage(store_, c.memories, c.memories_now);
   if (request.format == "canonical") return std::move(c.bundle);
-  return compile::convert_bundle(c.bundle, request.format);
+  StoreArtifactReader reader(artifacts_);
+  return compile::convert_bundle(c.bundle, request.format, &reader);
 }
 
 std::string Engine::bundle_convert(std::string_view bundle_json, std::string_view format) {
-  return compile::convert_bundle(bundle_json, format);
+  StoreArtifactReader reader(artifacts_);
+  return compile::convert_bundle(bundle_json, format, &reader);
 }
 
 void Engine::set_token_counter(std::unique_ptr<const token::Counter> counter) {

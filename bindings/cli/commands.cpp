@@ -419,7 +419,8 @@ const CommandSpec kCommands[] = {
      "  --system-file FILE  a system instruction read from FILE (- is stdin)\n"
      "  --json              print the bundle as JSON instead\n"
      "  --format FORMAT     with --json: canonical (default), openai.chat,\n"
-     "                      openai.responses or anthropic.messages\n"
+     "                      openai.responses, anthropic.messages,\n"
+     "                      gemini.generate_content or ai.sdk\n"
      "  --record            append a ContextBuilt event recording the bundle\n",
      {"--budget", "--reserve", "--branch", "--leaf", "--request", "--system", "--system-file",
       "--format"},

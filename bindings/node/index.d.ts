@@ -724,7 +724,13 @@ export interface Stats {
 
 // ---- the context compiler ----------------------------------------------------
 
-export type BundleFormat = 'canonical' | 'openai.chat' | 'openai.responses' | 'anthropic.messages';
+export type BundleFormat =
+  | 'canonical'
+  | 'openai.chat'
+  | 'openai.responses'
+  | 'anthropic.messages'
+  | 'gemini.generate_content'
+  | 'ai.sdk';
 
 /** A compile request (compile_request.schema.json). */
 export interface CompileRequest {

@@ -1,7 +1,9 @@
 #include "compile/adapters.hpp"
 
+#include "compile/adapter_lowering.hpp"
 #include "error.hpp"
 #include "store/store.hpp"
+#include "util/base64.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
 
@@ -9,26 +11,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ctxdb::compile {
 
+namespace adapt {
+
 namespace {
-
-using simdjson::dom::element;
-
-enum class Format { kCanonical, kChat, kResponses, kAnthropic };
-
-Format parse_format(std::string_view name) {
-  for (size_t i = 0; i < std::size(kBundleFormats); ++i)
-    if (name == kBundleFormats[i]) return static_cast<Format>(i);
-  std::string known;
-  for (std::string_view f : kBundleFormats) known += (known.empty() ? "" : ", ") + std::string(f);
-  throw Error(Code::kInvalidArg,
-              "unknown bundle format '" + std::string(name) + "' (known: " + known + ")");
-}
 
 [[noreturn]] void bad(const std::string &where, const std::string &why) {
   throw Error(Code::kInvalidArg, "bundle: field '" + where + "' " + why);
@@ -57,36 +49,13 @@ std::string_view req_str(element o, const char *key, const std::string &where) {
   return *s;
 }
 
-// The bundle lowered to what every adapter needs: per segment, its role and
-// the blocks a provider can see, with thinking dropped and references
-// rendered as text.
-struct Item {
-  enum Kind { kText, kCall, kResult } kind;
-  std::string text{};            // kText: the text; kResult: the result's content
-  std::string_view id{};         // kCall: the call id; kResult: the call it answers
-  std::string_view name{};       // kCall
-  std::optional<element> args{}; // kCall
-  bool error = false;            // kResult
-};
-
-struct Message {
-  std::string_view role;
-  size_t seg;
-  std::vector<Item> items;
-};
-
-struct Tool {
-  std::string_view name;
-  std::optional<std::string_view> description;
-  std::optional<element> parameters;
-  size_t seg;
-};
-
-struct Lowered {
-  std::vector<Message> messages; // one per non-tools segment, in order
-  std::vector<Tool> tools;
-  std::optional<size_t> stable_end; // the segment where the stable prefix ends
-};
+bool opt_bool(element o, const char *key, const std::string &where) {
+  auto v = o[key];
+  if (v.error()) return false;
+  bool b = false;
+  if (v.get(b)) bad(where + "." + key, "must be a boolean");
+  return b;
+}
 
 void lower_tools(element segment, size_t seg, Lowered &out) {
   size_t j = 0;
@@ -110,23 +79,38 @@ void lower_tools(element segment, size_t seg, Lowered &out) {
   }
 }
 
-// The text a provider sees for a block that is neither a call nor a result,
-// or nullopt for one it does not see.
-std::optional<std::string> visible_text(element block, std::string_view type,
-                                        const std::string &where) {
-  if (type == "text") return std::string(req_str(block, "text", where));
-  if (type == "thinking") return std::nullopt;
-  auto named = [&](const char *what, const char *key) {
-    std::optional<std::string_view> v = opt_str(block, key, where);
-    return "[" + std::string(what) + (v ? ": " + std::string(*v) : "") + "]";
-  };
-  if (type == "image") {
-    std::optional<std::string_view> id = opt_str(block, "artifact_id", where);
-    return id ? "[image: artifact " + std::string(*id) + "]" : std::string("[image]");
+Image lower_image(element block, const std::string &where, const ArtifactReader *reader) {
+  Image img{
+      req_str(block, "artifact_id", where), opt_str(block, "mime_type", where).value_or(""), {}};
+  if (!reader) return img;
+  try {
+    img.base64 = util::encode_base64(reader->read(img.artifact_id));
+  } catch (const Error &e) {
+    // The store's message names the id; say which block held it.
+    throw Error(e.code(), "bundle: field '" + where + ".artifact_id': " + e.what());
   }
-  if (type == "file_ref") return named("file", "path");
-  if (type == "artifact_ref") return named("artifact", "artifact_id");
-  bad(where + ".type", "'" + std::string(type) + "' belongs in the tools segment");
+  return img;
+}
+
+Thinking lower_thinking(element block, const std::string &where) {
+  Thinking t;
+  t.provider = opt_str(block, "provider", where).value_or("");
+  t.text = opt_str(block, "text", where).value_or("");
+  t.signature = opt_str(block, "signature", where);
+  t.redacted = opt_bool(block, "redacted", where);
+  t.data = opt_str(block, "data", where).value_or("");
+  t.id = opt_str(block, "id", where).value_or("");
+  t.encrypted_content = opt_str(block, "encrypted_content", where);
+  if (auto s = block["summary"]; !s.error()) {
+    simdjson::dom::array list;
+    if (s.get(list)) bad(where + ".summary", "must be an array of strings");
+    for (element e : list) {
+      std::string_view text;
+      if (e.get(text)) bad(where + ".summary", "must be an array of strings");
+      t.summary.push_back(text);
+    }
+  }
+  return t;
 }
 
 Item lower_call(element block, const std::string &where) {
@@ -136,26 +120,89 @@ Item lower_call(element block, const std::string &where) {
       bad(where + ".args", "must be an object or a string");
     it.args = a.value();
   }
+  it.provider = opt_str(block, "provider", where).value_or("");
+  it.signature = opt_str(block, "signature", where);
   return it;
 }
 
-Item lower_result(element block, const std::string &where) {
+// A result's text: an error's message before its output; a cancelled
+// call's text says it was interrupted. Never empty: a provider refuses an
+// empty text block.
+Item lower_result(element block, const std::string &where, const ArtifactReader *reader) {
   Item it{Item::kResult, {}, req_str(block, "tool_call_id", where)};
-  it.error = opt_str(block, "status", where) == std::optional<std::string_view>("error");
+  it.name = opt_str(block, "name", where).value_or("");
+  std::string_view status = opt_str(block, "status", where).value_or("success");
+  it.error = status == "error" || status == "cancelled";
   std::string_view text = opt_str(block, "text", where).value_or("");
-  if (it.error) {
-    it.text = opt_str(block, "error", where).value_or("");
-    if (!text.empty()) it.text += (it.text.empty() ? "" : "\n\n") + std::string(text);
-  } else {
-    it.text = text;
-  }
-  if (it.text.empty())
+  std::string_view error = opt_str(block, "error", where).value_or("");
+  std::string_view first = status == "error" ? error : text;
+  std::string_view second = status == "error" ? text : (it.error ? error : "");
+  it.text = first;
+  if (!second.empty()) it.text += (it.text.empty() ? "" : "\n\n") + std::string(second);
+  if (blank(it.text))
     if (auto id = opt_str(block, "artifact_id", where))
       it.text = "[output in artifact " + std::string(*id) + "]";
+  if (auto c = block["content"]; !c.error()) {
+    simdjson::dom::array list;
+    if (c.get(list)) bad(where + ".content", "must be an array of image blocks");
+    size_t k = 0;
+    for (element img : list) {
+      std::string at = where + ".content[" + std::to_string(k++) + "]";
+      if (req_str(img, "type", at) != "image") bad(at + ".type", "must be image");
+      it.images.push_back(lower_image(img, at, reader));
+    }
+  }
+  if (blank(it.text) && it.images.empty()) it.text = "(no output)";
   return it;
 }
 
-Message lower_message(element segment, size_t seg) {
+// A block that is neither a call nor a result, or nullopt for one no
+// provider sees (a whitespace-only text, thinking outside the assistant's
+// turn).
+std::optional<Item> lower_other(element block, std::string_view type, std::string_view role,
+                                const std::string &where, const ArtifactReader *reader) {
+  auto text_item = [](std::string text) -> std::optional<Item> {
+    if (blank(text)) return std::nullopt;
+    return Item{Item::kText, std::move(text)};
+  };
+  auto named = [&](const char *what, const char *key) {
+    std::optional<std::string_view> v = opt_str(block, key, where);
+    return text_item("[" + std::string(what) + (v ? ": " + std::string(*v) : "") + "]");
+  };
+  if (type == "text") return text_item(std::string(req_str(block, "text", where)));
+  if (role == "context" || role == "system" || role == "developer") {
+    if (type == "thinking") return std::nullopt;
+    bad(where + ".type", "a " + std::string(role) + " segment holds text blocks only");
+  }
+  if (type == "refusal") {
+    std::string text(req_str(block, "text", where));
+    if (blank(text)) return std::nullopt;
+    return Item{Item::kRefusal, std::move(text)};
+  }
+  if (type == "thinking") {
+    if (role != "assistant") return std::nullopt;
+    Item it{Item::kThinking};
+    it.thinking = lower_thinking(block, where);
+    return it;
+  }
+  if (type == "image") {
+    Item it{Item::kImage};
+    if (!block["artifact_id"].error()) {
+      it.images.push_back(lower_image(block, where, reader));
+    } else if (std::optional<std::string_view> data = opt_str(block, "data", where)) {
+      // Pixels the host kept inline (spill off): sent as they are.
+      it.images.push_back(Image{"", req_str(block, "mime_type", where), std::string(*data)});
+    } else {
+      return text_item("[image]");
+    }
+    return it;
+  }
+  if (type == "file_ref") return named("file", "path");
+  if (type == "artifact_ref") return named("artifact", "artifact_id");
+  bad(where + ".type", "'" + std::string(type) + "' belongs in the tools segment");
+}
+
+Message lower_message(element segment, size_t seg, const ArtifactReader *reader) {
   Message m{segment["role"].get_string().value(), seg, {}};
   size_t j = 0;
   for (element block : array_at(segment, "content")) {
@@ -167,33 +214,68 @@ Message lower_message(element segment, size_t seg) {
         bad(where + ".type", "a " + std::string(type) + " belongs in a " + std::string(want) +
                                  " segment, not a " + std::string(m.role) + " one");
       m.items.push_back(type == "tool_call" ? lower_call(block, where)
-                                            : lower_result(block, where));
+                                            : lower_result(block, where, reader));
       continue;
     }
     if (m.role == "tool" && type != "thinking")
       bad(where + ".type", "a tool segment holds tool_result blocks only");
-    std::optional<std::string> text = visible_text(block, type, where);
-    if (text && !text->empty()) m.items.push_back(Item{Item::kText, std::move(*text)});
+    if (std::optional<Item> it = lower_other(block, type, m.role, where, reader))
+      m.items.push_back(std::move(*it));
   }
   return m;
 }
 
-Lowered lower(element bundle) {
+bool is_conversation(std::string_view role) {
+  return role == "user" || role == "assistant" || role == "tool";
+}
+
+// Results without a name take their call's.
+void name_results(Lowered &out) {
+  std::map<std::string_view, std::string_view> names;
+  for (const Message &m : out.messages)
+    for (const Item &it : m.items)
+      if (it.kind == Item::kCall) names.emplace(it.id, it.name);
+  for (Message &m : out.messages)
+    for (Item &it : m.items)
+      if (it.kind == Item::kResult && it.name.empty())
+        if (auto n = names.find(it.id); n != names.end()) it.name = n->second;
+}
+
+} // namespace
+
+bool blank(std::string_view s) {
+  return s.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos;
+}
+
+bool is_instruction(std::string_view role) { return role == "system" || role == "developer"; }
+
+Lowered lower(element bundle, const ArtifactReader *reader) {
   Lowered out;
   int64_t stable = bundle["stable_prefix_tokens"].get_int64().value();
   int64_t sum = 0;
   bool in_prefix = stable > 0;
+  bool conversation = false;
+  std::string latest;
   size_t i = 0;
   for (element segment : array_at(bundle, "segments")) {
     size_t seg = i++;
-    if (segment["kind"].get_string().value() == "tools")
+    std::string_view role = segment["role"].get_string().value();
+    conversation = conversation || is_conversation(role);
+    if (segment["kind"].get_string().value() == "tools") {
       lower_tools(segment, seg, out);
-    else
-      out.messages.push_back(lower_message(segment, seg));
+    } else if (role == "context" && conversation) {
+      // Context after the conversation started is the latest turn's.
+      std::string text = joined_text(lower_message(segment, seg, reader));
+      if (!text.empty()) latest += (latest.empty() ? "" : "\n\n") + text;
+    } else {
+      out.messages.push_back(lower_message(segment, seg, reader));
+    }
     sum += segment["tokens"].get_int64().value();
     in_prefix = in_prefix && sum <= stable;
     if (in_prefix) out.stable_end = seg;
   }
+  if (!latest.empty()) out.latest_context = "<context>\n" + latest + "\n</context>";
+  name_results(out);
   return out;
 }
 
@@ -209,143 +291,14 @@ bool has_calls(const Message &m) {
                      [](const Item &it) { return it.kind == Item::kCall; });
 }
 
-// OpenAI's arguments: a JSON string.
-std::string arguments(const Item &call) {
+std::string call_arguments(const Item &call) {
   if (!call.args) return "{}";
   std::string_view s;
   if (!call.args->get(s)) return std::string(s);
   return json::canonical(*call.args);
 }
 
-constexpr std::string_view kEmptyParameters = R"({"type":"object","properties":{}})";
-
-std::string parameters(const Tool &t) {
-  return t.parameters ? json::canonical(*t.parameters) : std::string(kEmptyParameters);
-}
-
-bool is_instruction(std::string_view role) { return role == "system" || role == "developer"; }
-
-std::string to_openai_chat(const Lowered &b) {
-  json::JsonWriter w;
-  w.begin_object().key("messages").begin_array();
-  for (const Message &m : b.messages) {
-    std::string text = joined_text(m);
-    if (m.role == "tool") {
-      for (const Item &it : m.items)
-        w.begin_object()
-            .field("role", "tool")
-            .field("tool_call_id", it.id)
-            .field("content", it.text)
-            .end_object();
-    } else if (m.role == "assistant") {
-      if (text.empty() && !has_calls(m)) continue;
-      w.begin_object().field("role", "assistant").key("content");
-      text.empty() ? w.null() : w.value(text);
-      if (has_calls(m)) {
-        w.key("tool_calls").begin_array();
-        for (const Item &it : m.items) {
-          if (it.kind != Item::kCall) continue;
-          w.begin_object().field("id", it.id).field("type", "function").key("function");
-          w.begin_object().field("name", it.name).field("arguments", arguments(it));
-          w.end_object().end_object();
-        }
-        w.end_array();
-      }
-      w.end_object();
-    } else if (!text.empty()) {
-      w.begin_object().field("role", m.role).field("content", text).end_object();
-    }
-  }
-  w.end_array();
-  if (!b.tools.empty()) {
-    w.key("tools").begin_array();
-    for (const Tool &t : b.tools) {
-      w.begin_object().field("type", "function").key("function").begin_object();
-      w.field("name", t.name);
-      if (t.description) w.field("description", *t.description);
-      if (t.parameters) w.raw_field("parameters", parameters(t));
-      w.end_object().end_object();
-    }
-    w.end_array();
-  }
-  return w.end_object().take();
-}
-
-void write_message_item(json::JsonWriter &w, std::string_view role,
-                        const std::vector<const Item *> &texts) {
-  bool output = role == "assistant";
-  w.begin_object().field("type", "message").field("role", role).key("content").begin_array();
-  for (const Item *it : texts) {
-    w.begin_object().field("type", output ? "output_text" : "input_text").field("text", it->text);
-    if (output) w.key("annotations").begin_array().end_array();
-    w.end_object();
-  }
-  w.end_array().end_object();
-}
-
-std::string to_openai_responses(const Lowered &b) {
-  json::JsonWriter w;
-  w.begin_object().key("input").begin_array();
-  for (const Message &m : b.messages) {
-    std::vector<const Item *> texts;
-    for (const Item &it : m.items) {
-      if (it.kind == Item::kText) {
-        texts.push_back(&it);
-        continue;
-      }
-      if (!texts.empty()) write_message_item(w, m.role, texts);
-      texts.clear();
-      if (it.kind == Item::kCall)
-        w.begin_object()
-            .field("type", "function_call")
-            .field("call_id", it.id)
-            .field("name", it.name)
-            .field("arguments", arguments(it))
-            .end_object();
-      else
-        w.begin_object()
-            .field("type", "function_call_output")
-            .field("call_id", it.id)
-            .field("output", it.text)
-            .end_object();
-    }
-    if (!texts.empty()) write_message_item(w, m.role, texts);
-  }
-  w.end_array();
-  if (!b.tools.empty()) {
-    w.key("tools").begin_array();
-    for (const Tool &t : b.tools) {
-      w.begin_object().field("type", "function").field("name", t.name);
-      if (t.description) w.field("description", *t.description);
-      w.raw_field("parameters", parameters(t)).key("strict").boolean(false).end_object();
-    }
-    w.end_array();
-  }
-  return w.end_object().take();
-}
-
-// Anthropic: where each emitted block came from, and whether it carries a
-// cache breakpoint.
-struct Placed {
-  size_t seg;
-  bool cache = false;
-};
-
-struct AnthropicBlock : Placed {
-  const Item *item;
-};
-
-struct AnthropicMessage {
-  bool user;
-  std::vector<AnthropicBlock> blocks;
-};
-
-struct SystemBlock : Placed {
-  std::string text;
-};
-
-// tool_use input: an object, as the API requires.
-std::string tool_input(const Item &call) {
+std::string call_input(const Item &call) {
   if (!call.args) return "{}";
   std::string_view s;
   if (call.args->get(s)) return json::canonical(*call.args);
@@ -356,130 +309,129 @@ std::string tool_input(const Item &call) {
   return w.begin_object().field("input", s).end_object().take();
 }
 
-void write_cache(json::JsonWriter &w, const Placed &p) {
-  if (p.cache) w.key("cache_control").begin_object().field("type", "ephemeral").end_object();
+constexpr std::string_view kEmptyParameters = R"({"type":"object","properties":{}})";
+
+std::string tool_parameters(const Tool &t) {
+  return t.parameters ? json::canonical(*t.parameters) : std::string(kEmptyParameters);
 }
 
-void write_block(json::JsonWriter &w, const AnthropicBlock &b) {
-  const Item &it = *b.item;
-  w.begin_object();
-  switch (it.kind) {
-  case Item::kText: w.field("type", "text").field("text", it.text); break;
-  case Item::kCall:
-    w.field("type", "tool_use").field("id", it.id).field("name", it.name);
-    w.raw_field("input", tool_input(it));
-    break;
-  case Item::kResult:
-    w.field("type", "tool_result").field("tool_use_id", it.id).field("content", it.text);
-    if (it.error) w.key("is_error").boolean(true);
-    break;
-  }
-  write_cache(w, b);
-  w.end_object();
+std::string data_url(const Image &image) {
+  return "data:" + std::string(image.mime_type) + ";base64," + image.base64;
 }
 
-constexpr size_t kMaxCacheBreakpoints = 4;
-constexpr size_t kNoSegment = SIZE_MAX;
+bool accepts_image(std::string_view format, const Image &image) {
+  if (image.base64.empty() || !image.omitted.empty()) return false;
+  std::string_view m = image.mime_type;
+  // Gemini: PNG, JPEG, WEBP, HEIC, HEIF
+  // (https://ai.google.dev/gemini-api/docs/image-understanding).
+  if (format == "gemini.generate_content")
+    return m == "image/png" || m == "image/jpeg" || m == "image/webp" || m == "image/heic" ||
+           m == "image/heif";
+  // Anthropic: JPEG, PNG, GIF, WebP
+  // (https://docs.anthropic.com/en/docs/build-with-claude/vision); OpenAI:
+  // PNG, JPEG, WEBP, non-animated GIF
+  // (https://platform.openai.com/docs/guides/images-vision); the AI SDK
+  // hands the image to one of them.
+  return m == "image/png" || m == "image/jpeg" || m == "image/gif" || m == "image/webp";
+}
 
-std::string to_anthropic_messages(const Lowered &b) {
-  std::vector<SystemBlock> system;
-  std::vector<AnthropicMessage> messages;
-  for (const Message &m : b.messages) {
-    if (is_instruction(m.role)) {
-      std::string text = joined_text(m);
-      if (!text.empty()) system.push_back({{m.seg}, std::move(text)});
-      continue;
-    }
-    bool user = m.role != "assistant";
-    for (const Item &it : m.items) {
-      if (messages.empty() || messages.back().user != user) messages.push_back({user, {}});
-      messages.back().blocks.push_back({{m.seg}, &it});
-    }
-  }
-  for (AnthropicMessage &m : messages)
-    if (m.user)
-      std::stable_partition(m.blocks.begin(), m.blocks.end(), [](const AnthropicBlock &blk) {
-        return blk.item->kind == Item::kResult;
-      });
-  static const Item kContinues{Item::kText, "(conversation continues)"};
-  if (!messages.empty() && !messages.front().user)
-    messages.insert(messages.begin(),
-                    AnthropicMessage{true, {AnthropicBlock{{kNoSegment}, &kContinues}}});
+std::string image_placeholder(const Image &image) {
+  std::string s = image.artifact_id.empty() ? "[image: inline"
+                                            : "[image: artifact " + std::string(image.artifact_id);
+  if (!image.mime_type.empty()) s += ", " + std::string(image.mime_type);
+  if (!image.omitted.empty()) s += "; omitted: " + image.omitted;
+  return s + "]";
+}
 
-  std::vector<Placed> tools;
-  for (const Tool &t : b.tools) tools.push_back({t.seg});
+namespace {
 
-  size_t marked = 0;
-  auto mark = [&](Placed *p) {
-    if (!p || p->cache || marked == kMaxCacheBreakpoints) return;
-    p->cache = true;
-    ++marked;
-  };
-  if (!tools.empty()) mark(&tools.back());
-  if (!system.empty()) mark(&system.back());
-  if (b.stable_end) {
-    // The last block emitted for the segment where the prefix ends, or for
-    // the nearest segment before it that emitted one.
-    Placed *target = nullptr;
-    for (size_t s = *b.stable_end + 1; s-- > 0 && !target;) {
-      for (Placed &p : tools)
-        if (p.seg == s) target = &p;
-      for (Placed &p : system)
-        if (p.seg == s) target = &p;
-      for (AnthropicMessage &m : messages)
-        for (Placed &p : m.blocks)
-          if (p.seg == s) target = &p;
-    }
-    mark(target);
-  }
-  if (!messages.empty()) mark(&messages.back().blocks.back());
+struct ImageLimits {
+  size_t count;      // images per request
+  size_t each;       // bytes of one image's base64
+  size_t total;      // bytes of all images' base64
+  const char *owner; // whose limit, for the placeholder
+};
 
-  json::JsonWriter w;
-  w.begin_object();
-  if (!system.empty()) {
-    w.key("system").begin_array();
-    for (const SystemBlock &s : system) {
-      w.begin_object().field("type", "text").field("text", s.text);
-      write_cache(w, s);
-      w.end_object();
-    }
-    w.end_array();
-  }
-  w.key("messages").begin_array();
-  for (const AnthropicMessage &m : messages) {
-    w.begin_object().field("role", m.user ? "user" : "assistant").key("content").begin_array();
-    for (const AnthropicBlock &blk : m.blocks) write_block(w, blk);
-    w.end_array().end_object();
-  }
-  w.end_array();
-  if (!b.tools.empty()) {
-    w.key("tools").begin_array();
-    for (size_t i = 0; i < b.tools.size(); ++i) {
-      const Tool &t = b.tools[i];
-      w.begin_object().field("name", t.name);
-      if (t.description) w.field("description", *t.description);
-      w.raw_field("input_schema", parameters(t));
-      write_cache(w, tools[i]);
-      w.end_object();
-    }
-    w.end_array();
-  }
-  return w.end_object().take();
+constexpr size_t kMiB = 1024 * 1024;
+
+ImageLimits image_limits(std::string_view format) {
+  // https://docs.anthropic.com/en/docs/build-with-claude/vision: up to 100
+  // images per API request, 5 MB each.
+  if (format == "anthropic.messages") return {100, 5 * kMiB, SIZE_MAX, "Anthropic"};
+  // https://ai.google.dev/gemini-api/docs/image-understanding: inline data
+  // for requests under 20 MB in all.
+  if (format == "gemini.generate_content") return {3600, 20 * kMiB, 20 * kMiB, "Gemini"};
+  // https://platform.openai.com/docs/guides/images-vision: up to 500 images
+  // and 50 MB of payload per request.
+  if (format == "openai.chat" || format == "openai.responses")
+    return {500, 50 * kMiB, 50 * kMiB, "OpenAI"};
+  // ai.sdk: the strictest of the providers it may reach.
+  return {100, 5 * kMiB, 20 * kMiB, "the strictest provider"};
 }
 
 } // namespace
 
-std::string convert_bundle(std::string_view bundle_json, std::string_view format) {
+void limit_images(Lowered &b, std::string_view format) {
+  ImageLimits lim = image_limits(format);
+  size_t count = 0, total = 0;
+  auto visit = [&](Image &img) {
+    if (!accepts_image(format, img)) return;
+    size_t n = img.base64.size();
+    if (n > lim.each)
+      img.omitted = "larger than " + std::string(lim.owner) + "'s limit per image";
+    else if (count == lim.count)
+      img.omitted = "beyond " + std::string(lim.owner) + "'s " + std::to_string(lim.count) +
+                    " images per request";
+    else if (total + n > lim.total)
+      img.omitted = "beyond " + std::string(lim.owner) + "'s request size limit";
+    if (!img.omitted.empty()) return;
+    ++count;
+    total += n;
+  };
+  for (auto m = b.messages.rbegin(); m != b.messages.rend(); ++m)
+    for (auto it = m->items.rbegin(); it != m->items.rend(); ++it)
+      for (auto img = it->images.rbegin(); img != it->images.rend(); ++img) visit(*img);
+}
+
+std::string_view result_name(const Item &result) {
+  if (result.name.empty())
+    throw Error(Code::kInvalidArg, "bundle: the tool_result for call '" + std::string(result.id) +
+                                       "' has no name and no call in the bundle names it");
+  return result.name;
+}
+
+} // namespace adapt
+
+namespace {
+
+enum class Format { kCanonical, kChat, kResponses, kAnthropic, kGemini, kAiSdk };
+
+Format parse_format(std::string_view name) {
+  for (size_t i = 0; i < std::size(kBundleFormats); ++i)
+    if (name == kBundleFormats[i]) return static_cast<Format>(i);
+  std::string known;
+  for (std::string_view f : kBundleFormats) known += (known.empty() ? "" : ", ") + std::string(f);
+  throw Error(Code::kInvalidArg,
+              "unknown bundle format '" + std::string(name) + "' (known: " + known + ")");
+}
+
+} // namespace
+
+std::string convert_bundle(std::string_view bundle_json, std::string_view format,
+                           const ArtifactReader *reader) {
   Format f = parse_format(format);
   simdjson::dom::parser parser;
-  element bundle = json::parse(parser, bundle_json, "bundle");
+  simdjson::dom::element bundle = json::parse(parser, bundle_json, "bundle");
   store::embedded_schema("json/bundle.schema.json").validate(bundle, "bundle");
   if (f == Format::kCanonical) return std::string(bundle_json);
-  Lowered lowered = lower(bundle);
+  adapt::Lowered lowered = adapt::lower(bundle, reader);
+  adapt::limit_images(lowered, format);
   switch (f) {
-  case Format::kChat: return to_openai_chat(lowered);
-  case Format::kResponses: return to_openai_responses(lowered);
-  case Format::kAnthropic: return to_anthropic_messages(lowered);
+  case Format::kChat: return adapt::to_openai_chat(lowered);
+  case Format::kResponses: return adapt::to_openai_responses(lowered);
+  case Format::kAnthropic: return adapt::to_anthropic_messages(lowered);
+  case Format::kGemini: return adapt::to_gemini(lowered);
+  case Format::kAiSdk: return adapt::to_ai_sdk(lowered);
   case Format::kCanonical: break;
   }
   return std::string(bundle_json);

@@ -504,8 +504,8 @@ CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
  * "policy"?: {"redact"?: [{"name", "pattern" (PCRE2), "replacement"?}],
  * "builtin_redaction"?, "allow_sensitive"?, "shares"?, "prune"?},
  * "format"?: "canonical" (default) | "openai.chat" | "openai.responses" |
- * "anthropic.messages", "record"?: true to append a ContextBuilt event at
- * the branch's leaf}.
+ * "anthropic.messages" | "gemini.generate_content" | "ai.sdk", "record"?:
+ * true to append a ContextBuilt event at the branch's leaf}.
  * *out is the bundle in the request's format: for "canonical" the bundle
  * JSON (bundle.schema.json: {"format", "session_id", "branch_id",
  * "leaf_event_id", "token_counter", "budget": {"max_tokens",
@@ -535,13 +535,26 @@ CTXDB_API int ctxdb_compile(ctxdb_db *db, const char *request_json, size_t len, 
  * conversation and the tools; the host adds model, max_tokens and the like.
  * format (format_len bytes): "openai.chat" ({"messages", "tools"?}),
  * "openai.responses" ({"input", "tools"?}), "anthropic.messages"
- * ({"system"?, "messages", "tools"?}, with cache_control breakpoints), or
- * "canonical" (the bundle back, byte for byte). The same bundle gives
- * byte-identical output. Reads nothing from the database; the handle only
- * carries the error message. Codes: CTXDB_INVALID_ARG (an unknown format,
- * named with the known ones; a bundle that breaks bundle.schema.json or its
- * rules, e.g. a tool_result outside a tool segment -- the message names the
- * field), CTXDB_INVALID_JSON, CTXDB_INVALID_UTF8. */
+ * ({"system"?, "messages", "tools"?}, with cache_control breakpoints),
+ * "gemini.generate_content" ({"systemInstruction"?, "contents", "tools"?},
+ * the REST body in the @google/genai SDK's field names), "ai.sdk"
+ * ({"messages": the Vercel AI SDK's ModelMessage[], "tools"?: {name:
+ * {"description"?, "inputSchema"}}}), or "canonical" (the bundle back, byte
+ * for byte). Context segments before the conversation go with the
+ * instructions (a developer message, system blocks, systemInstruction, a
+ * system message); those after it are one "<context>...</context>" text
+ * block, the last of the last user-side message. Thinking goes back only
+ * to the model family that produced it (a block's "provider"): Anthropic
+ * thinking with its signature and redacted thinking, Responses reasoning
+ * items, Gemini thoughts and thoughtSignatures, AI SDK reasoning parts
+ * with providerOptions; openai.chat gets none. Image blocks are read from
+ * their artifacts in this database and emitted as base64 in each
+ * provider's own shape. The same bundle gives byte-identical output.
+ * Codes: CTXDB_INVALID_ARG (an unknown format, named with the known ones; a
+ * bundle that breaks bundle.schema.json or its rules, e.g. a tool_result
+ * outside a tool segment -- the message names the field),
+ * CTXDB_INVALID_JSON, CTXDB_INVALID_UTF8, CTXDB_NOT_FOUND (an image's
+ * artifact is not in the database; the message names it). */
 CTXDB_API int ctxdb_bundle_convert(ctxdb_db *db, const char *bundle_json, size_t len,
                                    const char *format, size_t format_len, char **out,
                                    size_t *out_len);

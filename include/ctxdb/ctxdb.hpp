@@ -449,7 +449,8 @@ public:
   }
 
   // A canonical bundle in another format: "openai.chat",
-  // "openai.responses", "anthropic.messages" (or "canonical").
+  // "openai.responses", "anthropic.messages", "gemini.generate_content",
+  // "ai.sdk" (or "canonical").
   std::string bundle_convert(std::string_view bundle, std::string_view format) {
     char *out = nullptr;
     size_t n = 0;

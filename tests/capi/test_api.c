@@ -2994,6 +2994,48 @@ static int count_bytes(void *user_data, const char *text, size_t len, int64_t *o
   return 0;
 }
 
+/* A bundle holding one image block of `artifact_id` (a JSON string). */
+static char *image_bundle(const char *artifact_id) {
+  static const char *fmt =
+      "{'format':'canonical','session_id':'s','branch_id':'b','leaf_event_id':null,"
+      "'token_counter':'approx-v2','budget':{'max_tokens':9,'reserved_output_tokens':0,"
+      "'available':9,'used':0,'free':9},'tokens_by_kind':{},'stable_prefix_tokens':0,"
+      "'segments':[{'id':'x','kind':'message','priority':1,'role':'user','content':"
+      "[{'type':'text','text':'look'},{'type':'image','artifact_id':%s,'mime_type':'image/png'}],"
+      "'tokens':9,'reason':'r','sources':[{'type':'event','id':'e'}],'hash':'h'}],"
+      "'excluded':[],'redactions':[],'hash':'h'}";
+  char *quoted = malloc(strlen(fmt) + 1), *out = malloc(strlen(fmt) + strlen(artifact_id) + 1);
+  strcpy(quoted, Q(fmt));
+  sprintf(out, quoted, artifact_id);
+  free(quoted);
+  return out;
+}
+
+/* ctxdb_bundle_convert reads an image's bytes from the database's artifacts
+ * (base64 in the provider's own shape); an unknown artifact is NOT_FOUND
+ * naming it, and a failed conversion writes nothing. */
+static void test_convert_images(ctxdb_db *db) {
+  static const char png[] = "\x89PNG\r\n\x1a\nabcd";
+  char *art = OK_PUT(db, png, sizeof png - 1, NULL), *id = art ? jraw(art, "id") : NULL;
+  char *bundle = id ? image_bundle(id) : NULL, *conv;
+  char *missing = image_bundle(Q("'art_00000000000000000000000000000000000000000000000000000000"
+                                 "00000000'"));
+  if (bundle) {
+    conv = OK_CONVERT(db, bundle, "anthropic.messages");
+    CHECK(conv && strstr(conv, Q("'source':{'type':'base64','media_type':'image/png',"
+                                 "'data':'iVBORw0KGgphYmNk'}")));
+    ctxdb_free(conv);
+    conv = OK_CONVERT(db, bundle, "openai.chat");
+    CHECK(conv && strstr(conv, "data:image/png;base64,iVBORw0KGgphYmNk"));
+    ctxdb_free(conv);
+  }
+  CONVERT_FAILS(db, missing, "gemini.generate_content", CTXDB_NOT_FOUND, "art_0000");
+  free(missing);
+  free(bundle);
+  free(id);
+  ctxdb_free(art);
+}
+
 /* The tokens and token_counter of the session's last message. */
 static int64_t last_message_tokens(ctxdb_db *db, const char *sid, char **counter) {
   char *out = NULL, **items = NULL;
@@ -3092,7 +3134,7 @@ static void test_compile_happy(ctxdb_db *db) {
 }
 
 static void test_compile_bad_input(ctxdb_db *db, const char *path) {
-  char *a, long_text[6000], req[6200];
+  char *a, *conv, long_text[6000], req[6200];
   size_t i;
   const char *ok = CREQ("");
   char ok_req[200];
@@ -3162,8 +3204,15 @@ static void test_compile_bad_input(ctxdb_db *db, const char *path) {
     CONVERT_FAILS(db, "{\"format\":\"canonical\xff\"}", "openai.chat", CTXDB_INVALID_UTF8, NULL);
     CONVERT_FAILS(db, "{}", "openai.chat", CTXDB_INVALID_ARG, NULL);
     CONVERT_FAILS(db, "[]", "anthropic.messages", CTXDB_INVALID_ARG, NULL);
+    conv = OK_CONVERT(db, a, "gemini.generate_content");
+    CHECK(conv && strstr(conv, Q("'role':'user','parts':[")));
+    ctxdb_free(conv);
+    conv = OK_CONVERT(db, a, "ai.sdk");
+    CHECK(conv && strstr(conv, Q("{'messages':[")));
+    ctxdb_free(conv);
     ctxdb_free(a);
   }
+  test_convert_images(db);
 }
 
 /* ctxdb_token_counter_set: the host's counts are cached at append and used

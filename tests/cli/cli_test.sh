@@ -815,6 +815,12 @@ test_context() {
   expect_match "context --format anthropic.messages" '^\{("system"|"messages")' "$OUT"
   run tc context ses_c --budget 4000 --json --format openai.responses
   expect_match "context --format openai.responses" '^\{"input":\[' "$OUT"
+  run tc context ses_c --budget 4000 --system "be brief" --json --format gemini.generate_content
+  expect_rc 0
+  expect_match "context --format gemini.generate_content" '^\{"systemInstruction":\{"parts":\[\{"text":"be brief"\}' "$OUT"
+  run tc context ses_c --budget 4000 --system "be brief" --json --format ai.sdk
+  expect_rc 0
+  expect_match "context --format ai.sdk" '^\{"messages":\[\{"role":"system","content":"be brief"\}' "$OUT"
 
   # Redactions are listed by rule and count, never the secret.
   run_in '{"type":"UserPromptSubmitted","actor":"user","payload":{"text":"my key is AKIAIOSFODNN7EXAMPLE"}}' \

@@ -100,14 +100,19 @@ static size_t fuzz_quote(char *dst, const char *p, size_t n) {
  * bundle; a compiled bundle to every format, which must succeed). */
 static void fuzz_compile(ctxdb_db *db, const char *p, size_t n, const char *other,
                          size_t other_len) {
-  static const char *formats[] = {"canonical", "openai.chat", "openai.responses",
-                                  "anthropic.messages"};
+  static const char *formats[] = {"canonical",
+                                  "openai.chat",
+                                  "openai.responses",
+                                  "anthropic.messages",
+                                  "gemini.generate_content",
+                                  "ai.sdk"};
+  enum { kFormats = sizeof formats / sizeof formats[0] };
   char *out = NULL, *again = NULL, *conv = NULL;
   size_t out_len = 0, again_len = 0, conv_len = 0;
   ctxdb_compile(db, p, n, &out, &out_len);
   drop(out);
   out = NULL;
-  for (int f = 0; f < 4; ++f) {
+  for (int f = 0; f < kFormats; ++f) {
     ctxdb_bundle_convert(db, p, n, formats[f], strlen(formats[f]), &out, &out_len);
     drop(out);
     out = NULL;
@@ -120,7 +125,7 @@ static void fuzz_compile(ctxdb_db *db, const char *p, size_t n, const char *othe
   size_t t = fuzz_quote(text, p, n);
   text[t] = '\0';
   unsigned budget = n > 0 ? (unsigned char)p[0] * 8u + 1u : 100u;
-  const char *format = formats[n > 1 ? (unsigned char)p[1] % 4 : 0];
+  const char *format = formats[n > 1 ? (unsigned char)p[1] % kFormats : 0];
   snprintf(req, sizeof req,
            "{\"session_id\":\"s\",\"max_tokens\":%u,\"request\":\"%s\",\"instructions\":"
            "[{\"kind\":\"system\",\"text\":\"%s\"}],\"policy\":{\"redact\":[{\"name\":\"r\","
@@ -132,7 +137,7 @@ static void fuzz_compile(ctxdb_db *db, const char *p, size_t n, const char *othe
         again_len != out_len || memcmp(out, again, out_len) != 0)
       abort();
     if (strcmp(format, "canonical") == 0)
-      for (int f = 0; f < 4; ++f) {
+      for (int f = 0; f < kFormats; ++f) {
         if (ctxdb_bundle_convert(db, out, out_len, formats[f], strlen(formats[f]), &conv,
                                  &conv_len) != CTXDB_OK)
           abort();

@@ -68,6 +68,13 @@ test('formats and conversions', (t) => {
   assert.equal(db.bundleConvert(b, 'anthropic.messages').system[0].text, 'be brief');
   const responses = db.bundleConvert(JSON.stringify(b), 'openai.responses');
   assert.ok(responses.input.some((i) => i.type === 'function_call_output'));
+  const gemini = db.compile(request({ format: 'gemini.generate_content' }));
+  assert.deepEqual(db.bundleConvert(b, 'gemini.generate_content'), gemini);
+  assert.deepEqual(gemini.systemInstruction, { parts: [{ text: 'be brief' }] });
+  assert.ok(gemini.contents.some((c) => c.parts.some((p) => p.functionResponse?.id === 'k1')));
+  const ai = db.bundleConvert(b, 'ai.sdk');
+  assert.deepEqual(ai.messages[0], { role: 'system', content: 'be brief' });
+  assert.ok(ai.messages.some((m) => m.role === 'tool' && m.content[0].toolCallId === 'k1'));
   const text = db.compile(request(), { raw: true });
   assert.equal(db.bundleConvert(text, 'canonical', { raw: true }), text);
 });

@@ -68,6 +68,15 @@ def test_formats_and_conversion(db, work):
     assert anthropic["system"][0]["text"] == "be brief"
     responses = db.bundle_convert(json.dumps(b), "openai.responses")
     assert any(i["type"] == "function_call_output" for i in responses["input"])
+    gemini = db.compile(request(format="gemini.generate_content"))
+    assert gemini == db.bundle_convert(b, "gemini.generate_content")
+    assert gemini["systemInstruction"] == {"parts": [{"text": "be brief"}]}
+    assert any(p.get("functionResponse", {}).get("id") == "k1"
+               for c in gemini["contents"] for p in c["parts"])
+    ai = db.bundle_convert(b, "ai.sdk")
+    assert ai["messages"][0] == {"role": "system", "content": "be brief"}
+    assert any(m["role"] == "tool" and m["content"][0]["toolCallId"] == "k1"
+               for m in ai["messages"])
     text = db.compile(request(), raw=True)
     assert db.bundle_convert(text, "canonical", raw=True) == text
 

@@ -747,8 +747,9 @@ class Database {
 
   /**
    * A canonical bundle (an object, or its JSON text) in a provider's
-   * format: 'openai.chat', 'openai.responses', 'anthropic.messages' (or
-   * 'canonical'). options {raw: true} returns the JSON text.
+   * format: 'openai.chat', 'openai.responses', 'anthropic.messages',
+   * 'gemini.generate_content', 'ai.sdk' (or 'canonical'). Images are read
+   * from their artifacts; thinking goes back only to its own provider. options {raw: true} returns the JSON text.
    */
   bundleConvert(bundle, format, options) {
     const json = check.jsonInput(bundle, 'bundle');

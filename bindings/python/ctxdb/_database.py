@@ -978,8 +978,11 @@ class Database:
     def bundle_convert(self, bundle: Union[Bundle, Mapping, str, bytes], format: str, *,
                        raw: bool = False) -> Any:
         """A canonical bundle (a dict, or its JSON text) in a provider's
-        format: "openai.chat", "openai.responses", "anthropic.messages"
-        (or "canonical"). Returns the parsed JSON, or its text with raw=True."""
+        format: "openai.chat", "openai.responses", "anthropic.messages",
+        "gemini.generate_content", "ai.sdk" (or "canonical"). Images are
+        read from their artifacts; thinking goes back only to the provider
+        that produced it. Returns the parsed JSON, or its text with
+        raw=True."""
         data = _json_input(bundle, {}, "bundle_convert() bundle")
         fmt = _text(format, "format")
         out = self._out(_capi.ctxdb_bundle_convert, data, len(data), fmt, len(fmt))

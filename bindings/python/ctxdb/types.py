@@ -459,7 +459,9 @@ class CompileRequest(TypedDict, total=False):
     instructions: List[Instruction]
     tools: List[ToolSpec]
     policy: JSONObject  # redact, builtin_redaction, allow_sensitive, shares, prune
-    format: str  # "canonical" | "openai.chat" | "openai.responses" | "anthropic.messages"
+    # "canonical" | "openai.chat" | "openai.responses" | "anthropic.messages"
+    # | "gemini.generate_content" | "ai.sdk"
+    format: str
     record: bool
 
 
