@@ -28,7 +28,10 @@ void write_tool_result(json::JsonWriter &w, std::string_view type, simdjson::dom
   copy_string(w, p, "name");
   w.field("status", result_status(type, p));
   std::string_view output = string_field(p, "output");
-  if (!output.empty()) w.field("text", output);
+  if (type == "ToolCallCancelled")
+    w.field("text", Messages::cancelled_text(string_field(p, "reason")));
+  else if (!output.empty())
+    w.field("text", output);
   copy_string(w, p, "error");
   copy_string(w, p, "artifact_id");
   w.end_object();
@@ -46,6 +49,12 @@ void write_summary(json::JsonWriter &w, simdjson::dom::element p) {
 }
 
 } // namespace
+
+std::string Messages::cancelled_text(std::string_view reason) {
+  std::string text = "[tool call interrupted: no result";
+  if (!reason.empty()) text.append(" (").append(reason).append(")");
+  return text + "]";
+}
 
 std::span<const char *const> Messages::tables() const {
   static const char *const kTables[] = {"messages"};
@@ -130,6 +139,7 @@ int64_t Messages::count_tokens(const token::Counter &counter, std::string_view t
                                simdjson::dom::element p) {
   std::string_view role = role_of(type);
   if (role == "user") return counter.count(string_field(p, "text"));
+  if (type == "ToolCallCancelled") return counter.count(cancelled_text(string_field(p, "reason")));
   if (role == "tool")
     return counter.count(string_field(p, "output")) + counter.count(string_field(p, "error"));
   if (role == "summary") {
