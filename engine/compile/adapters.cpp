@@ -178,6 +178,38 @@ Message lower_message(element segment, size_t seg) {
   return m;
 }
 
+// Context segments (bundle.schema.json, role context) by their place:
+// before the conversation they are standing context, sent with the
+// instructions (a developer message; Anthropic's system); after it, the
+// latest turn's context, joined into one user-side text in <context> tags.
+void place_context(std::vector<Message> &messages) {
+  auto talk = [](const Message &m) {
+    return m.role == "user" || m.role == "assistant" || m.role == "tool";
+  };
+  auto last = std::find_if(messages.rbegin(), messages.rend(), talk);
+  size_t end = size_t(messages.rend() - last); // past the last conversation message
+  std::string joined;
+  std::vector<Message> kept;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    Message &m = messages[i];
+    if (m.role == "context" && i >= end && end > 0) {
+      for (const Item &it : m.items) {
+        std::string_view t = it.text;
+        while (!t.empty() && t.back() == '\n') t.remove_suffix(1);
+        joined.append(t).append("\n");
+      }
+      continue;
+    }
+    if (m.role == "context") m.role = "developer";
+    kept.push_back(std::move(m));
+  }
+  if (!joined.empty())
+    kept.push_back(Message{"user",
+                           kept.empty() ? 0 : kept.back().seg,
+                           {Item{Item::kText, "<context>\n" + joined + "</context>"}}});
+  messages = std::move(kept);
+}
+
 Lowered lower(element bundle) {
   Lowered out;
   int64_t stable = bundle["stable_prefix_tokens"].get_int64().value();
@@ -194,6 +226,7 @@ Lowered lower(element bundle) {
     in_prefix = in_prefix && sum <= stable;
     if (in_prefix) out.stable_end = seg;
   }
+  place_context(out.messages);
   return out;
 }
 

@@ -80,6 +80,15 @@ TEST_CASE("a bundle holds instructions, state and the conversation, explained") 
   simdjson::dom::parser p;
   CHECK_NOTHROW(store::embedded_schema("json/bundle.schema.json")
                     .validate(json::parse(p, b.json, "bundle"), ""));
+  // No provider has a context role: the latest turn's context is one
+  // user-side block, marked.
+  for (const char *format : {"openai.chat", "openai.responses", "anthropic.messages"}) {
+    std::string out = f.db.compile(request(100000, std::string(R"("format":")") + format + "\""));
+    INFO(format << ": " << out);
+    CHECK(out.find(R"("role":"context")") == std::string::npos);
+    CHECK(out.find(R"(<context>\nPlan:)") != std::string::npos);
+    CHECK(out.find("</context>") == out.rfind("</context>")); // one block
+  }
 }
 
 TEST_CASE("the same inputs give byte-identical bundles, and a compile writes nothing") {
