@@ -73,6 +73,15 @@ void add_event_sources(std::vector<Source> &sources, element items) {
     add_source(sources, "event", string_field(item, "event_id"));
 }
 
+// The image-token rule of the format compiled for (artifact/image_info):
+// a bundle for no one provider counts the largest.
+int64_t (*image_rule(std::string_view format))(artifact::ImageSize) {
+  if (format.starts_with("anthropic.")) return artifact::anthropic_image_tokens;
+  if (format.starts_with("openai.")) return artifact::openai_image_tokens;
+  if (format.starts_with("gemini.")) return artifact::gemini_image_tokens;
+  return artifact::max_image_tokens;
+}
+
 class Compilation {
 public:
   Compilation(Sources &src, const Request &req)
@@ -798,6 +807,8 @@ Compiled Compilation::run() {
   options.prune_preview_bytes = req_.prune_preview_bytes;
   options.drop_interrupted = req_.drop_interrupted;
   options.supplied = &req_.tool_results;
+  options.artifacts = src_.artifacts;
+  options.image_tokens = image_rule(req_.format);
   history_ = std::make_unique<History>(src_.store, src_.counter, redactor_, path_, options);
   read_newest_turn();
   take_p0_messages();

@@ -17,6 +17,7 @@
 // more — not the length of the session.
 #pragma once
 
+#include "artifact/artifact_store.hpp"
 #include "compile/request.hpp"
 #include "log/event_log.hpp"
 #include "memory/retrieve.hpp"
@@ -38,6 +39,9 @@ struct Sources {
   project::Compactions &compactions;
   project::ContextBuilds &builds;
   const token::Counter &counter;
+  // Where images are read for their size (their first bytes); without one
+  // an image counts as the most any provider charges.
+  artifact::ArtifactStore *artifacts = nullptr;
 };
 
 struct Compiled {

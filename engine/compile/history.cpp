@@ -272,7 +272,62 @@ Message History::render(const Row &row) {
     add_pruned(m, payload);
   if (recount) tokens = count_blocks(counter_, count_parser_, m.content);
   m.tokens = tokens + kFramingTokens;
+  if (!sensitive && options_.artifacts && row.payload.find(R"("type":"image")") != row.payload.npos)
+    add_image_sizes(m);
   return m;
+}
+
+// Images enter as refs (no pixels) with their width and height, read from
+// their artifact's first bytes, and cost what the provider's rule says.
+void History::add_image_sizes(Message &m) {
+  simdjson::dom::element blocks = json::parse(count_parser_, m.content, "content");
+  json::JsonWriter w(m.content.size() + 64);
+  int64_t tokens = 0;
+  w.begin_array();
+  for (simdjson::dom::element b : blocks.get_array()) {
+    std::string_view type = project::string_field(b, "type");
+    simdjson::dom::array inner;
+    if (type == "image") {
+      write_image(w, b, tokens);
+    } else if (type == "tool_result" && !b["content"].get(inner)) {
+      w.begin_object();
+      for (auto [key, value] : b.get_object()) {
+        w.key(key);
+        if (key != "content") {
+          w.element(value);
+          continue;
+        }
+        w.begin_array();
+        for (simdjson::dom::element img : inner) write_image(w, img, tokens);
+        w.end_array();
+      }
+      w.end_object();
+    } else {
+      w.element(b);
+    }
+  }
+  w.end_array();
+  m.content = w.take();
+  m.image_tokens = tokens;
+  m.tokens += tokens;
+}
+
+void History::write_image(json::JsonWriter &w, simdjson::dom::element block, int64_t &tokens) {
+  std::string_view id = project::string_field(block, "artifact_id");
+  std::optional<artifact::ImageSize> size;
+  if (!id.empty()) try {
+      size = artifact::image_size(options_.artifacts->read_range(id, 0, artifact::kImageHeadBytes));
+    } catch (const Error &) {
+      // Not stored (an import without its artifacts): counted as the most.
+    }
+  // The most any of the three rules gives, for an image whose size is unknown.
+  constexpr int64_t kUnknownImageTokens = 1600;
+  tokens += size ? options_.image_tokens(*size) : kUnknownImageTokens;
+  w.begin_object();
+  for (auto [key, value] : block.get_object())
+    if (key != "width" && key != "height") w.key(key).element(value);
+  if (size) w.field("width", size->width).field("height", size->height);
+  w.end_object();
 }
 
 // An old tool output enters as a preview and a ref to the whole, this

@@ -21,6 +21,8 @@
 // compaction planner not to cut before.
 #pragma once
 
+#include "artifact/artifact_store.hpp"
+#include "artifact/image_info.hpp"
 #include "compile/request.hpp"
 #include "compile/segment.hpp"
 #include "policy/redactor.hpp"
@@ -66,6 +68,7 @@ struct Message {
   std::optional<std::string> pruned_content;
   int64_t pruned_tokens = 0;
   std::vector<RedactionNote> pruned_redactions;
+  int64_t image_tokens = 0; // of its images, in tokens
 };
 
 struct Unit {
@@ -94,6 +97,10 @@ struct HistoryOptions {
   int64_t prune_preview_bytes = 800;
   bool drop_interrupted = false;
   const std::vector<ToolResultInput> *supplied = nullptr; // the request's tool_results
+  // Images get their width and height from here, and tokens by image_tokens
+  // (the target provider's rule); without a store none is read.
+  artifact::ArtifactStore *artifacts = nullptr;
+  int64_t (*image_tokens)(artifact::ImageSize) = artifact::max_image_tokens;
 };
 
 // A History keeps cached statements of its Store stepping while it lives:
@@ -132,6 +139,8 @@ private:
   void add_pruned(Message &m, simdjson::dom::element payload);
   void split_units(Turn &t);
   void set_orphans_aside(Turn &t);
+  void add_image_sizes(Message &m);
+  void write_image(json::JsonWriter &w, simdjson::dom::element block, int64_t &tokens);
   void close_calls(Turn &t);
   void drop_calls(Turn &t, const std::vector<std::string> &ids);
   Message synthetic_result(const Message &after, const std::string &call_id,

@@ -4,6 +4,8 @@
 #include "store/row_inserts.hpp"
 #include "json/parse.hpp"
 
+#include <algorithm>
+
 namespace ctxdb::project {
 
 namespace {
@@ -22,6 +24,22 @@ void copy_string(json::JsonWriter &w, simdjson::dom::element obj, const char *ke
   if (!obj[key].get(s)) w.field(key, s);
 }
 
+// The image blocks of a payload's content spilled to artifacts at append
+// ({type: image, artifact_id, mime_type, bytes}): what a message shows of
+// an image, never its pixels.
+bool is_stored_image(simdjson::dom::element b) {
+  return string_field(b, "type") == "image" && !string_field(b, "artifact_id").empty();
+}
+bool has_images(simdjson::dom::element p) {
+  simdjson::dom::array content;
+  if (p["content"].get(content)) return false;
+  return std::any_of(content.begin(), content.end(), is_stored_image);
+}
+void write_images(json::JsonWriter &w, simdjson::dom::element p) {
+  for (simdjson::dom::element b : p["content"].get_array())
+    if (is_stored_image(b)) w.element(b);
+}
+
 void write_tool_result(json::JsonWriter &w, std::string_view type, simdjson::dom::element p) {
   w.begin_object().field("type", "tool_result");
   copy_string(w, p, "tool_call_id");
@@ -34,6 +52,11 @@ void write_tool_result(json::JsonWriter &w, std::string_view type, simdjson::dom
     w.field("text", output);
   copy_string(w, p, "error");
   copy_string(w, p, "artifact_id");
+  if (has_images(p)) {
+    w.key("content").begin_array();
+    write_images(w, p);
+    w.end_array();
+  }
   w.end_object();
 }
 
@@ -109,12 +132,13 @@ void Messages::write_blocks(json::JsonWriter &w, std::string_view type,
     return;
   }
   w.begin_array();
-  if (role == "user")
+  if (role == "user") {
     w.begin_object()
         .field("type", "text")
         .field("text", string_field(payload, "text"))
         .end_object();
-  else if (role == "tool")
+    if (has_images(payload)) write_images(w, payload);
+  } else if (role == "tool")
     write_tool_result(w, type, payload);
   else
     write_summary(w, payload);

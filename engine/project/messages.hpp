@@ -1,9 +1,10 @@
 // messages.hpp — the messages projection (DESIGN §2): one row per
 // message-bearing event, with its role and token count.
 //
-//   UserPromptSubmitted      → user      [text]
+//   UserPromptSubmitted      → user      [text, its stored images]
 //   AssistantMessageCreated  → assistant its content blocks, as given
-//   ToolCallFinished/Failed  → tool      [tool_result]
+//   ToolCallFinished/Failed  → tool      [tool_result, its stored images
+//                                         in the result's content]
 //   ToolCallCancelled        → tool      [tool_result status cancelled,
 //                                         cancelled_text(reason) its text]
 //   CompactionCompleted      → summary   [summary]

@@ -2,12 +2,14 @@
 // leaves out and why, and the invariants of DESIGN §11 it keeps (1, 2, 5,
 // 6, 12), checked on hand-made sessions and, below, on random ones.
 #include "agent_events.hpp"
+#include "artifact/image_info.hpp"
 #include "bundle_checks.hpp"
 #include "compile/history.hpp"
 #include "engine.hpp"
 #include "store/store.hpp"
 #include "test_util.hpp"
 #include "token/bpe.hpp"
+#include "util/base64.hpp"
 #include "json/parse.hpp"
 
 #include <doctest/doctest.h>
@@ -500,6 +502,105 @@ TEST_CASE("the stable prefix grows across turns") {
     previous_used = b.used();
     previous_conversation = conversation;
   }
+}
+
+// The first bytes of an image file of each format, its size in them.
+std::string be32(uint32_t v) {
+  return {char(v >> 24), char(v >> 16 & 0xff), char(v >> 8 & 0xff), char(v & 0xff)};
+}
+std::string png_head(uint32_t w, uint32_t h) {
+  return std::string("\x89PNG\r\n\x1a\n", 8) + be32(13) + "IHDR" + be32(w) + be32(h) +
+         std::string("\x08\x06\0\0\0", 5) + be32(0);
+}
+
+TEST_CASE("image sizes are read from the first bytes of PNG, JPEG, GIF and WebP") {
+  using artifact::image_size;
+  auto is = [](std::optional<artifact::ImageSize> s, int64_t w, int64_t h) {
+    return s && s->width == w && s->height == h;
+  };
+  CHECK(is(image_size(png_head(1920, 1080)), 1920, 1080));
+  CHECK(is(image_size(std::string("GIF89a\x40\x01\xf0\x00", 10)), 320, 240));
+  // JPEG: an APP0 segment, then SOF0 (height 600, width 800).
+  std::string jpeg = std::string("\xff\xd8\xff\xe0\x00\x10JFIF\0\x01\x01\0\0\x01\0\x01\0\0", 20) +
+                     std::string("\xff\xc0\x00\x11\x08\x02\x58\x03\x20\x03", 10);
+  CHECK(is(image_size(jpeg), 800, 600));
+  // WebP lossy (VP8), lossless (VP8L) and extended (VP8X).
+  std::string riff = std::string("RIFF\0\0\0\0WEBP", 12);
+  std::string vp8 = riff + "VP8 " + std::string(10, '\0') + std::string("\x00\x04\x00\x03", 4);
+  CHECK(is(image_size(vp8), 1024, 768));
+  uint32_t bits = (640 - 1) | (480 - 1) << 14;
+  std::string vp8l = riff + "VP8L" + std::string(4, '\0') + "\x2f" +
+                     std::string{char(bits & 0xff), char(bits >> 8 & 0xff), char(bits >> 16 & 0xff),
+                                 char(bits >> 24)} +
+                     std::string(8, '\0');
+  CHECK(is(image_size(vp8l), 640, 480));
+  std::string vp8x =
+      riff + "VP8X" + std::string(8, '\0') + std::string("\x7f\x07\x00\x37\x04\x00", 6);
+  CHECK(is(image_size(vp8x), 1920, 1080));
+  CHECK_FALSE(image_size("not an image"));
+  CHECK_FALSE(image_size(png_head(10, 10).substr(0, 20))); // cut before its size
+  CHECK_FALSE(image_size(std::string("\xff\xd8\xff\xe0\x00\x10", 6)));
+}
+
+TEST_CASE("image tokens follow each provider's documented rule") {
+  using namespace artifact;
+  // Anthropic: (w*h)/750, after scaling the long edge to 1568 and the cost to ~1600.
+  CHECK(anthropic_image_tokens({200, 200}) == 54);
+  CHECK(anthropic_image_tokens({1000, 1000}) == 1334);
+  CHECK(anthropic_image_tokens({1092, 1092}) == 1590);
+  CHECK(anthropic_image_tokens({4000, 3000}) <= 1600);
+  // OpenAI (high detail): 1024 x 1024 is 4 tiles, 765 tokens; 2048 x 4096 is 6 tiles, 1105.
+  CHECK(openai_image_tokens({1024, 1024}) == 765);
+  CHECK(openai_image_tokens({2048, 4096}) == 1105);
+  CHECK(openai_image_tokens({100, 100}) == 255);
+  // Gemini: 258 up to 384 x 384; else 258 per 768 x 768 tile.
+  CHECK(gemini_image_tokens({384, 384}) == 258);
+  CHECK(gemini_image_tokens({1920, 1080}) == 258 * 6);
+  CHECK(max_image_tokens({1920, 1080}) == anthropic_image_tokens({1920, 1080})); // 1599
+}
+
+// Images of prompts and tool results reach the bundle as refs with their
+// size, never their pixels, counted by the target format's rule.
+TEST_CASE("images in prompts and tool results enter the bundle with their size") {
+  SessionFixture f;
+  std::string png = png_head(1000, 1000) + std::string(200, 'x');
+  std::string data = util::encode_base64(png);
+  std::string ask = f.add(event(
+      "UserPromptSubmitted", "user",
+      R"({"text":"what is wrong here?","content":[{"type":"image","mime_type":"image/png","data":")" +
+          data + R"("}]})"));
+  f.add(call("shot"));
+  std::string shot = f.add(event(
+      "ToolCallFinished", "tool",
+      R"({"tool_call_id":"shot","output":"screenshot taken","content":[{"type":"image","mime_type":"image/png","data":")" +
+          util::encode_base64(png_head(384, 200)) + R"("}]})"));
+  Bundle b(f.db.compile(request(100000)));
+  check_bundle(b);
+  CHECK(b.json.find(data) == std::string::npos); // no pixels
+  int64_t prompt_tokens = 0;
+  for (auto s : b.segments()) {
+    std::string_view id = s["id"].get_string().value();
+    if (id == "msg:" + ask) {
+      auto img = s["content"].at(1);
+      CHECK(img["type"].get_string().value() == "image");
+      CHECK(img["width"].get_int64().value() == 1000);
+      CHECK(img["height"].get_int64().value() == 1000);
+      CHECK(img["mime_type"].get_string().value() == "image/png");
+      CHECK(img["bytes"].get_int64().value() == int64_t(png.size()));
+      CHECK(img["artifact_id"].get_string().value().size() > 0);
+      prompt_tokens = s["tokens"].get_int64().value();
+    }
+    if (id == "msg:" + shot) {
+      auto img = s["content"].at(0)["content"].at(0);
+      CHECK(img["width"].get_int64().value() == 384);
+      CHECK(img["height"].get_int64().value() == 200);
+    }
+  }
+  // Canonical counts the largest rule (Anthropic's 1334 for 1000 x 1000).
+  CHECK(prompt_tokens >= artifact::max_image_tokens({1000, 1000}));
+  int64_t text_only = prompt_tokens - artifact::max_image_tokens({1000, 1000});
+  CHECK(text_only > 0);
+  CHECK(text_only < 20);
 }
 
 TEST_CASE("redaction rules replace what they match and say where, never what") {
