@@ -113,8 +113,10 @@ private:
   // The tokens of text_candidate's segment for `text`.
   int64_t text_tokens(std::string text);
   // The segment of a message entering the bundle; its content moves out.
-  Candidate message_candidate(Message &m, size_t turn, int priority, bool pruned,
-                              std::string reason);
+  // How a message enters: as it is, its tool output pruned to a preview,
+  // or its images replaced by placeholders.
+  enum Variant { kWhole, kPruned, kImageless };
+  Candidate message_candidate(Message &m, size_t turn, int priority, Variant v, std::string reason);
   Turn *turn(size_t i);
   void take(Candidate c);
   void leave(const Segment &s, std::string reason);
@@ -377,16 +379,19 @@ void Compilation::check_end(const Turn *newest) const {
                   "turn), or \"continuation\": true for the model to continue that answer");
 }
 
-Candidate Compilation::message_candidate(Message &m, size_t turn, int priority, bool pruned,
+Candidate Compilation::message_candidate(Message &m, size_t turn, int priority, Variant v,
                                          std::string reason) {
+  bool pruned = v == kPruned;
   Candidate c;
   bool is_request = m.event_id == request_event_id_ && m.role == std::string_view("user");
   c.segment.id = m.segment_id;
   c.segment.kind = is_request ? "request" : "message";
   c.segment.priority = priority;
   c.segment.role = m.role;
-  c.segment.content = std::move(pruned ? *m.pruned_content : m.content);
-  c.segment.tokens = pruned ? m.pruned_tokens : m.tokens;
+  c.segment.content = std::move(pruned            ? *m.pruned_content
+                                : v == kImageless ? *m.imageless_content
+                                                  : m.content);
+  c.segment.tokens = pruned ? m.pruned_tokens : v == kImageless ? m.imageless_tokens : m.tokens;
   c.segment.reason = m.note.empty() ? std::move(reason) : m.note + "; " + reason;
   c.segment.sources = m.sources;
   c.segment.turn = int64_t(turn);
@@ -400,14 +405,14 @@ void Compilation::take_p0_messages() {
     Turn &t = turns_[i];
     if (t.has_head && t.messages[0].event_id == request_event_id_) {
       taken_[i][0] = true;
-      p0_.push_back(message_candidate(t.messages[0], i, 0, false,
+      p0_.push_back(message_candidate(t.messages[0], i, 0, kWhole,
                                       "the current request: the last user prompt"));
     }
     for (const Unit &u : t.units) {
       if (!u.pending) continue;
       for (size_t k = u.first; k <= u.last; ++k) {
         taken_[i][k] = true;
-        p0_.push_back(message_candidate(t.messages[k], i, 0, false,
+        p0_.push_back(message_candidate(t.messages[k], i, 0, kWhole,
                                         "a tool call of the last turn and its results"));
       }
     }
@@ -499,28 +504,59 @@ void Compilation::fit_fixed(Candidate *c) {
 bool Compilation::fit_turn(size_t i, int priority, bool prune) {
   Turn &t = turns_[i];
   std::vector<bool> &taken = taken_[i];
+  bool no_images = false; // set when the turn does not fit with its images
+  auto variant = [&](const Message &m) {
+    if (prune && m.pruned_content) return kPruned;
+    return no_images && m.imageless_content ? kImageless : kWhole;
+  };
   auto cost = [&](size_t k) {
     const Message &m = t.messages[k];
-    return taken[k] ? 0 : (prune && m.pruned_content ? m.pruned_tokens : m.tokens);
+    Variant v = variant(m);
+    return taken[k]          ? 0
+           : v == kPruned    ? m.pruned_tokens
+           : v == kImageless ? m.imageless_tokens
+                             : m.tokens;
   };
   auto take_message = [&](size_t k, const std::string &reason) {
     if (taken[k]) return;
     Message &m = t.messages[k];
-    bool pruned = prune && m.pruned_content.has_value();
+    Variant v = variant(m);
     int64_t tokens = cost(k);
-    take(message_candidate(m, i, priority, pruned,
-                           pruned ? reason + "; its tool output pruned to a preview (" +
-                                        std::to_string(m.tokens) + " -> " +
-                                        std::to_string(m.pruned_tokens) + " tokens)"
-                                  : reason));
+    std::string why = reason;
+    if (v == kPruned)
+      why += "; its tool output pruned to a preview (" + std::to_string(m.tokens) + " -> " +
+             std::to_string(m.pruned_tokens) + " tokens)";
+    if (v == kImageless) {
+      why += "; its images left out to fit, placeholders name their artifacts";
+      for (const auto &[artifact, image_tokens] : m.images)
+        excluded_.push_back({"image:" + artifact,
+                             "image",
+                             priority,
+                             image_tokens,
+                             "budget: the image did not fit; a placeholder in " + m.segment_id +
+                                 " names its artifact",
+                             {{"event", m.event_id}, {"artifact", artifact}}});
+    }
+    take(message_candidate(m, i, priority, v, why));
     tail_left_ -= tokens;
     taken[k] = true;
   };
   const char *what = priority == 1 ? "a recent turn" : "an older turn";
-  int64_t head = t.has_head ? cost(0) : 0, total = head;
-  for (const Unit &u : t.units)
-    for (size_t k = u.first; k <= u.last; ++k) total += cost(k);
   int64_t limit = std::min(available_ - used_, tail_left_);
+  auto turn_cost = [&] {
+    int64_t n = t.has_head ? cost(0) : 0;
+    for (const Unit &u : t.units)
+      for (size_t k = u.first; k <= u.last; ++k) n += cost(k);
+    return n;
+  };
+  int64_t total = turn_cost();
+  bool images = std::any_of(t.messages.begin(), t.messages.end(),
+                            [](const Message &m) { return m.imageless_content.has_value(); });
+  if (total > limit && images) { // images go before the turn is split
+    no_images = true;
+    total = turn_cost();
+  }
+  int64_t head = t.has_head ? cost(0) : 0;
   if (total <= limit) {
     const std::string whole = std::string(what) + ", whole";
     for (size_t k = 0; k < t.messages.size(); ++k)

@@ -278,36 +278,54 @@ Message History::render(const Row &row) {
 }
 
 // Images enter as refs (no pixels) with their width and height, read from
-// their artifact's first bytes, and cost what the provider's rule says.
+// their artifact's first bytes, and cost what the provider's rule says. The
+// content with placeholders instead is kept beside, for a tight budget.
 void History::add_image_sizes(Message &m) {
   simdjson::dom::element blocks = json::parse(count_parser_, m.content, "content");
-  json::JsonWriter w(m.content.size() + 64);
+  json::JsonWriter w(m.content.size() + 64), bare(m.content.size() + 64);
   int64_t tokens = 0;
+  std::string placeholders; // their texts, counted once
+  auto image = [&](simdjson::dom::element b) {
+    int64_t before = tokens;
+    write_image(w, b, tokens);
+    std::string_view id = project::string_field(b, "artifact_id");
+    m.images.emplace_back(id, tokens - before);
+    std::string text =
+        "[image omitted to fit the context: " + std::string(project::string_field(b, "mime_type")) +
+        ", artifact " + std::string(id) + "]";
+    placeholders += text;
+    bare.begin_object().field("type", "text").field("text", text).end_object();
+  };
   w.begin_array();
+  bare.begin_array();
   for (simdjson::dom::element b : blocks.get_array()) {
     std::string_view type = project::string_field(b, "type");
     simdjson::dom::array inner;
     if (type == "image") {
-      write_image(w, b, tokens);
+      image(b);
     } else if (type == "tool_result" && !b["content"].get(inner)) {
       w.begin_object();
+      bare.begin_object();
       for (auto [key, value] : b.get_object()) {
-        w.key(key);
-        if (key != "content") {
-          w.element(value);
-          continue;
-        }
-        w.begin_array();
-        for (simdjson::dom::element img : inner) write_image(w, img, tokens);
-        w.end_array();
+        if (key == "content") continue;
+        w.key(key).element(value);
+        bare.key(key).element(value);
       }
-      w.end_object();
+      w.key("content").begin_array();
+      bare.key("content").begin_array();
+      for (simdjson::dom::element img : inner) image(img);
+      w.end_array().end_object();
+      bare.end_array().end_object();
     } else {
       w.element(b);
+      bare.element(b);
     }
   }
   w.end_array();
+  bare.end_array();
   m.content = w.take();
+  m.imageless_content = bare.take();
+  m.imageless_tokens = m.tokens + counter_.count(placeholders);
   m.image_tokens = tokens;
   m.tokens += tokens;
 }

@@ -69,6 +69,11 @@ struct Message {
   int64_t pruned_tokens = 0;
   std::vector<RedactionNote> pruned_redactions;
   int64_t image_tokens = 0; // of its images, in tokens
+  // Its images (artifact id, tokens), and the content with each replaced by
+  // a placeholder text naming its artifact: what enters when they do not fit.
+  std::vector<std::pair<std::string, int64_t>> images;
+  std::optional<std::string> imageless_content;
+  int64_t imageless_tokens = 0;
 };
 
 struct Unit {

@@ -603,6 +603,33 @@ TEST_CASE("images in prompts and tool results enter the bundle with their size")
   CHECK(text_only < 20);
 }
 
+// An image that does not fit leaves a placeholder naming its artifact,
+// before its turn would be split or left out, and excluded says so.
+TEST_CASE("an image that does not fit becomes a placeholder and an excluded entry") {
+  SessionFixture f;
+  std::string shown = f.add(event(
+      "UserPromptSubmitted", "user",
+      R"({"text":"look at this","content":[{"type":"image","mime_type":"image/png","data":")" +
+          util::encode_base64(png_head(1000, 1000)) + R"("}]})"));
+  f.add(event("AssistantMessageCreated", "assistant",
+              R"({"content":[{"type":"text","text":"a chart"}]})"));
+  f.add(prompt("and now?"));
+  Bundle roomy(f.db.compile(request(100000)));
+  CHECK(roomy.json.find(R"("width":1000)") != std::string::npos);
+  Bundle tight(f.db.compile(request(300)));
+  check_bundle(tight);
+  REQUIRE(tight.has("msg:" + shown)); // the turn stays whole, without its pixels' cost
+  CHECK(tight.json.find(R"("width":1000)") == std::string::npos);
+  CHECK(tight.json.find("[image omitted to fit the context: image/png, artifact ") !=
+        std::string::npos);
+  std::vector<std::string> out = tight.excluded_ids();
+  auto image =
+      std::find_if(out.begin(), out.end(), [](auto &id) { return id.starts_with("image:"); });
+  REQUIRE(image != out.end());
+  CHECK(tight.reason_of_excluded(*image).find("placeholder in msg:" + shown) != std::string::npos);
+  CHECK(tight.used() < 300);
+}
+
 TEST_CASE("redaction rules replace what they match and say where, never what") {
   SessionFixture f;
   std::string ask = f.add(prompt("deploy with token tok-1234-secret please"));
