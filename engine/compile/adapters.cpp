@@ -141,7 +141,10 @@ Item lower_call(element block, const std::string &where) {
 
 Item lower_result(element block, const std::string &where) {
   Item it{Item::kResult, {}, req_str(block, "tool_call_id", where)};
-  it.error = opt_str(block, "status", where) == std::optional<std::string_view>("error");
+  // A cancelled call's result is sent as a failed one (Anthropic is_error).
+  std::optional<std::string_view> status = opt_str(block, "status", where);
+  it.error = status == std::optional<std::string_view>("error") ||
+             status == std::optional<std::string_view>("cancelled");
   std::string_view text = opt_str(block, "text", where).value_or("");
   if (it.error) {
     it.text = opt_str(block, "error", where).value_or("");

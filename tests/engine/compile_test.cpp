@@ -393,6 +393,14 @@ TEST_CASE("an abandoned call enters with a synthetic cancelled result, or leaves
             std::string::npos);
     }
   }
+  // Providers get it as an ordinary result, flagged as failed where they can.
+  std::string anthropic = f.db.compile(request(100000, R"("format":"anthropic.messages")"));
+  size_t lost = anthropic.find(R"("tool_use_id":"lost")");
+  REQUIRE(lost != std::string::npos);
+  CHECK(anthropic.find(R"("is_error":true)", lost) < anthropic.find("tool_use_id", lost + 2));
+  std::string chat = f.db.compile(request(100000, R"("format":"openai.chat")"));
+  CHECK(chat.find(R"({"role":"tool","tool_call_id":"lost","content":"[tool call interrupted)") !=
+        std::string::npos);
   // drop: both calls leave, each with its result, and excluded says why.
   Bundle d(f.db.compile(request(100000, R"("policy":{"interrupted_calls":"drop"})")));
   check_bundle(d);
