@@ -51,7 +51,7 @@ struct Compiled {
 
 Compiled compile(ctxdb::Engine &db, int64_t budget, int rounds) {
   std::string req = R"({"session_id":"s","max_tokens":)" + std::to_string(budget) +
-                    R"(,"reserved_output_tokens":4096})";
+                    R"(,"reserved_output_tokens":4096,"continuation":true})";
   std::vector<double> t;
   std::string out;
   for (int r = 0; r < rounds; ++r) {

@@ -85,9 +85,11 @@ std::string request(int64_t budget) {
     tools += std::string(tools.empty() ? "" : ",") + R"({"name":")" + name +
              R"(","description":"the )" + name +
              R"( tool","parameters":{"type":"object","properties":{"arg":{"type":"string"}}}})";
+  // The sessions end on the agent's answer: a continuation compiles what
+  // the same session compiled before there was an end to check.
   return R"({"session_id":"bench","max_tokens":)" + std::to_string(budget) +
-         R"(,"reserved_output_tokens":4096,"instructions":[{"kind":"system","text":")" + system +
-         R"("}],"tools":[)" + tools + "]}";
+         R"(,"reserved_output_tokens":4096,"continuation":true,"instructions":[{"kind":"system","text":")" +
+         system + R"("}],"tools":[)" + tools + "]}";
 }
 
 template <class Fn> double micros(Fn &&fn) {

@@ -599,6 +599,7 @@ std::string Engine::compile(std::string_view request_json) {
       request.token_counter ? token::counter_named(*request.token_counter, tokenizer_data_dir_)
                             : *counter_;
   compile::Sources sources{store_, log_, state_, compactions_, context_builds_, counter};
+  sources.artifacts = &artifacts_; // images: their sizes, from their first bytes
   compile::Compiled c = compile::compile(sources, request);
   if (request.record) {
     json::JsonWriter w;

@@ -337,10 +337,14 @@ ctxdb stats "$session"
 # tail (where pytest puts its verdict) and the whole log is an artifact.
 heading artifact ls "$session"
 ctxdb artifact ls "$session"
-# What the model would see next, within a 3000-token window: the request,
-# goal and state first, the recent turns whole, older tool output pruned.
-heading context "$session" --budget 3000 --reserve 500
-ctxdb context "$session" --budget 3000 --reserve 500 \
+# What the model would see for the user's next request, within a 3000-token
+# window: the instructions, the conversation oldest first (the recent turns
+# whole, older tool output pruned) ending on the request, then the plan and
+# files as the latest turn's context. (The session ends on the agent's
+# report: without a new request, or --continue, there is nothing to answer.)
+next_request="Also cover a trailing comma inside a nested list."
+heading context "$session" --budget 3000 --reserve 500 --request "\"$next_request\""
+ctxdb context "$session" --budget 3000 --reserve 500 --request "$next_request" \
   --system "You are a careful coding agent. Keep changes small."
 
 # The error is not in the failing run's tail: grep finds it in the whole

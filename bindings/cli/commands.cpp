@@ -402,7 +402,7 @@ const CommandSpec kCommands[] = {
     // ---- the context compiler ----
     {"context", "SESSION --budget N [--reserve N] [--branch BRANCH | --leaf EVENT]\n"
      "                         [--request TEXT] [--system TEXT | --system-file FILE]...\n"
-     "                         [--json [--format FORMAT]] [--record]",
+     "                         [--json [--format FORMAT]] [--record] [--continue]",
      "show what the context compiler would give a model now",
      "Compiles the context of a branch for a model's next call and shows it\n"
      "like an agent's /context: the budget used per kind, then every segment\n"
@@ -421,10 +421,13 @@ const CommandSpec kCommands[] = {
      "  --format FORMAT     with --json: canonical (default), openai.chat,\n"
      "                      openai.responses, anthropic.messages,\n"
      "                      gemini.generate_content or ai.sdk\n"
-     "  --record            append a ContextBuilt event recording the bundle\n",
+     "  --record            append a ContextBuilt event recording the bundle\n"
+     "  --continue          the model continues its own last answer: without it\n"
+     "                      (or --request) a branch ending on the assistant's\n"
+     "                      finished answer is refused\n",
      {"--budget", "--reserve", "--branch", "--leaf", "--request", "--system", "--system-file",
       "--format"},
-     {"--json", "--record"}, 1, 1, cmd_context},
+     {"--json", "--record", "--continue"}, 1, 1, cmd_context},
     {"artifact ls", "[SESSION] [--json]", "list artifacts",
      "Lists every artifact, or those the events of SESSION refer to, oldest\n"
      "first: id, size in bytes, lines, kind and name.\n"

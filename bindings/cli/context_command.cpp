@@ -43,6 +43,7 @@ std::string context_request(const Args &args, std::string_view format) {
   if (!instructions.empty()) r += ",\"instructions\":[" + instructions + "]";
   r += ",\"format\":" + json_quote(format);
   if (args.has("--record")) r += ",\"record\":true";
+  if (args.has("--continue")) r += ",\"continuation\":true";
   return r + "}";
 }
 

@@ -299,7 +299,7 @@ export interface MessageBlock {
   args?: JsonObject | string;
   /** tool_result: the call it answers. */
   tool_call_id?: string;
-  status?: 'success' | 'error';
+  status?: 'success' | 'error' | 'cancelled';
   error?: string;
   artifact_id?: string;
   /** summary: a structured summary. */
@@ -325,7 +325,7 @@ export interface Message {
 
 /** The result of a tool call on the branch read. */
 export interface ToolCallResult {
-  /** The ToolCallFinished or ToolCallFailed. */
+  /** The ToolCallFinished, ToolCallFailed or ToolCallCancelled. */
   event_id: string;
   seq: number;
   branch_id: string;
@@ -345,7 +345,7 @@ export interface ToolCall {
   seq: number;
   branch_id: string;
   /** Pending until a result is on the branch's path. */
-  status: 'pending' | 'success' | 'error';
+  status: 'pending' | 'success' | 'error' | 'cancelled';
   result: ToolCallResult | null;
 }
 
@@ -745,6 +745,19 @@ export interface CompileRequest {
   leaf_event_id?: string;
   /** The current request, when it is not yet in the log. */
   request?: string | null;
+  /**
+   * Results of calls of the last turn the host has and has not appended:
+   * a call with no result there fails the compile (CONFLICT) otherwise.
+   */
+  tool_results?: Array<{
+    tool_call_id: string;
+    output?: string;
+    is_error?: boolean;
+    error?: string;
+    name?: string;
+  }>;
+  /** The model continues its own finished answer (else a branch ending on one is CONFLICT). */
+  continuation?: boolean;
   instructions?: Array<{ kind: 'system' | 'developer' | 'project'; text: string; id?: string }>;
   tools?: Array<{ name: string; description?: string; parameters?: JsonObject }>;
   policy?: {
@@ -753,6 +766,8 @@ export interface CompileRequest {
     allow_sensitive?: boolean;
     shares?: { tail?: number; memories?: number; artifacts?: number };
     prune?: { keep_recent_turns?: number; min_tokens?: number; preview_bytes?: number };
+    /** A call the conversation moved on from: a synthetic cancelled result (close, default) or left out with its call (drop). */
+    interrupted_calls?: 'close' | 'drop';
   };
   /** What compile returns (default canonical). */
   format?: BundleFormat;
@@ -766,12 +781,16 @@ export interface BundleSource {
 }
 
 export interface BundleSegment {
-  /** Stable across compiles: instructions:<id>, tools, summary, goal, ..., msg:<event id>. */
+  /**
+   * Stable across compiles: instructions:<id>, tools, summary, goal, ..., msg:<event id>,
+   * cancelled:<call id> (a synthetic cancelled result), result:<call id> (from tool_results).
+   */
   id: string;
   kind: string;
   /** 0 never dropped, 1 tail shrinks by whole turns, 2 by score, 3 first. */
   priority: 0 | 1 | 2 | 3;
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  /** context: neither instructions nor anyone speaking; before the conversation standing, after it the latest turn's. */
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'context';
   content: JsonObject[];
   tokens: number;
   reason: string;
@@ -1119,7 +1138,10 @@ export declare class Database {
   /**
    * Compiles the context for a model's next call: the bundle (format
    * canonical) or the provider's request JSON. {raw: true}: the JSON text.
-   * BUDGET when what is never dropped exceeds the budget.
+   * BUDGET when what is never dropped exceeds the budget; CONFLICT when a
+   * call of the last turn has no result (give it in tool_results) or the
+   * branch ends on the assistant's finished answer with no request (give
+   * request, or continuation: true).
    */
   compile(request: CompileRequest & { format?: 'canonical' } | string | Bytes): Bundle;
   compile(request: CompileRequest | string | Bytes, options: { raw: true }): string;

@@ -191,6 +191,10 @@ std::string extractive_summary(const Plan &p) {
   }
   if (risks.size() > kMaxRisks) risks.erase(risks.begin(), risks.end() - ptrdiff_t(kMaxRisks));
   for (const project::PendingCall &c : st.tool_state.pending) {
+    // Only a call the host is still running is awaited: one the
+    // conversation moved on from is closed (compile::History).
+    if (std::find(p.pending_kept.begin(), p.pending_kept.end(), c.id) == p.pending_kept.end())
+      continue;
     next_steps.push_back("Await the result of " + (c.name.empty() ? "tool call" : c.name) + " (" +
                          c.id + ")");
     if (c.approval == "requested") risks.push_back("Call " + c.id + " is waiting for approval");

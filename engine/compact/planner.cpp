@@ -170,17 +170,21 @@ void choose_cut(Plan &p, const Conversation &c, simdjson::dom::parser &parser) {
       if (p.cut_kind == "split_turn") split = &t;
     }
   }
-  // Never before a pending call: move the cut back to the start of its turn.
-  std::unordered_set<std::string> pending;
-  for (const project::PendingCall &call : p.target.state.tool_state.pending)
-    pending.insert(call.event_id);
-  for (const compile::Turn &t : c.turns)
+  // Never before a call the host is still running (the newest turn's,
+  // with nothing after it): move the cut back to the start of its turn. A
+  // call the conversation moved on from is closed (History), so the cut
+  // may pass it like any answered pair.
+  if (!c.turns.empty()) {
+    const compile::Turn &t = c.turns.front();
+    std::unordered_set<std::string> running;
+    for (const compile::CallRef &call : t.unanswered) running.insert(call.event_id);
     for (const compile::Message &m : t.messages)
-      if (pending.count(m.event_id) && m.seq < p.cut_seq) {
+      if (running.count(m.event_id) && m.seq < p.cut_seq) {
         p.cut_seq = t.messages.front().seq;
         p.cut_kind = "turn";
         split = nullptr;
       }
+  }
   if (split && split->has_head && split->messages.front().seq < p.cut_seq)
     p.split_request = project::Sourced{first_text(parser, split->messages.front().content),
                                        split->messages.front().event_id};
@@ -308,7 +312,7 @@ void scan_messages(Plan &p, const Conversation &c, std::vector<Line> &lines,
       if (!in_range && m.role == std::string_view("tool")) kept_results.insert(m.answers);
       if (!in_range) {
         p.kept_tokens += m.tokens;
-        if (m.seq == p.cut_seq) p.first_kept_event_id = m.event_id;
+        if (m.seq == p.cut_seq && !m.synthetic) p.first_kept_event_id = m.event_id;
         continue;
       }
       p.range_tokens += m.tokens;
@@ -323,8 +327,10 @@ void scan_messages(Plan &p, const Conversation &c, std::vector<Line> &lines,
   for (const std::string &call : range_calls)
     if (kept_results.count(call)) p.split_pairs.push_back(call);
   std::sort(p.split_pairs.begin(), p.split_pairs.end());
-  for (const project::PendingCall &call : p.target.state.tool_state.pending)
-    (p.range_ids.count(call.event_id) ? p.pending_in_range : p.pending_kept).push_back(call.id);
+  if (!c.turns.empty())
+    for (const compile::CallRef &call : c.turns.front().unanswered)
+      (p.range_ids.count(call.event_id) ? p.pending_in_range : p.pending_kept)
+          .push_back(call.call_id);
 }
 
 void read_previous(compile::Sources &src, Plan &p) {

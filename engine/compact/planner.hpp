@@ -6,7 +6,10 @@
 // turn larger than that alone is split after a closed tool pair (its user
 // request then goes to the summary). Turns and units come from
 // compile::History, so the planner cuts only where the compiler would:
-// never between a call and its result, and never before a pending call.
+// never between a call and its result, and never before a call the host is
+// still running (one in the newest turn with nothing after it). A call the
+// conversation moved on from, or a cancelled one, is a closed pair: the cut
+// passes it.
 //
 // The range is what lies between the previous compaction's cut (or the
 // session's start) and the new one, on the branch's path: a second
@@ -115,7 +118,7 @@ struct Plan {
   // What a cut must never do: calls in the range answered after it, and
   // calls in the range with no answer yet.
   std::vector<std::string> split_pairs, pending_in_range;
-  std::vector<std::string> pending_kept; // pending calls after the cut
+  std::vector<std::string> pending_kept; // calls still running, after the cut
   std::unordered_set<std::string> range_ids;
   // The range as text for a summarizer's prompt, within the budget: when
   // it is larger, its middle is left out (see cap_transcript).

@@ -24,10 +24,18 @@ using simdjson::dom::element;
 
 // Where a segment goes in the prompt (DESIGN §5): what changes least first,
 // so consecutive compiles share the longest prefix; the recent tail last.
+//
+// Standing context (the summary) goes with the instructions, before the
+// conversation; what changes every turn (goal, plan, open questions, files,
+// decisions, facts, memories) after it, as the latest turn's context, so
+// that a compile's prefix is the previous compile's whole conversation.
 enum Slot {
   kInstructions,
   kTools,
   kSummary,
+  kStateRequest,
+  kConversation,
+  kExplicitRequest,
   kGoal,
   kPlan,
   kOpenQuestions,
@@ -35,9 +43,6 @@ enum Slot {
   kDecisions,
   kFacts,
   kMemories,
-  kStateRequest,
-  kConversation,
-  kExplicitRequest,
 };
 
 struct Candidate {
@@ -68,6 +73,15 @@ void add_event_sources(std::vector<Source> &sources, element items) {
     add_source(sources, "event", string_field(item, "event_id"));
 }
 
+// The image-token rule of the format compiled for (artifact/image_info):
+// a bundle for no one provider counts the largest.
+int64_t (*image_rule(std::string_view format))(artifact::ImageSize) {
+  if (format.starts_with("anthropic.")) return artifact::anthropic_image_tokens;
+  if (format.starts_with("openai.")) return artifact::openai_image_tokens;
+  if (format.starts_with("gemini.")) return artifact::gemini_image_tokens;
+  return artifact::max_image_tokens;
+}
+
 class Compilation {
 public:
   Compilation(Sources &src, const Request &req)
@@ -79,7 +93,9 @@ public:
 private:
   void resolve_target();
   void collect_fixed();
-  void read_turns_for_pending();
+  void read_newest_turn();
+  void check_end(const Turn *newest) const;
+  void drop_repeated_goal();
   void take_p0_messages();
   void check_p0() const;
   void fit_fixed(Candidate *c);
@@ -97,8 +113,10 @@ private:
   // The tokens of text_candidate's segment for `text`.
   int64_t text_tokens(std::string text);
   // The segment of a message entering the bundle; its content moves out.
-  Candidate message_candidate(Message &m, size_t turn, int priority, bool pruned,
-                              std::string reason);
+  // How a message enters: as it is, its tool output pruned to a preview,
+  // or its images replaced by placeholders.
+  enum Variant { kWhole, kPruned, kImageless };
+  Candidate message_candidate(Message &m, size_t turn, int priority, Variant v, std::string reason);
   Turn *turn(size_t i);
   void take(Candidate c);
   void leave(const Segment &s, std::string reason);
@@ -128,7 +146,9 @@ private:
   std::unique_ptr<History> history_;
   std::vector<Turn> turns_; // newest first, read as needed
   std::vector<std::vector<bool>> taken_;
-  std::unordered_set<std::string> pending_events_;
+  std::string goal_event_id_; // the user goal's event, when the goal is a user's words
+  std::string goal_rest_;     // the goal's text without the user goal's line
+  std::vector<Source> goal_rest_sources_;
 
   std::vector<Candidate> placed_;
   memory::Retrieval memories_;
@@ -217,24 +237,27 @@ void Compilation::collect_fixed() {
   std::string text;
   std::vector<Source> sources;
   element g;
-  if (!goal["user_goal"].get(g) && !g.is_null()) {
-    text.append("Goal: ").append(string_field(g, "text")).append("\n");
-    add_source(sources, "event", string_field(g, "event_id"));
-  }
   if (!goal["current_task"].get(g) && !g.is_null()) {
     text.append("Current task: ").append(string_field(g, "text")).append("\n");
     add_source(sources, "event", string_field(g, "event_id"));
   }
   text += bullet_list("Acceptance criteria", goal["acceptance_criteria"], "text");
   add_event_sources(sources, goal["acceptance_criteria"]);
+  goal_rest_ = text;
+  goal_rest_sources_ = sources;
+  if (!goal["user_goal"].get(g) && !g.is_null()) {
+    text.insert(0, "Goal: " + std::string(string_field(g, "text")) + "\n");
+    goal_event_id_ = std::string(string_field(g, "event_id"));
+    sources.insert(sources.begin(), {"event", goal_event_id_});
+  }
   if (!text.empty())
-    p0_.push_back(text_candidate(kGoal, "goal", "goal", 0, "user", text,
+    p0_.push_back(text_candidate(kGoal, "goal", "goal", 0, "context", text,
                                  "the active goal: always included", sources));
   element open = state_["open_questions"];
   if (open.get_array().size() > 0) {
     sources.clear();
     add_event_sources(sources, open);
-    p0_.push_back(text_candidate(kOpenQuestions, "open_questions", "open_questions", 0, "user",
+    p0_.push_back(text_candidate(kOpenQuestions, "open_questions", "open_questions", 0, "context",
                                  bullet_list("Open questions", open, "text"),
                                  "open questions: always included", sources));
   }
@@ -251,7 +274,7 @@ void Compilation::collect_fixed() {
     simdjson::dom::parser parser;
     element payload = json::parse(parser, e->payload, "compaction payload");
     p1_.push_back(text_candidate(
-        kSummary, "summary", "summary", 1, "user",
+        kSummary, "summary", "summary", 1, "context",
         "Summary of the conversation before this point:\n\n" + summary_text(payload["summary"]),
         "the latest compaction: it stands for the history before its first kept event",
         {{"compaction", compaction_->event_id}}));
@@ -276,8 +299,8 @@ void Compilation::collect_fixed() {
     add_event_sources(sources, constraints[key]);
   }
   if (!text.empty())
-    p1_.push_back(text_candidate(kPlan, "plan", "plan", 1, "user", text, "the plan and constraints",
-                                 sources));
+    p1_.push_back(text_candidate(kPlan, "plan", "plan", 1, "context", text,
+                                 "the plan and constraints", sources));
   text.clear();
   sources.clear();
   element files = state_["files"];
@@ -293,7 +316,7 @@ void Compilation::collect_fixed() {
     if (!list.empty()) text.append(title).append(":\n").append(list);
   }
   if (!text.empty())
-    p1_.push_back(text_candidate(kFiles, "files", "files", 1, "user", text,
+    p1_.push_back(text_candidate(kFiles, "files", "files", 1, "context", text,
                                  "the files read and modified on this branch", sources));
 }
 
@@ -301,40 +324,78 @@ Turn *Compilation::turn(size_t i) {
   while (turns_.size() <= i) {
     std::optional<Turn> t = history_->next_turn();
     if (!t) return nullptr;
+    for (const CallRef &c : t->dropped)
+      excluded_.push_back(
+          {"call:" + c.call_id,
+           "message",
+           3,
+           std::nullopt,
+           "policy interrupted_calls drop: the call '" + c.call_id + "'" +
+               (c.name.empty() ? "" : " (" + c.name + ")") +
+               " got no result before the conversation moved on, or was cancelled; it left "
+               "with its result",
+           {{"event", c.event_id}}});
     taken_.emplace_back(t->messages.size(), false);
     turns_.push_back(std::move(*t));
   }
   return &turns_[i];
 }
 
-// Pending calls are P0 wherever they are: read back far enough to meet
-// every one (normally the newest turn holds them).
-void Compilation::read_turns_for_pending() {
-  for (element p : state_["tool_state"]["pending"].get_array())
-    pending_events_.insert(std::string(string_field(p, "event_id")));
-  std::unordered_set<std::string> unseen = pending_events_;
-  turn(0);
-  for (size_t i = 0; !unseen.empty() && i < turns_.size(); ++i) {
-    for (const Message &m : turns_[i].messages) unseen.erase(m.event_id);
-    if (!unseen.empty()) turn(i + 1);
+// Only the newest turn can hold a call still running (History closes every
+// older one): one the request does not answer fails the compile, as a
+// provider refuses a call without its result.
+void Compilation::read_newest_turn() {
+  const Turn *t = turn(0);
+  if (t && !t->unanswered.empty()) {
+    const CallRef &c = t->unanswered.front();
+    std::string more = t->unanswered.size() > 1
+                           ? " (and " + std::to_string(t->unanswered.size() - 1) + " more)"
+                           : "";
+    throw Error(Code::kConflict,
+                "tool call '" + c.call_id + "'" + (c.name.empty() ? "" : " (" + c.name + ")") +
+                    " of event " + c.event_id + more +
+                    " has no result yet: append its result (or a ToolCallCancelled), or give it "
+                    "in the compile request's tool_results");
   }
+  for (size_t i = 0; i < req_.tool_results.size(); ++i)
+    if (!t || std::find(t->supplied.begin(), t->supplied.end(), i) == t->supplied.end())
+      throw Error(Code::kInvalidArg, "tool_results[" + std::to_string(i) + "]: tool call '" +
+                                         req_.tool_results[i].tool_call_id +
+                                         "' is not a call waiting for its result in the "
+                                         "branch's last turn");
+  check_end(t);
 }
 
-Candidate Compilation::message_candidate(Message &m, size_t turn, int priority, bool pruned,
+// The model must have something to answer: a branch that ends on the
+// assistant's finished answer is only compiled with a new request, or as a
+// continuation the host asks for.
+void Compilation::check_end(const Turn *newest) const {
+  if (!newest || req_.request || !req_.tool_results.empty() || req_.continuation) return;
+  const Message &last = newest->messages.back();
+  if (last.role != std::string_view("assistant")) return;
+  throw Error(Code::kConflict,
+              "the branch ends on the assistant's finished answer (event " + last.event_id +
+                  ") and the compile has no new request: give \"request\" (the next user "
+                  "turn), or \"continuation\": true for the model to continue that answer");
+}
+
+Candidate Compilation::message_candidate(Message &m, size_t turn, int priority, Variant v,
                                          std::string reason) {
+  bool pruned = v == kPruned;
   Candidate c;
-  bool is_request = m.event_id == request_event_id_;
-  c.segment.id = "msg:" + m.event_id;
+  bool is_request = m.event_id == request_event_id_ && m.role == std::string_view("user");
+  c.segment.id = m.segment_id;
   c.segment.kind = is_request ? "request" : "message";
   c.segment.priority = priority;
   c.segment.role = m.role;
-  c.segment.content = std::move(pruned ? *m.pruned_content : m.content);
-  c.segment.tokens = pruned ? m.pruned_tokens : m.tokens;
-  c.segment.reason = std::move(reason);
-  c.segment.sources = {{"event", m.event_id}};
-  if (!m.artifact_id.empty()) c.segment.sources.push_back({"artifact", m.artifact_id});
+  c.segment.content = std::move(pruned            ? *m.pruned_content
+                                : v == kImageless ? *m.imageless_content
+                                                  : m.content);
+  c.segment.tokens = pruned ? m.pruned_tokens : v == kImageless ? m.imageless_tokens : m.tokens;
+  c.segment.reason = m.note.empty() ? std::move(reason) : m.note + "; " + reason;
+  c.segment.sources = m.sources;
   c.segment.turn = int64_t(turn);
-  c.order = m.seq;
+  c.order = (m.seq << 10) + m.sub; // a result added behind a message sorts after it
   c.redactions = std::move(pruned ? m.pruned_redactions : m.redactions);
   return c;
 }
@@ -344,15 +405,15 @@ void Compilation::take_p0_messages() {
     Turn &t = turns_[i];
     if (t.has_head && t.messages[0].event_id == request_event_id_) {
       taken_[i][0] = true;
-      p0_.push_back(message_candidate(t.messages[0], i, 0, false,
+      p0_.push_back(message_candidate(t.messages[0], i, 0, kWhole,
                                       "the current request: the last user prompt"));
     }
     for (const Unit &u : t.units) {
-      if (!u.pending || u.orphan) continue;
+      if (!u.pending) continue;
       for (size_t k = u.first; k <= u.last; ++k) {
         taken_[i][k] = true;
-        p0_.push_back(message_candidate(t.messages[k], i, 0, false,
-                                        "a pending tool call and what answers it so far"));
+        p0_.push_back(message_candidate(t.messages[k], i, 0, kWhole,
+                                        "a tool call of the last turn and its results"));
       }
     }
   }
@@ -367,6 +428,37 @@ void Compilation::take_p0_messages() {
                                  "compaction's cut, so not in the conversation below)",
                                  {{"event", request_event_id_}}));
   }
+}
+
+// The user's goal is their own words: when the message that said it is in
+// the bundle (the conversation, or the request before the cut), the goal
+// segment keeps only what the user did not say there (the current task,
+// acceptance criteria), or leaves.
+void Compilation::drop_repeated_goal() {
+  if (goal_event_id_.empty()) return;
+  auto goal = std::find_if(placed_.begin(), placed_.end(),
+                           [](const Candidate &c) { return c.segment.id == "goal"; });
+  auto said = std::find_if(placed_.begin(), placed_.end(), [&](const Candidate &c) {
+    return c.slot != kGoal && std::any_of(c.segment.sources.begin(), c.segment.sources.end(),
+                                          [&](const Source &s) { return s.id == goal_event_id_; });
+  });
+  if (goal == placed_.end() || said == placed_.end()) return;
+  used_ -= goal->segment.tokens;
+  if (goal_rest_.empty()) {
+    excluded_.push_back(
+        {"goal", "goal", 0, goal->segment.tokens,
+         "the user's goal is in the conversation as " + said->segment.id + " (not repeated)",
+         goal->segment.sources});
+    placed_.erase(goal);
+    return;
+  }
+  Candidate rest = text_candidate(kGoal, "goal", "goal", 0, "context", goal_rest_,
+                                  "the active goal (the user's words are in the conversation as " +
+                                      said->segment.id + ")",
+                                  goal_rest_sources_);
+  rest.order = goal->order;
+  used_ += rest.segment.tokens;
+  *goal = std::move(rest);
 }
 
 void Compilation::check_p0() const {
@@ -392,10 +484,9 @@ void Compilation::leave(const Segment &s, std::string reason) {
 }
 
 void Compilation::leave_message(const Message &m, size_t, int priority, std::string reason) {
-  std::vector<Source> sources{{"event", m.event_id}};
-  if (!m.artifact_id.empty()) sources.push_back({"artifact", m.artifact_id});
-  excluded_.push_back({"msg:" + m.event_id, m.event_id == request_event_id_ ? "request" : "message",
-                       priority, m.tokens, std::move(reason), std::move(sources)});
+  bool is_request = m.event_id == request_event_id_ && m.role == std::string_view("user");
+  excluded_.push_back({m.segment_id, is_request ? "request" : "message", priority, m.tokens,
+                       std::move(reason), m.sources});
 }
 
 void Compilation::fit_fixed(Candidate *c) {
@@ -413,33 +504,59 @@ void Compilation::fit_fixed(Candidate *c) {
 bool Compilation::fit_turn(size_t i, int priority, bool prune) {
   Turn &t = turns_[i];
   std::vector<bool> &taken = taken_[i];
+  bool no_images = false; // set when the turn does not fit with its images
+  auto variant = [&](const Message &m) {
+    if (prune && m.pruned_content) return kPruned;
+    return no_images && m.imageless_content ? kImageless : kWhole;
+  };
   auto cost = [&](size_t k) {
     const Message &m = t.messages[k];
-    return taken[k] ? 0 : (prune && m.pruned_content ? m.pruned_tokens : m.tokens);
+    Variant v = variant(m);
+    return taken[k]          ? 0
+           : v == kPruned    ? m.pruned_tokens
+           : v == kImageless ? m.imageless_tokens
+                             : m.tokens;
   };
   auto take_message = [&](size_t k, const std::string &reason) {
     if (taken[k]) return;
     Message &m = t.messages[k];
-    bool pruned = prune && m.pruned_content.has_value();
+    Variant v = variant(m);
     int64_t tokens = cost(k);
-    take(message_candidate(m, i, priority, pruned,
-                           pruned ? reason + "; its tool output pruned to a preview (" +
-                                        std::to_string(m.tokens) + " -> " +
-                                        std::to_string(m.pruned_tokens) + " tokens)"
-                                  : reason));
+    std::string why = reason;
+    if (v == kPruned)
+      why += "; its tool output pruned to a preview (" + std::to_string(m.tokens) + " -> " +
+             std::to_string(m.pruned_tokens) + " tokens)";
+    if (v == kImageless) {
+      why += "; its images left out to fit, placeholders name their artifacts";
+      for (const auto &[artifact, image_tokens] : m.images)
+        excluded_.push_back({"image:" + artifact,
+                             "image",
+                             priority,
+                             image_tokens,
+                             "budget: the image did not fit; a placeholder in " + m.segment_id +
+                                 " names its artifact",
+                             {{"event", m.event_id}, {"artifact", artifact}}});
+    }
+    take(message_candidate(m, i, priority, v, why));
     tail_left_ -= tokens;
     taken[k] = true;
   };
   const char *what = priority == 1 ? "a recent turn" : "an older turn";
-  int64_t head = t.has_head ? cost(0) : 0, total = head;
-  for (const Unit &u : t.units)
-    if (!u.orphan)
-      for (size_t k = u.first; k <= u.last; ++k) total += cost(k);
   int64_t limit = std::min(available_ - used_, tail_left_);
-  for (const Unit &u : t.units)
-    if (u.orphan)
-      leave_message(t.messages[u.first], i, priority,
-                    "its tool call is before the compaction's cut, so it would be an orphan");
+  auto turn_cost = [&] {
+    int64_t n = t.has_head ? cost(0) : 0;
+    for (const Unit &u : t.units)
+      for (size_t k = u.first; k <= u.last; ++k) n += cost(k);
+    return n;
+  };
+  int64_t total = turn_cost();
+  bool images = std::any_of(t.messages.begin(), t.messages.end(),
+                            [](const Message &m) { return m.imageless_content.has_value(); });
+  if (total > limit && images) { // images go before the turn is split
+    no_images = true;
+    total = turn_cost();
+  }
+  int64_t head = t.has_head ? cost(0) : 0;
   if (total <= limit) {
     const std::string whole = std::string(what) + ", whole";
     for (size_t k = 0; k < t.messages.size(); ++k)
@@ -453,7 +570,6 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
   int64_t left = limit - head;
   for (size_t u = t.units.size(); u-- > 0;) {
     const Unit &unit = t.units[u];
-    if (unit.orphan) continue;
     int64_t need = 0;
     for (size_t k = unit.first; k <= unit.last; ++k) need += cost(k);
     if (need > left) break;
@@ -497,7 +613,7 @@ void Compilation::fit_listed(Slot slot, const char *id, const char *kind, const 
     if (k >= n - kept) text += lines[k];
   }
   if (kept > 0) {
-    Candidate c = text_candidate(slot, id, kind, 2, "user", text, reason, sources);
+    Candidate c = text_candidate(slot, id, kind, 2, "context", text, reason, sources);
     if (used_ + c.segment.tokens <= available_) {
       take(std::move(c));
     } else {
@@ -552,7 +668,7 @@ void Compilation::fit_memories() {
     char score[32];
     std::snprintf(score, sizeof score, "%.3f", r.score);
     Candidate c =
-        text_candidate(kMemories, "memory:" + r.memory_id, "memory", 2, "user", text_of(r),
+        text_candidate(kMemories, "memory:" + r.memory_id, "memory", 2, "context", text_of(r),
                        "a memory retrieved for this request (score " + std::string(score) + ")",
                        std::move(sources));
     c.order = int64_t(i);
@@ -591,14 +707,14 @@ void Compilation::exclude_rest() {
     bool split = std::find(taken.begin(), taken.end(), true) != taken.end();
     for (size_t k = 0; k < turns_[i].messages.size(); ++k) {
       if (taken[k]) continue;
-      bool orphan = std::any_of(turns_[i].units.begin(), turns_[i].units.end(),
-                                [&](const Unit &u) { return u.orphan && u.first == k; });
-      if (!orphan)
-        leave_message(turns_[i].messages[k], i, i < size_t(req_.keep_recent_turns) ? 1 : 3,
-                      split ? "budget: its turn entered split, without this older part"
-                            : "budget: its turn did not fit");
+      leave_message(turns_[i].messages[k], i, i < size_t(req_.keep_recent_turns) ? 1 : 3,
+                    split ? "budget: its turn entered split, without this older part"
+                          : "budget: its turn did not fit");
     }
   }
+  for (const Message &m : history_->orphans())
+    leave_message(m, 0, 1,
+                  "its tool call is before the compaction's cut, so it would be an orphan");
   if (!turns_.empty() && history_->has_more()) {
     const Message &oldest = turns_.back().messages.front();
     excluded_.push_back({"history:before:" + oldest.event_id,
@@ -725,14 +841,19 @@ Compiled Compilation::run() {
   options.allow_sensitive = req_.allow_sensitive;
   options.prune_min_tokens = req_.prune_min_tokens;
   options.prune_preview_bytes = req_.prune_preview_bytes;
+  options.drop_interrupted = req_.drop_interrupted;
+  options.supplied = &req_.tool_results;
+  options.artifacts = src_.artifacts;
+  options.image_tokens = image_rule(req_.format);
   history_ = std::make_unique<History>(src_.store, src_.counter, redactor_, path_, options);
-  read_turns_for_pending();
+  read_newest_turn();
   take_p0_messages();
   check_p0();
   for (Candidate &c : p0_) take(std::move(c));
   for (Candidate &c : p1_) fit_fixed(&c);
   fit_conversation();
   exclude_rest();
+  drop_repeated_goal();
   return write();
 }
 

@@ -8,15 +8,25 @@
 // priority tiers of DESIGN §5) → fit (P0 whole or kBudget; P1 summary,
 // plan and files, then the recent turns newest first, whole or split at a
 // closed tool pair; P2 decisions, facts and retrieved memories; P3 older turns with their tool
-// outputs pruned to previews) → order (stable material first, the recent
-// tail last, for prompt caches) → explain (reasons, sources, what was left
+// outputs pruned to previews) → order (instructions, tools, the summary,
+// the conversation oldest first ending on the request, then the latest
+// turn's context: consecutive compiles share the whole previous
+// conversation as their prefix) → explain (reasons, sources, what was left
 // out and why, tokens per kind, the prefix shared with the last bundle).
+//
+// Every tool call leaves closed (compile::History): a call the
+// conversation moved on from gets a synthetic cancelled result or, by
+// policy, leaves with its call; a call still running in the last turn is
+// kConflict unless the request gives its result; a branch ending on a
+// finished answer is kConflict unless the request has a new request, tool
+// results, or asks for a continuation.
 //
 // A compile only reads: it sees one snapshot of the file and changes no
 // table. Its cost follows what it considers — the turns that fit and one
 // more — not the length of the session.
 #pragma once
 
+#include "artifact/artifact_store.hpp"
 #include "compile/request.hpp"
 #include "log/event_log.hpp"
 #include "memory/retrieve.hpp"
@@ -38,6 +48,9 @@ struct Sources {
   project::Compactions &compactions;
   project::ContextBuilds &builds;
   const token::Counter &counter;
+  // Where images are read for their size (their first bytes); without one
+  // an image counts as the most any provider charges.
+  artifact::ArtifactStore *artifacts = nullptr;
 };
 
 struct Compiled {
@@ -61,7 +74,10 @@ std::string summary_text(simdjson::dom::element summary);
 
 // Compiles a parsed request. kNotFound for an unknown session, branch or
 // leaf event; kBudget when the never-dropped material alone exceeds the
-// available tokens (the message gives both sizes).
+// available tokens (the message gives both sizes); kConflict for a call of
+// the last turn without a result, or an end with nothing to answer (each
+// message names the call or the event); kInvalidArg for a tool result that
+// answers no call waiting in the last turn.
 Compiled compile(Sources &sources, const Request &request);
 
 } // namespace ctxdb::compile

@@ -234,17 +234,23 @@ Message History::render(const Row &row) {
   m.seq = row.seq;
   m.event_id = row.event_id;
   m.role = row.role;
-  auto segment_id = [&] { return "msg:" + m.event_id; };
+  m.segment_id = "msg:" + m.event_id;
+  m.cancelled = row.type == "ToolCallCancelled";
+  auto segment_id = [&] { return m.segment_id; };
   bool sensitive = !options_.allow_sensitive && log::is_sensitive(parser_, row.visibility);
   // The payload must outlive the visibility parse above: parse it last.
   simdjson::dom::element payload = json::parse(parser_, row.payload, "payload");
   simdjson::dom::array content;
   if (!payload["content"].get(content))
     for (simdjson::dom::element b : content)
-      if (project::string_field(b, "type") == "tool_call")
+      if (project::string_field(b, "type") == "tool_call") {
         m.calls.emplace_back(project::string_field(b, "id"));
+        m.call_names.emplace_back(project::string_field(b, "name"));
+      }
   m.answers = project::string_field(payload, "tool_call_id");
   m.artifact_id = project::string_field(payload, "artifact_id");
+  m.sources.push_back({"event", m.event_id});
+  if (!m.artifact_id.empty()) m.sources.push_back({"artifact", m.artifact_id});
   int64_t tokens =
       row.same_counter ? row.tokens : project::Messages::count_tokens(counter_, row.type, payload);
   bool recount = false;
@@ -266,7 +272,80 @@ Message History::render(const Row &row) {
     add_pruned(m, payload);
   if (recount) tokens = count_blocks(counter_, count_parser_, m.content);
   m.tokens = tokens + kFramingTokens;
+  if (!sensitive && options_.artifacts && row.payload.find(R"("type":"image")") != row.payload.npos)
+    add_image_sizes(m);
   return m;
+}
+
+// Images enter as refs (no pixels) with their width and height, read from
+// their artifact's first bytes, and cost what the provider's rule says. The
+// content with placeholders instead is kept beside, for a tight budget.
+void History::add_image_sizes(Message &m) {
+  simdjson::dom::element blocks = json::parse(count_parser_, m.content, "content");
+  json::JsonWriter w(m.content.size() + 64), bare(m.content.size() + 64);
+  int64_t tokens = 0;
+  std::string placeholders; // their texts, counted once
+  auto image = [&](simdjson::dom::element b) {
+    int64_t before = tokens;
+    write_image(w, b, tokens);
+    std::string_view id = project::string_field(b, "artifact_id");
+    m.images.emplace_back(id, tokens - before);
+    std::string text =
+        "[image omitted to fit the context: " + std::string(project::string_field(b, "mime_type")) +
+        ", artifact " + std::string(id) + "]";
+    placeholders += text;
+    bare.begin_object().field("type", "text").field("text", text).end_object();
+  };
+  w.begin_array();
+  bare.begin_array();
+  for (simdjson::dom::element b : blocks.get_array()) {
+    std::string_view type = project::string_field(b, "type");
+    simdjson::dom::array inner;
+    if (type == "image") {
+      image(b);
+    } else if (type == "tool_result" && !b["content"].get(inner)) {
+      w.begin_object();
+      bare.begin_object();
+      for (auto [key, value] : b.get_object()) {
+        if (key == "content") continue;
+        w.key(key).element(value);
+        bare.key(key).element(value);
+      }
+      w.key("content").begin_array();
+      bare.key("content").begin_array();
+      for (simdjson::dom::element img : inner) image(img);
+      w.end_array().end_object();
+      bare.end_array().end_object();
+    } else {
+      w.element(b);
+      bare.element(b);
+    }
+  }
+  w.end_array();
+  bare.end_array();
+  m.content = w.take();
+  m.imageless_content = bare.take();
+  m.imageless_tokens = m.tokens + counter_.count(placeholders);
+  m.image_tokens = tokens;
+  m.tokens += tokens;
+}
+
+void History::write_image(json::JsonWriter &w, simdjson::dom::element block, int64_t &tokens) {
+  std::string_view id = project::string_field(block, "artifact_id");
+  std::optional<artifact::ImageSize> size;
+  if (!id.empty()) try {
+      size = artifact::image_size(options_.artifacts->read_range(id, 0, artifact::kImageHeadBytes));
+    } catch (const Error &) {
+      // Not stored (an import without its artifacts): counted as the most.
+    }
+  // The most any of the three rules gives, for an image whose size is unknown.
+  constexpr int64_t kUnknownImageTokens = 1600;
+  tokens += size ? options_.image_tokens(*size) : kUnknownImageTokens;
+  w.begin_object();
+  for (auto [key, value] : block.get_object())
+    if (key != "width" && key != "height") w.key(key).element(value);
+  if (size) w.field("width", size->width).field("height", size->height);
+  w.end_object();
 }
 
 // An old tool output enters as a preview and a ref to the whole, this
@@ -321,8 +400,180 @@ std::optional<Turn> History::next_turn() {
   }
   if (t.messages.empty()) return std::nullopt;
   std::reverse(t.messages.begin(), t.messages.end()); // read newest first, kept oldest first
+  set_orphans_aside(t);
+  if (t.messages.empty()) return std::nullopt; // only orphans: the cut is reached
+  close_calls(t);
   split_units(t);
   return t;
+}
+
+// A turn holds every call its results answer, unless the reading reached
+// the cut first: a result whose call is not in the turn is an orphan.
+void History::set_orphans_aside(Turn &t) {
+  std::unordered_set<std::string_view> calls;
+  for (const Message &m : t.messages)
+    for (const std::string &c : m.calls) calls.insert(c);
+  auto orphan = [&](const Message &m) {
+    return m.role == std::string_view("tool") && !calls.count(m.answers);
+  };
+  if (std::none_of(t.messages.begin(), t.messages.end(), orphan)) return;
+  std::vector<Message> kept;
+  for (Message &m : t.messages) (orphan(m) ? orphans_ : kept).push_back(std::move(m));
+  t.messages = std::move(kept);
+}
+
+// See the header: every call of the turn leaves it answered, dropped, or
+// listed as unanswered. Walked newest first, so what is inserted after a
+// message never moves a message still to visit.
+void History::close_calls(Turn &t) {
+  bool newest = std::exchange(newest_, false);
+  std::unordered_set<std::string> answered;
+  std::vector<std::string> drop;
+  for (const Message &m : t.messages)
+    if (m.role == std::string_view("tool")) {
+      answered.insert(m.answers);
+      if (m.cancelled && options_.drop_interrupted) drop.push_back(m.answers);
+    }
+  // Older turns always have a user prompt after them (the next turn's).
+  bool moved_on = !newest;
+  for (size_t j = t.messages.size(); j-- > 0;) {
+    if (t.messages[j].role == std::string_view("tool")) continue;
+    size_t at = j + 1; // after the call's results, which adapters keep beside it
+    while (at < t.messages.size() && t.messages[at].role == std::string_view("tool")) ++at;
+    std::vector<Message> added;
+    const Message &m = t.messages[j];
+    for (size_t c = 0; c < m.calls.size(); ++c) {
+      const std::string &id = m.calls[c], &name = m.call_names[c];
+      if (answered.count(id)) continue;
+      if (moved_on && options_.drop_interrupted) {
+        drop.push_back(id);
+      } else if (moved_on) {
+        added.push_back(synthetic_result(t.messages[at - 1], id, name, m));
+      } else {
+        const std::vector<ToolResultInput> *given = options_.supplied;
+        auto in = given ? std::find_if(given->begin(), given->end(),
+                                       [&](auto &r) { return r.tool_call_id == id; })
+                        : std::vector<ToolResultInput>::const_iterator();
+        if (given && in != given->end()) {
+          size_t i = size_t(in - given->begin());
+          t.supplied.push_back(i);
+          added.push_back(supplied_result(t.messages[at - 1], i, name));
+          added.back().sources.push_back({"event", m.event_id});
+        } else {
+          t.unanswered.push_back({id, name, m.event_id});
+        }
+      }
+    }
+    for (size_t k = 0; k < added.size(); ++k) added[k].sub = int64_t(k) + 1;
+    t.messages.insert(t.messages.begin() + std::ptrdiff_t(at),
+                      std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
+    moved_on = true; // a user prompt or an assistant message: what is before it was followed
+  }
+  if (!drop.empty()) drop_calls(t, drop);
+}
+
+// drop_interrupted: each call block named leaves its assistant message (a
+// message left with no block leaves), and so does a result answering it.
+void History::drop_calls(Turn &t, const std::vector<std::string> &ids) {
+  auto named = [&](std::string_view id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  std::vector<Message> kept;
+  kept.reserve(t.messages.size());
+  for (Message &m : t.messages) {
+    if (m.role == std::string_view("tool") && named(m.answers)) continue;
+    bool touched = false;
+    for (size_t c = 0; c < m.calls.size(); ++c)
+      if (named(m.calls[c])) {
+        t.dropped.push_back({m.calls[c], m.call_names[c], m.event_id});
+        touched = true;
+      }
+    if (touched) {
+      simdjson::dom::element blocks = json::parse(count_parser_, m.content, "content");
+      json::JsonWriter w(m.content.size());
+      w.begin_array();
+      size_t left = 0;
+      for (simdjson::dom::element b : blocks.get_array()) {
+        if (project::string_field(b, "type") == "tool_call" &&
+            named(project::string_field(b, "id")))
+          continue;
+        w.element(b);
+        ++left;
+      }
+      w.end_array();
+      if (left == 0) continue;
+      m.content = w.take();
+      m.tokens = count_blocks(counter_, count_parser_, m.content) + kFramingTokens;
+      for (size_t c = m.calls.size(); c-- > 0;)
+        if (named(m.calls[c])) {
+          m.calls.erase(m.calls.begin() + std::ptrdiff_t(c));
+          m.call_names.erase(m.call_names.begin() + std::ptrdiff_t(c));
+        }
+    }
+    kept.push_back(std::move(m));
+  }
+  t.messages = std::move(kept);
+  if (t.has_head && (t.messages.empty() || t.messages[0].role != std::string_view("user")))
+    t.has_head = false;
+}
+
+// A cancelled result for an abandoned call, placed after `after`.
+Message History::synthetic_result(const Message &after, const std::string &call_id,
+                                  const std::string &name, const Message &call) {
+  Message r;
+  r.seq = after.seq;
+  r.event_id = call.event_id;
+  r.role = "tool";
+  r.answers = call_id;
+  r.synthetic = true;
+  r.segment_id = "cancelled:" + call_id;
+  std::string text =
+      project::Messages::cancelled_text("the conversation moved on before it returned");
+  json::JsonWriter w;
+  w.begin_array().begin_object().field("type", "tool_result").field("tool_call_id", call_id);
+  if (!name.empty()) w.field("name", name);
+  w.field("status", "cancelled").field("text", text).key("synthetic").boolean(true);
+  w.end_object().end_array();
+  r.content = w.take();
+  r.tokens = counter_.count(text) + kFramingTokens;
+  r.sources = {{"event", call.event_id}};
+  r.note = "a synthetic cancelled result: the call '" + call_id + "'" +
+           (name.empty() ? "" : " (" + name + ")") + " of " + call.event_id +
+           " got no result and the conversation moved on";
+  return r;
+}
+
+// The request's tool_results[i], placed after `after`, redacted like the log.
+Message History::supplied_result(const Message &after, size_t i, const std::string &name) {
+  const ToolResultInput &in = (*options_.supplied)[i];
+  Message r;
+  r.seq = after.seq;
+  r.role = "tool";
+  r.answers = in.tool_call_id;
+  r.supplied = true;
+  r.segment_id = "result:" + in.tool_call_id;
+  r.event_id = after.event_id;
+  std::vector<policy::RedactionHit> hits;
+  std::string text = in.output.value_or(""), error = in.error.value_or("");
+  redactor_.redact(text, hits);
+  redactor_.redact(error, hits);
+  r.redactions = notes(r.segment_id, hits);
+  json::JsonWriter w;
+  w.begin_array()
+      .begin_object()
+      .field("type", "tool_result")
+      .field("tool_call_id", in.tool_call_id);
+  std::string_view tool = in.name ? std::string_view(*in.name) : std::string_view(name);
+  if (!tool.empty()) w.field("name", tool);
+  w.field("status", in.is_error || in.error ? "error" : "success");
+  if (in.output) w.field("text", text);
+  if (in.error) w.field("error", error);
+  w.end_object().end_array();
+  r.content = w.take();
+  r.tokens = counter_.count(text) + counter_.count(error) + kFramingTokens;
+  r.sources = {{"request", "tool_results[" + std::to_string(i) + "]"}};
+  r.note = "a result given with the compile (tool_results[" + std::to_string(i) + "])";
+  return r;
 }
 
 // Units: each message from the first after the head, extended to the last
@@ -345,7 +596,7 @@ void History::split_units(Turn &t) {
         else
           u.last = std::max(u.last, r->second);
       }
-      if (m.role == std::string_view("tool") && !calls_seen.count(m.answers)) u.orphan = true;
+      if (m.supplied) u.pending = true; // its result is not in the log yet
     }
     t.units.push_back(u);
     i = u.last + 1;

@@ -8,8 +8,22 @@
 // result that arrives after a later user message pulls the turns between
 // into one). Inside a turn, units are the spans nothing may cut: an
 // assistant message with its tool calls and every result answering them.
+//
+// Every call leaves a turn closed (contract: no call without its result).
+// A call with no result after which the conversation moved on (a later
+// user prompt or assistant message: it is *abandoned*) gets a synthetic
+// cancelled result right after its call's results, or, with
+// drop_interrupted, leaves with its call block (a ToolCallCancelled
+// result leaves too). A call with no result and nothing after it in the
+// newest turn is being run by the host: a result the request supplies
+// enters in its place (source type request); without one the call is
+// listed in Turn::unanswered, for the compiler to refuse and the
+// compaction planner not to cut before.
 #pragma once
 
+#include "artifact/artifact_store.hpp"
+#include "artifact/image_info.hpp"
+#include "compile/request.hpp"
 #include "compile/segment.hpp"
 #include "policy/redactor.hpp"
 #include "project/branch_path.hpp"
@@ -37,25 +51,48 @@ struct Message {
   std::string content;       // a JSON array of blocks, as it enters
   int64_t tokens = 0;        // of content, framing included
   std::vector<RedactionNote> redactions;
-  std::vector<std::string> calls; // assistant: the ids of its tool calls
-  std::string answers;            // tool: the call it answers
-  std::string artifact_id;        // tool: where the whole output is kept
+  std::vector<std::string> calls;      // assistant: the ids of its tool calls
+  std::vector<std::string> call_names; // beside calls: each call's tool name
+  std::string answers;                 // tool: the call it answers
+  // The segment id: msg:<event_id> for a message of the log, else
+  // cancelled:<call id> (synthetic) or result:<call id> (from the request).
+  std::string segment_id;
+  int64_t sub = 0;             // after seq, orders what was added behind a message
+  bool synthetic = false;      // a cancelled result the compile made up
+  bool supplied = false;       // a result from the request's tool_results
+  bool cancelled = false;      // a ToolCallCancelled
+  std::string note;            // why it is there, for synthetic and supplied results
+  std::vector<Source> sources; // where it comes from, as the bundle names it
+  std::string artifact_id;     // tool: where the whole output is kept
   // Tool results long enough to prune: the preview that replaces them.
   std::optional<std::string> pruned_content;
   int64_t pruned_tokens = 0;
   std::vector<RedactionNote> pruned_redactions;
+  int64_t image_tokens = 0; // of its images, in tokens
+  // Its images (artifact id, tokens), and the content with each replaced by
+  // a placeholder text naming its artifact: what enters when they do not fit.
+  std::vector<std::pair<std::string, int64_t>> images;
+  std::optional<std::string> imageless_content;
+  int64_t imageless_tokens = 0;
 };
 
 struct Unit {
   size_t first = 0, last = 0; // message indexes, inclusive
-  bool pending = false;       // holds a call with no result yet
-  bool orphan = false;        // a result whose call is before the cut
+  bool pending = false;       // holds a call with no result in the log (yet)
+};
+
+// A tool call as the explanation names it.
+struct CallRef {
+  std::string call_id, name, event_id;
 };
 
 struct Turn {
-  std::vector<Message> messages; // oldest first
-  bool has_head = false;         // messages[0] is the user message opening it
-  std::vector<Unit> units;       // the rest, oldest first
+  std::vector<Message> messages;   // oldest first
+  bool has_head = false;           // messages[0] is the user message opening it
+  std::vector<Unit> units;         // the rest, oldest first
+  std::vector<CallRef> dropped;    // drop_interrupted: the calls taken out
+  std::vector<CallRef> unanswered; // newest turn: calls the host is running
+  std::vector<size_t> supplied;    // newest turn: the request's results used
 };
 
 struct HistoryOptions {
@@ -63,6 +100,12 @@ struct HistoryOptions {
   bool allow_sensitive = false;
   int64_t prune_min_tokens = 500;
   int64_t prune_preview_bytes = 800;
+  bool drop_interrupted = false;
+  const std::vector<ToolResultInput> *supplied = nullptr; // the request's tool_results
+  // Images get their width and height from here, and tokens by image_tokens
+  // (the target provider's rule); without a store none is read.
+  artifact::ArtifactStore *artifacts = nullptr;
+  int64_t (*image_tokens)(artifact::ImageSize) = artifact::max_image_tokens;
 };
 
 // A History keeps cached statements of its Store stepping while it lives:
@@ -76,6 +119,10 @@ public:
   std::optional<Turn> next_turn();
   // True when older candidates remain unread.
   bool has_more();
+  // The results read so far whose call is before the cut (a late result of
+  // a call a compaction passed as abandoned): in no turn, as a result is
+  // never sent without its call.
+  const std::vector<Message> &orphans() const { return orphans_; }
 
 private:
   // The row the cursor is on: views into the statement's current row, valid
@@ -96,6 +143,14 @@ private:
   Message render(const Row &row);
   void add_pruned(Message &m, simdjson::dom::element payload);
   void split_units(Turn &t);
+  void set_orphans_aside(Turn &t);
+  void add_image_sizes(Message &m);
+  void write_image(json::JsonWriter &w, simdjson::dom::element block, int64_t &tokens);
+  void close_calls(Turn &t);
+  void drop_calls(Turn &t, const std::vector<std::string> &ids);
+  Message synthetic_result(const Message &after, const std::string &call_id,
+                           const std::string &name, const Message &call);
+  Message supplied_result(const Message &after, size_t i, const std::string &name);
 
   store::Store &store_;
   const token::Counter &counter_;
@@ -117,6 +172,8 @@ private:
   std::unique_ptr<store::Store::Stmt> events_;
   int64_t event_seq_ = 0;
   bool unread_ = false; // the cursor is on a row not yet returned
+  bool newest_ = true;  // the next turn is the newest one
+  std::vector<Message> orphans_;
 };
 
 } // namespace ctxdb::compile

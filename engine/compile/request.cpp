@@ -52,6 +52,7 @@ void read_policy(element doc, Request &r) {
                           std::string(rule["pattern"].get_string().value()),
                           optional_string(rule, "replacement").value_or("")});
   read(policy, "builtin_redaction", r.builtin_redaction);
+  r.drop_interrupted = optional_string(policy, "interrupted_calls") == "drop";
   read(policy, "allow_sensitive", r.allow_sensitive);
   element shares, prune;
   if (!policy["shares"].get(shares)) {
@@ -62,6 +63,24 @@ void read_policy(element doc, Request &r) {
     read(prune, "keep_recent_turns", r.keep_recent_turns);
     read(prune, "min_tokens", r.prune_min_tokens);
     read(prune, "preview_bytes", r.prune_preview_bytes);
+  }
+}
+
+void read_tool_results(element doc, Request &r) {
+  simdjson::dom::array list;
+  if (doc["tool_results"].get(list)) return;
+  for (element item : list) {
+    ToolResultInput t;
+    t.tool_call_id = std::string(item["tool_call_id"].get_string().value());
+    for (const ToolResultInput &prior : r.tool_results)
+      if (prior.tool_call_id == t.tool_call_id)
+        throw Error(Code::kInvalidArg,
+                    "tool_results: two results answer the call '" + t.tool_call_id + "'");
+    t.name = optional_string(item, "name");
+    t.output = optional_string(item, "output");
+    t.error = optional_string(item, "error");
+    read(item, "is_error", t.is_error);
+    r.tool_results.push_back(std::move(t));
   }
 }
 
@@ -115,6 +134,8 @@ Request parse_request(std::string_view json) {
                 "reserved_output_tokens (" + std::to_string(r.reserved_output_tokens) +
                     ") leaves nothing of max_tokens (" + std::to_string(r.max_tokens) + ")");
   r.request = optional_string(doc, "request");
+  read_tool_results(doc, r);
+  read(doc, "continuation", r.continuation);
   read_instructions(doc, r);
   element tools;
   if (!doc["tools"].get(tools) && tools.get_array().size() > 0)

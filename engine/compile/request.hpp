@@ -27,6 +27,13 @@ struct MemoryRequest {
   int64_t now = 0; // ms; the clock when the request gives none
 };
 
+// A tool result the host has and has not appended (request.tool_results).
+struct ToolResultInput {
+  std::string tool_call_id;
+  std::optional<std::string> name, output, error;
+  bool is_error = false;
+};
+
 struct Request {
   std::string session_id;
   std::optional<std::string> branch;        // id or unique name; main when none
@@ -34,6 +41,9 @@ struct Request {
   int64_t max_tokens = 0;
   int64_t reserved_output_tokens = 0;
   std::optional<std::string> request; // the current request, when not in the log
+  std::vector<ToolResultInput> tool_results;
+  bool continuation = false;     // the model continues its own finished answer
+  bool drop_interrupted = false; // policy.interrupted_calls "drop" (else "close")
   std::vector<Instruction> instructions;
   std::string tools_json; // the tool specs as a compact JSON array; empty: none
   std::vector<policy::RedactionRule> redact;

@@ -366,6 +366,13 @@ void apply_tool_event(AgentState &s, const log::Event &e, object p) {
   push_bounded(s.tool_state.last_results, std::move(r), kMaxResults);
 }
 
+// A call closed without a result: no longer pending, and neither a result
+// nor a failure (it never ran to an end).
+void apply_cancel(AgentState &s, const log::Event &, object p) {
+  auto it = find_pending(s, opt_string(p, "tool_call_id").value_or(""));
+  if (it != s.tool_state.pending.end()) s.tool_state.pending.erase(it);
+}
+
 void apply_approval(AgentState &s, const log::Event &e, object p) {
   auto it = find_pending(s, opt_string(p, "tool_call_id").value_or(""));
   if (it == s.tool_state.pending.end()) return;
@@ -388,6 +395,7 @@ const std::unordered_map<std::string_view, EventFn> &handlers() {
       {"ToolCallStarted", apply_tool_event},
       {"ToolCallFinished", apply_tool_event},
       {"ToolCallFailed", apply_tool_event},
+      {"ToolCallCancelled", apply_cancel},
       {"ApprovalRequested", apply_approval},
       {"ApprovalGranted", apply_approval},
       {"ApprovalDenied", apply_approval},

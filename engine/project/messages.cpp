@@ -4,6 +4,8 @@
 #include "store/row_inserts.hpp"
 #include "json/parse.hpp"
 
+#include <algorithm>
+
 namespace ctxdb::project {
 
 namespace {
@@ -22,15 +24,39 @@ void copy_string(json::JsonWriter &w, simdjson::dom::element obj, const char *ke
   if (!obj[key].get(s)) w.field(key, s);
 }
 
+// The image blocks of a payload's content spilled to artifacts at append
+// ({type: image, artifact_id, mime_type, bytes}): what a message shows of
+// an image, never its pixels.
+bool is_stored_image(simdjson::dom::element b) {
+  return string_field(b, "type") == "image" && !string_field(b, "artifact_id").empty();
+}
+bool has_images(simdjson::dom::element p) {
+  simdjson::dom::array content;
+  if (p["content"].get(content)) return false;
+  return std::any_of(content.begin(), content.end(), is_stored_image);
+}
+void write_images(json::JsonWriter &w, simdjson::dom::element p) {
+  for (simdjson::dom::element b : p["content"].get_array())
+    if (is_stored_image(b)) w.element(b);
+}
+
 void write_tool_result(json::JsonWriter &w, std::string_view type, simdjson::dom::element p) {
   w.begin_object().field("type", "tool_result");
   copy_string(w, p, "tool_call_id");
   copy_string(w, p, "name");
   w.field("status", result_status(type, p));
   std::string_view output = string_field(p, "output");
-  if (!output.empty()) w.field("text", output);
+  if (type == "ToolCallCancelled")
+    w.field("text", Messages::cancelled_text(string_field(p, "reason")));
+  else if (!output.empty())
+    w.field("text", output);
   copy_string(w, p, "error");
   copy_string(w, p, "artifact_id");
+  if (has_images(p)) {
+    w.key("content").begin_array();
+    write_images(w, p);
+    w.end_array();
+  }
   w.end_object();
 }
 
@@ -46,6 +72,12 @@ void write_summary(json::JsonWriter &w, simdjson::dom::element p) {
 }
 
 } // namespace
+
+std::string Messages::cancelled_text(std::string_view reason) {
+  std::string text = "[tool call interrupted: no result";
+  if (!reason.empty()) text.append(" (").append(reason).append(")");
+  return text + "]";
+}
 
 std::span<const char *const> Messages::tables() const {
   static const char *const kTables[] = {"messages"};
@@ -100,12 +132,13 @@ void Messages::write_blocks(json::JsonWriter &w, std::string_view type,
     return;
   }
   w.begin_array();
-  if (role == "user")
+  if (role == "user") {
     w.begin_object()
         .field("type", "text")
         .field("text", string_field(payload, "text"))
         .end_object();
-  else if (role == "tool")
+    if (has_images(payload)) write_images(w, payload);
+  } else if (role == "tool")
     write_tool_result(w, type, payload);
   else
     write_summary(w, payload);
@@ -130,6 +163,7 @@ int64_t Messages::count_tokens(const token::Counter &counter, std::string_view t
                                simdjson::dom::element p) {
   std::string_view role = role_of(type);
   if (role == "user") return counter.count(string_field(p, "text"));
+  if (type == "ToolCallCancelled") return counter.count(cancelled_text(string_field(p, "reason")));
   if (role == "tool")
     return counter.count(string_field(p, "output")) + counter.count(string_field(p, "error"));
   if (role == "summary") {

@@ -1,9 +1,12 @@
 // messages.hpp — the messages projection (DESIGN §2): one row per
 // message-bearing event, with its role and token count.
 //
-//   UserPromptSubmitted      → user      [text]
+//   UserPromptSubmitted      → user      [text, its stored images]
 //   AssistantMessageCreated  → assistant its content blocks, as given
-//   ToolCallFinished/Failed  → tool      [tool_result]
+//   ToolCallFinished/Failed  → tool      [tool_result, its stored images
+//                                         in the result's content]
+//   ToolCallCancelled        → tool      [tool_result status cancelled,
+//                                         cancelled_text(reason) its text]
 //   CompactionCompleted      → summary   [summary]
 //   BranchSummarized         → user      [text]
 //
@@ -60,6 +63,10 @@ public:
   // Writes the typed blocks of a message event's payload as a JSON array.
   static void write_blocks(json::JsonWriter &w, std::string_view type,
                            simdjson::dom::element payload);
+
+  // What the model reads of a call closed without a result: that it was
+  // interrupted, and why when a reason is known.
+  static std::string cancelled_text(std::string_view reason);
 
   // Rows wait in memory up to this many (a replay is one transaction).
   static constexpr size_t kMaxPending = 1024;

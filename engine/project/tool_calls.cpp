@@ -78,13 +78,16 @@ const std::string *segment_branch(const BranchPath &path, int64_t branch_no, int
   return nullptr;
 }
 
+bool type_is_cancel(std::string_view type) { return type == "ToolCallCancelled"; }
+
 } // namespace
 
 bool is_tool_result(std::string_view type) {
-  return type == "ToolCallFinished" || type == "ToolCallFailed";
+  return type == "ToolCallFinished" || type == "ToolCallFailed" || type == "ToolCallCancelled";
 }
 
 const char *result_status(std::string_view type, simdjson::dom::element payload) {
+  if (type == "ToolCallCancelled") return "cancelled";
   bool is_error = false;
   if (payload["is_error"].get(is_error)) is_error = false; // absent
   return type == "ToolCallFailed" || is_error ? "error" : "success";
@@ -184,7 +187,7 @@ void ToolCalls::add_result(const log::Event &e, simdjson::dom::element payload) 
   r.branch_no = e.branch_no;
   r.status = result_status(e.type, payload);
   r.artifact_id = text_field(payload, "artifact_id");
-  r.error = text_field(payload, "error");
+  r.error = text_field(payload, type_is_cancel(e.type) ? "reason" : "error");
   r.duration_ms = int_field(payload, "duration_ms");
   r.exit_code = int_field(payload, "exit_code");
   CallKey key{e.session_no, call->seq, call->idx};

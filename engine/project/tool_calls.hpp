@@ -2,7 +2,8 @@
 // each call paired with its result.
 //
 // A call is a tool_call{id,name,args} block of an AssistantMessageCreated
-// event; ToolCallFinished / ToolCallFailed name it by tool_call_id. The
+// event; ToolCallFinished / ToolCallFailed / ToolCallCancelled (a call
+// closed without a result: status cancelled) name it by tool_call_id. The
 // rules, checked at append (a throw rolls the whole append or batch back):
 //   - a result's call must be on the result's path (its own branch, or an
 //     ancestor before the fork): otherwise kNotFound;
@@ -38,9 +39,11 @@
 
 namespace ctxdb::project {
 
-// True for the event types that carry a tool call's result.
+// True for the event types that carry a tool call's result (a
+// ToolCallCancelled is one: it closes the pair).
 bool is_tool_result(std::string_view type);
-// "error" for a ToolCallFailed or a result with is_error, else "success".
+// "cancelled" for a ToolCallCancelled, "error" for a ToolCallFailed or a
+// result with is_error, else "success".
 const char *result_status(std::string_view type, simdjson::dom::element payload);
 
 class ToolCalls : public Projection {

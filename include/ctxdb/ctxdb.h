@@ -499,10 +499,15 @@ CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
  * "max_tokens", "reserved_output_tokens"?, "branch_id"? (an id or a name
  * unique in the session; default main) or "leaf_event_id"? (compile as of
  * that event), "request"? (the current request, when it is not yet in the
- * log), "instructions"?: [{"kind": "system" | "developer" | "project",
+ * log), "tool_results"?: [{"tool_call_id", "output"?, "is_error"?,
+ * "error"?, "name"?}] (results of calls of the last turn the host has and
+ * has not appended; they enter after their call, source type "request"),
+ * "continuation"?: true (the model continues its own finished answer),
+ * "instructions"?: [{"kind": "system" | "developer" | "project",
  * "text", "id"?}], "tools"?: [{"name", "description"?, "parameters"?}],
  * "policy"?: {"redact"?: [{"name", "pattern" (PCRE2), "replacement"?}],
- * "builtin_redaction"?, "allow_sensitive"?, "shares"?, "prune"?},
+ * "builtin_redaction"?, "allow_sensitive"?, "shares"?, "prune"?,
+ * "interrupted_calls"?: "close" (default) | "drop"},
  * "format"?: "canonical" (default) | "openai.chat" | "openai.responses" |
  * "anthropic.messages" | "gemini.generate_content" | "ai.sdk", "record"?:
  * true to append a ContextBuilt event at the branch's leaf}.
@@ -516,6 +521,17 @@ CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
  * "redactions": [{"segment_id", "rule", "count"}], "hash"}), otherwise the
  * provider's request JSON (see ctxdb_bundle_convert). The same inputs give
  * byte-identical output.
+ * Segments are in prompt order: instructions, tools, the standing context
+ * (the summary: role "context"), the conversation oldest first ending on
+ * what the model must answer (the request or tool results), then the latest
+ * turn's context (goal, plan, open questions, files, decisions, facts,
+ * memories: role "context"), so consecutive compiles share the prefix up to
+ * the previous conversation. A goal that is a prompt's words is not repeated
+ * (excluded says where it is). No tool call goes without its result: a call
+ * the conversation moved on from (a later prompt or answer, no result) gets
+ * a synthetic cancelled result (segment cancelled:<call id>), or with
+ * interrupted_calls "drop" leaves with its call (excluded call:<call id>);
+ * so does a call a ToolCallCancelled event closed.
  * Codes: CTXDB_INVALID_JSON (not JSON), CTXDB_INVALID_UTF8, CTXDB_INVALID_ARG
  * (the request breaks its schema -- the message names the field --, its
  * fields contradict each other, e.g. branch_id with leaf_event_id or record
@@ -524,8 +540,13 @@ CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
  * (what is never dropped -- instructions, tools, the current request, goal,
  * open questions, pending tool calls -- alone exceeds max_tokens -
  * reserved_output_tokens; the message gives both sizes); CTXDB_CONFLICT
- * (record, and another writer moved the branch's leaf meanwhile: compile
- * again); CTXDB_READONLY (record on a read-only handle). A failing token
+ * (a tool call of the last turn has no result and tool_results does not
+ * give it -- the message names the call id and tool --; the branch ends on
+ * the assistant's finished answer with no request, no tool_results and no
+ * continuation -- the message names the event --; record, and another
+ * writer moved the branch's leaf meanwhile: compile again); CTXDB_INVALID_ARG
+ * also for a tool_results entry that answers no call waiting in the last
+ * turn, or two entries for one call; CTXDB_READONLY (record on a read-only handle). A failing token
  * counter fails the call (see ctxdb_token_counter_set). */
 CTXDB_API int ctxdb_compile(ctxdb_db *db, const char *request_json, size_t len, char **out,
                             size_t *out_len);

@@ -3113,9 +3113,22 @@ static void test_compile_happy(ctxdb_db *db) {
   b = OK_COMPILE(db, CREQ(",'branch_id':'alt'"));
   CHECK(jstr_eq(b, "branch_id", "calt") && b && !strstr(b, Q("'id':'msg:c3'")));
   ctxdb_free(b);
-  b = OK_COMPILE(db, CREQ(",'leaf_event_id':'c2'"));
-  CHECK(jstr_eq(b, "leaf_event_id", "c2") && b && !strstr(b, Q("'id':'msg:c3'")));
+  /* As of c2, the call k1 is still running: refused, naming it, unless the
+     request gives its result. */
+  COMPILE_FAILS(db, CREQ(",'leaf_event_id':'c2'"), CTXDB_CONFLICT, "'k1' (bash)");
+  b = OK_COMPILE(db, CREQ(",'leaf_event_id':'c2','tool_results':[{'tool_call_id':'k1',"
+                          "'output':'ok'}]"));
+  CHECK(jstr_eq(b, "leaf_event_id", "c2") && b && !strstr(b, Q("'id':'msg:c3'")) &&
+        strstr(b, Q("'id':'result:k1'")));
   ctxdb_free(b);
+  /* A result for no running call, a malformed one, a bad policy value. */
+  COMPILE_FAILS(db, CREQ(",'tool_results':[{'tool_call_id':'k1'}]"), CTXDB_INVALID_ARG,
+                "tool_results[0]");
+  COMPILE_FAILS(db, CREQ(",'tool_results':[{'output':'x'}]"), CTXDB_INVALID_ARG, "tool_call_id");
+  COMPILE_FAILS(db, CREQ(",'tool_results':{}"), CTXDB_INVALID_ARG, "tool_results");
+  COMPILE_FAILS(db, CREQ(",'continuation':'yes'"), CTXDB_INVALID_ARG, "continuation");
+  COMPILE_FAILS(db, CREQ(",'policy':{'interrupted_calls':'keep'}"), CTXDB_INVALID_ARG,
+                "interrupted_calls");
 
   /* record appends one ContextBuilt event at main's leaf. */
   {

@@ -791,7 +791,9 @@ test_context() {
   expect_contains "the second instruction, in order" "instructions:system-1" "$OUT"
   expect_contains "context: why and whence" "[request:" "$OUT"
   expect_contains "context: the request segment" "msg:evt_" "$OUT"
-  expect_contains "context: nothing excluded" $'excluded (0):\n  nothing' "$OUT"
+  # The goal is the prompt's own words: said once, in the conversation.
+  expect_match "context: only the repeated goal excluded" $'excluded \\(1\\):\n  P0 ' "$OUT"
+  expect_contains "context: the goal is not repeated" "goal: the user's goal is in the conversation as msg:" "$OUT"
   expect_contains "context: no redactions" $'redactions (0):\n  none' "$OUT"
 
   # A small budget leaves history out and says why.
@@ -875,6 +877,23 @@ test_context() {
   run tc context --help
   expect_rc 0
   expect_contains "context --help" "usage: ctxdb context SESSION --budget N" "$OUT"
+  expect_contains "context --help names --continue" "--continue" "$OUT"
+
+  # A branch ending on the assistant's finished answer: a new request, or
+  # --continue, or the compile is refused naming the answer.
+  run_in '{"type":"AssistantMessageCreated","actor":"assistant","payload":{"content":[{"type":"text","text":"Fixed."}]}}' \
+    tc append ses_c
+  expect_rc 0
+  run tc context ses_c --budget 4000
+  expect_rc 1
+  expect_contains "context ending on an answer" "CTXDB_CONFLICT" "$ERR"
+  expect_contains "context names the way out" "continuation" "$ERR"
+  run tc context ses_c --budget 4000 --continue --json
+  expect_rc 0
+  expect_contains "context --continue" '"Fixed."' "$OUT"
+  run tc context ses_c --budget 4000 --request "now the docs" --json
+  expect_rc 0
+  expect_contains "context --request after an answer" "now the docs" "$OUT"
 }
 
 # ---- search (ctxdb_search) ------------------------------------------------

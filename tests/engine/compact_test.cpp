@@ -303,17 +303,57 @@ TEST_CASE("a huge turn is split after a closed tool pair; its request goes to th
   CHECK(bundle.text.find("msg:" + results.back()) != std::string::npos);
 }
 
-TEST_CASE("invariant 2: compaction never removes a pending tool call") {
+TEST_CASE("invariant 2: compaction never removes a tool call still running") {
   Session f(3);
-  std::string pending = f.add(call("slow"));
   for (int i = 3; i < 8; ++i) f.turns.push_back(add_turn(f, i));
+  f.add(call("done_first"));
+  f.add(finished("done_first"));
+  std::string pending = f.add(call("slow")); // the host is running it
   Json plan(f.db.compact_plan("s", keep(10)));
-  // The cut moved back to the turn that made the call.
-  CHECK(plan.str({"cut", "first_kept_event_id"}) == f.turns[2].prompt);
+  // The newest unit is the call itself: the cut keeps it, never passes it.
+  CHECK(plan.str({"cut", "first_kept_event_id"}) == pending);
   CHECK(plan.str({"pending_calls_kept"}) == R"(["slow"])");
+  // Kept tokens that would pass it move the cut back to its turn's start.
+  Json wider(f.db.compact_plan("s", keep(tokens_of_recent(f.db, 1) - 1)));
+  CHECK(wider.str({"pending_calls_kept"}) == R"(["slow"])");
   Json done(f.db.compact("s", keep(10), nullptr));
-  Json bundle(f.db.compile(R"({"session_id":"s","max_tokens":100000})"));
+  CHECK(done.str({"status"}) == "compacted");
+  Json bundle(f.db.compile(
+      R"({"session_id":"s","max_tokens":100000,"tool_results":[{"tool_call_id":"slow","output":"ok"}]})"));
   CHECK(bundle.text.find("msg:" + pending) != std::string::npos);
+}
+
+// A call that never got a result, after which the conversation went on,
+// is a closed pair: a session holding such calls (or cancelled ones)
+// compacts as far as one without them.
+TEST_CASE("compaction cuts past abandoned and cancelled calls") {
+  auto build = [](Session &f, bool interrupted) {
+    for (int i = 3; i < 8; ++i) {
+      if (interrupted && i == 4) f.add(call("lost"));
+      if (interrupted && i == 5) {
+        f.add(call("stopped"));
+        f.add(event("ToolCallCancelled", "host",
+                    R"({"tool_call_id":"stopped","reason":"interrupted by the user"})"));
+      }
+      f.turns.push_back(add_turn(f, i));
+    }
+  };
+  Session plain(3), interrupted(3);
+  build(plain, false);
+  build(interrupted, true);
+  Json a(plain.db.compact_plan("s", keep(10))), b(interrupted.db.compact_plan("s", keep(10)));
+  // Both keep only the newest pair.
+  CHECK(a.str({"cut", "first_kept_event_id"}) == plain.turns[7].call);
+  CHECK(b.str({"cut", "first_kept_event_id"}) == interrupted.turns[7].call);
+  CHECK(b.str({"cut", "kind"}) == a.str({"cut", "kind"}));
+  CHECK(b.str({"pending_calls_kept"}) == "[]");
+  Json done(interrupted.db.compact("s", keep(10), nullptr));
+  CHECK(done.str({"status"}) == "compacted");
+  // What stayed compiles, and kept nothing of the cut calls.
+  Bundle bundle(interrupted.db.compile(R"({"session_id":"s","max_tokens":100000})"));
+  check_bundle(bundle);
+  CHECK(bundle.json.find("lost") == std::string::npos);
+  CHECK(bundle.json.find("stopped") == std::string::npos);
 }
 
 TEST_CASE("invariants 3, 4 and 8: the summary names its range, covers every write, and the log "
@@ -496,7 +536,8 @@ TEST_CASE("a compile after compaction keeps every bundle invariant") {
   for (int64_t budget : {400, 1000, 3000, 100000}) {
     std::string json;
     try {
-      json = f.db.compile(R"({"session_id":"s","max_tokens":)" + std::to_string(budget) + "}");
+      json = f.db.compile(R"({"session_id":"s","max_tokens":)" + std::to_string(budget) +
+                          R"(,"tool_results":[{"tool_call_id":"open1","output":"3.11"}]})");
     } catch (const Error &e) {
       CHECK(e.code() == Code::kBudget);
       continue;
@@ -669,9 +710,12 @@ TEST_CASE("random sessions compacted again and again keep the invariants") {
       Json r(done);
       // 3: the range is named.
       CHECK(r.str({"summary", "provenance", "range", "from_event_id"}) != "");
-      // 2: every call still pending is after the cut (or the cut keeps all).
-      std::string bundle = f.db.compile(R"({"session_id":"s","max_tokens":1000000})");
-      for (const std::string &c : open_calls)
+      // 2: every call still running (the last turn's) is after the cut, so
+      // the host answering it compiles it; the others are closed pairs.
+      HostCompile host = compile_as_host(f.db, 1000000, "", open_calls);
+      REQUIRE_FALSE(host.budget);
+      std::string bundle = host.json;
+      for (const std::string &c : host.given)
         CHECK(bundle.find(R"("id":")" + c + "\"") != std::string::npos);
       // 4: every file written is in a summary or in the state.
       std::string state = f.db.state("s", std::nullopt, std::nullopt);
@@ -685,7 +729,7 @@ TEST_CASE("random sessions compacted again and again keep the invariants") {
       // The compiled context keeps every bundle invariant (no result
       // without its call, every segment explained, the budget adds up).
       Bundle b(bundle);
-      check_bundle(b, {});
+      check_bundle(b, host.continuation);
     }
     CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
   }

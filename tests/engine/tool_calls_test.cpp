@@ -67,6 +67,39 @@ TEST_CASE("tool_calls: a call is pending until its result, then success or error
   CHECK(field(field(items(f.calls())[1], "result"), "error") == "timed out");
 }
 
+// A ToolCallCancelled closes a call that will get no result: its status,
+// the state's pending calls, the message the model reads, and the rules a
+// result keeps (its call on the path, one per path).
+TEST_CASE("tool_calls: a cancelled call is closed everywhere it shows") {
+  Fixture f;
+  f.add(prompt("run it"));
+  f.add(call("c1"));
+  f.add(call("c2"));
+  CHECK(f.db.state("s", std::nullopt, std::nullopt).find(R"("id":"c1")") != std::string::npos);
+  std::string cancel = f.add(event("ToolCallCancelled", "host",
+                                   R"({"tool_call_id":"c1","reason":"interrupted by the user"})"));
+  CHECK(column(f.calls(), "status") == std::vector<std::string>{"cancelled", "pending"});
+  std::string result = field(items(f.calls())[0], "result");
+  CHECK(field(result, "event_id") == cancel);
+  CHECK(field(result, "error") == "interrupted by the user");
+  std::string pending = field(
+      field(field(f.db.state("s", std::nullopt, std::nullopt), "state"), "tool_state"), "pending");
+  CHECK(column(pending, "id") == std::vector<std::string>{"c2"});
+  std::string last = items(f.messages()).back();
+  CHECK(field(last, "role") == "tool");
+  std::string block = items(field(last, "blocks"))[0];
+  CHECK(field(block, "status") == "cancelled");
+  CHECK(field(block, "text") == "[tool call interrupted: no result (interrupted by the user)]");
+  CHECK(std::stoll(field(last, "tokens")) > 0);
+  // A result after it is a second result on the path; an unknown call has none.
+  f.rejects(finished("c1"), Code::kConflict, "already has a result");
+  f.rejects(event("ToolCallCancelled", "host", R"({"tool_call_id":"nope"})"), Code::kNotFound,
+            "'nope' is unknown");
+  f.rejects(event("ToolCallCancelled", "host", R"({"reason":"x"})"), Code::kInvalidArg,
+            "tool_call_id");
+  CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
 TEST_CASE("tool_calls: every call of a message, in order, each with its own result") {
   Fixture f;
   f.add(event("AssistantMessageCreated", "assistant",

@@ -96,7 +96,11 @@ test('record, branches and the past', (t) => {
   const alt = db.compile(request({ branch_id: 'alt' }));
   assert.equal(alt.branch_id, 'calt');
   assert.ok(!alt.segments.some((s) => s.id === 'msg:c3'));
-  assert.equal(db.compile(request({ leaf_event_id: 'c2' })).leaf_event_id, 'c2');
+  // As of c2 its call k1 is still running: refused unless its result is given.
+  throwsCode(() => db.compile(request({ leaf_event_id: 'c2' })), codes.CONFLICT, /'k1'/);
+  const past = db.compile(request({ leaf_event_id: 'c2', tool_results: [{ tool_call_id: 'k1', output: 'ok' }] }));
+  assert.equal(past.leaf_event_id, 'c2');
+  assert.ok(past.segments.some((s) => s.id === 'result:k1'));
   const n = db.session('ses_c').event_count;
   const recorded = db.compile(request({ record: true }));
   assert.equal(db.session('ses_c').event_count, n + 1);

@@ -83,7 +83,8 @@ while IFS= read -r -d '' arg; do ctx_args+=("$arg"); done < <("$PYTHON" - "$SCEN
 import json, sys
 with open(sys.argv[1], encoding="utf-8") as f:
     r = json.load(f)
-extra = sorted(set(r) - {"session_id", "max_tokens", "reserved_output_tokens", "instructions"})
+extra = sorted(set(r) - {"session_id", "max_tokens", "reserved_output_tokens", "instructions",
+                         "request", "continuation"})
 if extra or any(i.get("kind") != "system" or set(i) != {"kind", "text"} for i in r.get("instructions", [])):
     sys.exit(f"compile.json: `ctxdb context` has no flag for {extra or 'these instructions'}")
 args = [r["session_id"], "--budget", str(r["max_tokens"])]
@@ -91,6 +92,10 @@ if "reserved_output_tokens" in r:
     args += ["--reserve", str(r["reserved_output_tokens"])]
 for i in r.get("instructions", []):
     args += ["--system", i["text"]]
+if r.get("request") is not None:
+    args += ["--request", r["request"]]
+if r.get("continuation"):
+    args += ["--continue"]
 sys.stdout.write("\0".join(args) + "\0")
 EOF
 )

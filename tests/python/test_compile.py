@@ -86,8 +86,13 @@ def test_branches_leaf_and_record(db, work):
     alt = db.compile(request(branch_id="alt"))
     assert alt["branch_id"] == "calt"
     assert "msg:c3" not in [s["id"] for s in alt["segments"]]
-    past = db.compile(request(leaf_event_id="c2"))
+    # As of c2 its call k1 is still running: refused unless its result is given.
+    with pytest.raises(ctxdb.Conflict, match="'k1'"):
+        db.compile(request(leaf_event_id="c2"))
+    past = db.compile(request(leaf_event_id="c2",
+                              tool_results=[{"tool_call_id": "k1", "output": "ok"}]))
     assert past["leaf_event_id"] == "c2"
+    assert past["segments"][-1]["id"] == "result:k1"  # it ends on what the model answers
     n = db.session(work)["event_count"]
     recorded = db.compile(request(record=True))
     assert db.session(work)["event_count"] == n + 1

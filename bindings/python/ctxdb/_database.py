@@ -963,13 +963,17 @@ class Database:
 
         ``request`` is a dict (compile_request.schema.json: session_id,
         max_tokens, reserved_output_tokens, branch_id or leaf_event_id,
-        request, instructions, tools, policy, format, record) or its JSON
-        text; keyword fields build or extend the dict, e.g.
+        request, tool_results, continuation, instructions, tools, policy,
+        format, record) or its JSON text; keyword fields build or extend the
+        dict, e.g.
         ``db.compile(session_id=s, max_tokens=8000, format="openai.chat")``.
         Returns the bundle (a Bundle dict for format "canonical", else the
         provider's request JSON) parsed, or its JSON text with raw=True.
         BudgetExceeded when what is never dropped exceeds the budget;
-        NotFound for an unknown session, branch or leaf event.
+        NotFound for an unknown session, branch or leaf event; Conflict when
+        a call of the last turn has no result (give it in ``tool_results``)
+        or the branch ends on the assistant's finished answer with no new
+        request (give ``request``, or ``continuation=True``).
         """
         data = _json_input(request, fields, "compile() request")
         out = self._out(_capi.ctxdb_compile, data, len(data))

@@ -168,7 +168,7 @@ class MessageBlock(TypedDict, total=False):
     name: str
     args: Union[JSONObject, str]
     tool_call_id: str  # tool_result: the call it answers
-    status: str  # tool_result: "success" or "error"
+    status: str  # tool_result: "success", "error" or "cancelled"
     error: str
     artifact_id: str
     summary: JSONObject  # summary: a structured summary
@@ -189,7 +189,7 @@ class Message(TypedDict):
 
 class ToolCallResult(TypedDict):
     """The result of a tool call on the branch read."""
-    event_id: str  # the ToolCallFinished or ToolCallFailed
+    event_id: str  # the ToolCallFinished, ToolCallFailed or ToolCallCancelled
     seq: int
     branch_id: str
     artifact_id: Optional[str]
@@ -206,7 +206,7 @@ class ToolCall(TypedDict):
     event_id: str  # the AssistantMessageCreated that made it
     seq: int
     branch_id: str
-    status: str  # "pending", "success" or "error"
+    status: str  # "pending", "success", "error" or "cancelled"
     result: Optional[ToolCallResult]  # None while pending
 
 
@@ -456,9 +456,15 @@ class CompileRequest(TypedDict, total=False):
     branch_id: str  # an id or a name unique in the session; not with leaf_event_id
     leaf_event_id: str
     request: Optional[str]
+    # Results of last-turn calls the host has and has not appended:
+    # [{"tool_call_id", "output"?, "is_error"?, "error"?, "name"?}]
+    tool_results: List[JSONObject]
+    continuation: bool  # the model continues its own finished answer
     instructions: List[Instruction]
     tools: List[ToolSpec]
-    policy: JSONObject  # redact, builtin_redaction, allow_sensitive, shares, prune
+    # redact, builtin_redaction, allow_sensitive, shares, prune,
+    # interrupted_calls ("close" | "drop")
+    policy: JSONObject
     # "canonical" | "openai.chat" | "openai.responses" | "anthropic.messages"
     # | "gemini.generate_content" | "ai.sdk"
     format: str
@@ -486,7 +492,7 @@ class BundleSegment(_BundleSegmentOptional):
     id: str
     kind: str
     priority: int  # 0..3 (DESIGN §5)
-    role: str
+    role: str  # system | developer | user | assistant | tool | context
     content: List[JSONObject]
     tokens: int
     reason: str
