@@ -1,0 +1,289 @@
+// Recording providers' responses (engine/provider/, Engine::record_response):
+// each fixture of tests/fixtures/responses/ recorded gives the golden
+// payload of tests/fixtures/responses/expected/<fixture>.json, and the
+// rules around it: usage with one meaning, a missing field named, an
+// incomplete stream refused, nothing stored on error, a retry returning the
+// stored event and other content under the same response id a conflict.
+// CTXDB_UPDATE_GOLDEN=1 rewrites the golden files (review the diff).
+#include "engine.hpp"
+#include "error.hpp"
+#include "test_util.hpp"
+#include "json/parse.hpp"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace record_test {
+
+using namespace ctxdb;
+using test::TempDir;
+
+namespace {
+
+const std::filesystem::path kFixtures =
+    std::filesystem::path(__FILE__).parent_path().parent_path() / "fixtures" / "responses";
+
+std::string read_file(const std::filesystem::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "missing fixture " << p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Fixture {
+  const char *file;
+  const char *format;
+  bool stream;
+};
+
+const Fixture kFixtureList[] = {
+    {"openai_chat_text.json", "openai.chat", false},
+    {"openai_chat_parallel_tools.json", "openai.chat", false},
+    {"openai_chat_refusal.json", "openai.chat", false},
+    {"openai_chat_stream_tools.ndjson", "openai.chat", true},
+    {"openai_chat_stream_text.sse", "openai.chat", true},
+    {"openai_responses_reasoning_tools.json", "openai.responses", false},
+    {"openai_responses_text_refusal.json", "openai.responses", false},
+    {"openai_responses_stream.ndjson", "openai.responses", true},
+    {"anthropic_thinking_tools.json", "anthropic.messages", false},
+    {"anthropic_refusal.json", "anthropic.messages", false},
+    {"anthropic_stream_basic_response.sse", "anthropic.messages", true},
+    {"anthropic_stream_tool_use_response.sse", "anthropic.messages", true},
+    {"anthropic_stream_incomplete_partial_json_response.sse", "anthropic.messages", true},
+    {"anthropic_stream_refusal.sse", "anthropic.messages", true},
+    {"gemini_thought_calls.json", "gemini.generate_content", false},
+    {"gemini_image.json", "gemini.generate_content", false},
+};
+
+std::string options(const char *format, bool stream, const std::string &extra = "") {
+  return std::string(R"({"format":")") + format + "\"" + (stream ? R"(,"stream":true)" : "") +
+         extra + "}";
+}
+
+struct Db {
+  TempDir dir;
+  Engine db{dir.file("r.ctxdb"), ""};
+  Db() { db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})"); }
+  std::string record(const Fixture &f, const std::string &extra = "") {
+    return db.record_response("s", options(f.format, f.stream, extra),
+                              read_file(kFixtures / f.file));
+  }
+};
+
+// The stored payload of an event (JSON text).
+std::string payload_of(const std::string &event) {
+  simdjson::dom::parser p;
+  return json::canonical(p.parse(event)["payload"].value());
+}
+
+std::string field_text(const std::string &doc, const char *pointer) {
+  simdjson::dom::parser p;
+  simdjson::dom::element e;
+  if (p.parse(doc).at_pointer(pointer).get(e)) return "<absent>";
+  return json::canonical(e);
+}
+
+Code code_of(const std::function<void()> &fn, std::string &message) {
+  try {
+    fn();
+  } catch (const Error &e) {
+    message = e.what();
+    return e.code();
+  }
+  return Code::kOk;
+}
+
+} // namespace
+
+TEST_CASE("record: every fixture gives its golden payload") {
+  bool update = std::getenv("CTXDB_UPDATE_GOLDEN") != nullptr;
+  for (const Fixture &f : kFixtureList) {
+    Db d;
+    std::string payload = payload_of(d.record(f));
+    std::filesystem::path golden =
+        kFixtures / "expected" / (std::filesystem::path(f.file).stem().string() + ".json");
+    if (update) {
+      std::ofstream(golden, std::ios::binary) << payload << "\n";
+      continue;
+    }
+    INFO(f.file);
+    std::string want = read_file(golden);
+    CHECK(payload + "\n" == want);
+  }
+}
+
+TEST_CASE("record: usage has one meaning whatever the provider") {
+  Db d;
+  // OpenAI counts cached tokens inside prompt_tokens: 2082 - 1920 uncached.
+  std::string chat = d.record(kFixtureList[1]);
+  CHECK(field_text(chat, "/payload/usage/input_tokens") == "162");
+  CHECK(field_text(chat, "/payload/usage/cache_read_tokens") == "1920");
+  CHECK(field_text(chat, "/payload/usage/output_tokens") == "317");
+  CHECK(field_text(chat, "/payload/usage/reasoning_tokens") == "256");
+  CHECK(field_text(chat, "/payload/usage/provider_usage/prompt_tokens") == "2082");
+  // Anthropic's input_tokens already exclude cache reads and writes.
+  std::string claude = d.record(kFixtureList[8]);
+  CHECK(field_text(claude, "/payload/usage/input_tokens") == "21");
+  CHECK(field_text(claude, "/payload/usage/cache_read_tokens") == "2048");
+  CHECK(field_text(claude, "/payload/usage/cache_write_tokens") == "188086");
+  // Gemini: promptTokenCount includes the cache; thoughts are output too.
+  std::string gemini = d.record(kFixtureList[14]);
+  CHECK(field_text(gemini, "/payload/usage/input_tokens") == "170");
+  CHECK(field_text(gemini, "/payload/usage/cache_read_tokens") == "1024");
+  CHECK(field_text(gemini, "/payload/usage/output_tokens") == "226");
+  CHECK(field_text(gemini, "/payload/usage/reasoning_tokens") == "190");
+  // A stream's usage: Anthropic's message_delta overwrites message_start's.
+  std::string streamed = d.record(kFixtureList[11]);
+  CHECK(field_text(streamed, "/payload/usage/output_tokens") == "65");
+  CHECK(field_text(streamed, "/payload/usage/input_tokens") == "377");
+}
+
+TEST_CASE("record: a retry returns the stored event, other content is a conflict") {
+  Db d;
+  std::string first = d.record(kFixtureList[0]);
+  std::string again = d.record(kFixtureList[0]);
+  CHECK(first == again);
+  CHECK(field_text(first, "/seq") == "2");
+  // The same response id with another answer.
+  std::string other = read_file(kFixtures / kFixtureList[0].file);
+  other.replace(other.find("Hello!"), 6, "Howdy!");
+  std::string msg;
+  CHECK(code_of([&] { d.db.record_response("s", options("openai.chat", false), other); }, msg) ==
+        Code::kConflict);
+  CHECK(msg.find("already exists") != std::string::npos);
+  // The stream of a response and the response itself are one answer when
+  // they say the same; here they do not (the stream has no usage chunk).
+  CHECK(field_text(d.db.session_get("s"), "/event_count") == "2");
+}
+
+TEST_CASE("record: a missing field is named and nothing is stored") {
+  Db d;
+  std::string before = d.db.session_get("s");
+  struct Case {
+    const char *format;
+    const char *response;
+    const char *names;
+  } cases[] = {
+      {"openai.chat", R"({"id":"x","choices":[]})", "choices[0]"},
+      {"openai.chat", R"({"id":"x","choices":[{"finish_reason":"stop"}]})", "choices[0].message"},
+      {"openai.chat", R"({"choices":[{"message":{"content":"hi"}}]})", ": id is missing"},
+      {"openai.chat",
+       R"({"id":"x","choices":[{"message":{"tool_calls":[{"id":"c","type":"function","function":{"arguments":"{}"}}]}}]})",
+       "choices[0].message.tool_calls[0].function.name"},
+      {"openai.responses",
+       R"({"id":"r","output":[{"type":"function_call","name":"f","arguments":"{}"}]})",
+       "output[0].call_id"},
+      {"openai.responses", R"({"id":"r"})", "output is missing"},
+      {"anthropic.messages", R"({"id":"m","content":[{"type":"tool_use","id":"t","input":{}}]})",
+       "content[0].name"},
+      {"anthropic.messages", R"({"id":"m","content":[{"type":"text","text":7}]})",
+       "content[0].text must be a string"},
+      {"gemini.generate_content", R"({"candidates":[]})", "candidates[0]"},
+      {"gemini.generate_content",
+       R"({"candidates":[{"content":{"parts":[{"functionCall":{"args":{}}}]}}]})",
+       "candidates[0].content.parts[0].functionCall.name"},
+      {"openai.chat",
+       R"({"id":"x","choices":[{"message":{}}],"usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":9}}})",
+       "cached_tokens"},
+  };
+  for (const Case &c : cases) {
+    std::string msg;
+    INFO(c.format << " " << c.response);
+    CHECK(code_of([&] { d.db.record_response("s", options(c.format, false), c.response); }, msg) ==
+          Code::kInvalidArg);
+    CHECK_MESSAGE(msg.find(c.names) != std::string::npos, msg);
+  }
+  CHECK(d.db.session_get("s") == before);
+}
+
+TEST_CASE("record: a stream without its terminal event is refused") {
+  Db d;
+  std::string before = d.db.session_get("s");
+  struct Case {
+    const char *file;
+    const char *format;
+    const char *names;
+  } cases[] = {
+      {"openai_chat_stream_truncated.ndjson", "openai.chat", "choices[0].finish_reason"},
+      {"openai_responses_stream_cut.ndjson", "openai.responses", "response.completed"},
+      {"anthropic_stream_cut.sse", "anthropic.messages", "message_stop"},
+  };
+  for (const Case &c : cases) {
+    std::string msg;
+    INFO(c.file);
+    CHECK(code_of(
+              [&] {
+                d.db.record_response("s", options(c.format, true), read_file(kFixtures / c.file));
+              },
+              msg) == Code::kInvalidArg);
+    CHECK_MESSAGE(msg.find(c.names) != std::string::npos, msg);
+  }
+  std::string msg;
+  // An event before message_start, and an empty stream.
+  CHECK(
+      code_of(
+          [&] {
+            d.db.record_response(
+                "s", options("anthropic.messages", true),
+                R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+          },
+          msg) == Code::kInvalidArg);
+  CHECK(msg.find("message_start") != std::string::npos);
+  CHECK(code_of([&] { d.db.record_response("s", options("openai.chat", true), "\n\n"); }, msg) ==
+        Code::kInvalidArg);
+  CHECK(d.db.session_get("s") == before);
+}
+
+TEST_CASE("record: bad input and options are refused before anything is stored") {
+  Db d;
+  std::string before = d.db.session_get("s");
+  std::string msg;
+  auto rec = [&](const std::string &opts, const std::string &resp) {
+    return code_of([&] { d.db.record_response("s", opts, resp); }, msg);
+  };
+  CHECK(rec(options("openai.chat", false), "{not json") == Code::kInvalidJson);
+  CHECK(rec(options("openai.chat", false), "\"a\xff\"") == Code::kInvalidUtf8);
+  CHECK(rec(options("openai.chat", false), "[1]") == Code::kInvalidArg);
+  CHECK(rec(options("openai.chat", true), "{\"id\":\"x\"}\n{bad") == Code::kInvalidJson);
+  CHECK(msg.find("line 2") != std::string::npos);
+  CHECK(rec(R"({"format":"mistral"})", "{}") == Code::kInvalidArg);
+  CHECK(msg.find("format") != std::string::npos);
+  CHECK(rec(R"({"stream":true})", "{}") == Code::kInvalidArg);
+  CHECK(rec("", "{}") == Code::kInvalidJson);
+  CHECK(rec(options("gemini.generate_content", true), "{}") == Code::kInvalidArg);
+  CHECK(code_of(
+            [&] {
+              d.db.record_response("nope", options("openai.chat", false),
+                                   read_file(kFixtures / kFixtureList[0].file));
+            },
+            msg) == Code::kNotFound);
+  CHECK(d.db.session_get("s") == before);
+}
+
+TEST_CASE("record: options place the event") {
+  Db d;
+  std::string first = d.record(kFixtureList[0], R"(,"actor":"gpt","ts":1234,"latency_ms":40)");
+  CHECK(field_text(first, "/actor") == "\"gpt\"");
+  CHECK(field_text(first, "/ts") == "1234");
+  CHECK(field_text(first, "/payload/latency_ms") == "40");
+  std::string id = field_text(first, "/id");
+  CHECK(id.starts_with("\"rsp_"));
+  // The id depends on the session: another session records its own event.
+  d.db.session_create(R"({"id":"t","payload":{"agent_id":"a"}})");
+  std::string other = d.db.record_response("t", options("openai.chat", false),
+                                           read_file(kFixtures / kFixtureList[0].file));
+  CHECK(field_text(other, "/id") != id);
+  // A fork's branch, by parent.
+  std::string root = field_text(d.db.session_get("s"), "/started_event_id");
+  std::string forked = d.record(kFixtureList[2], ",\"parent_id\":" + root);
+  CHECK(field_text(forked, "/parent_id") == root);
+}
+
+} // namespace record_test
