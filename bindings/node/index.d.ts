@@ -133,6 +133,20 @@ export interface EventInput {
 }
 
 /** A stored event, as the engine returns it. */
+/** Options of recordResponse (response_record_options.schema.json). */
+export interface RecordResponseOptions {
+  format: 'openai.chat' | 'openai.responses' | 'anthropic.messages' | 'gemini.generate_content';
+  /** The response is the provider's stream events (not for gemini). */
+  stream?: boolean;
+  branch_id?: string;
+  parent_id?: string;
+  /** Default "assistant". */
+  actor?: string;
+  run_id?: string;
+  ts?: number;
+  latency_ms?: number;
+}
+
 export interface StoredEvent {
   id: string;
   session_id: string;
@@ -1001,6 +1015,18 @@ export declare class Database {
   sessions(): Session[];
   /** Appends one event (an object, or its JSON text as a string or bytes). */
   append(sessionId: string, event: EventInput | string | Bytes): StoredEvent;
+  /**
+   * Records a provider's answer (a complete response object or its JSON
+   * text; with `stream: true`, its events as an array or NDJSON text) as the
+   * AssistantMessageCreated it means, and returns the stored event. The
+   * same response recorded again returns the stored event; other content
+   * under its id is CONFLICT; a missing field is INVALID_ARG naming it.
+   */
+  recordResponse(
+    sessionId: string,
+    response: JsonObject | Array<JsonObject | string | Bytes> | string | Bytes,
+    options: RecordResponseOptions,
+  ): StoredEvent;
   /**
    * Appends events in one transaction: all or nothing; an error message
    * names the line (line N is events[N-1]).

@@ -259,6 +259,27 @@ class Database {
     return parse(call(() => this.#db.appendBatch(sessionId, ndjson)));
   }
 
+  /**
+   * Records a provider's answer as the AssistantMessageCreated it means (one
+   * ctxdb_response_record call) and returns the stored event. response: the
+   * complete response object (a ChatCompletion, a Responses response, an
+   * Anthropic Message, a GenerateContentResponse) or its JSON text; with
+   * options.stream, the stream's events as an array (objects or JSON lines)
+   * or NDJSON text. options: {format, stream?, branch_id?, parent_id?,
+   * actor?, run_id?, ts?, latency_ms?} (response_record_options.schema.json).
+   * Recording the same response again returns the stored event.
+   */
+  recordResponse(sessionId, response, options) {
+    check.string(sessionId, 'sessionId');
+    check.object(options, 'options');
+    const opts = check.stringify(options, 'options');
+    const body =
+      options.stream && Array.isArray(response)
+        ? eventsNdjson(response)
+        : check.jsonInput(response, 'response');
+    return parse(call(() => this.#db.recordResponse(sessionId, opts, body)));
+  }
+
   /** appendMany, run off the main thread. */
   async appendManyAsync(sessionId, events) {
     check.string(sessionId, 'sessionId');

@@ -436,6 +436,7 @@ public:
                         InstanceMethod<&Database::SessionGet>("sessionGet"),
                         InstanceMethod<&Database::SessionList>("sessionList"),
                         InstanceMethod<&Database::Append>("append"),
+                        InstanceMethod<&Database::RecordResponse>("recordResponse"),
                         InstanceMethod<&Database::AppendBatch>("appendBatch"),
                         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
                         InstanceMethod<&Database::EventGet>("eventGet"),
@@ -594,6 +595,20 @@ private:
     Bytes nd = GetBytes(info, 1, "ndjson");
     nd.Own();
     return Queue(env, CallWorker::Kind::kAppendBatch, std::move(sid), true, std::move(nd.owned));
+  }
+
+  // recordResponse(sessionId, optionsJson, response: string | Buffer | lines[])
+  Napi::Value RecordResponse(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string opts = GetString(info, 1, "options");
+    Bytes resp = GetBytes(info, 2, "response");
+    OwnedBuf out;
+    int rc = ctxdb_response_record(db, sid.data(), sid.size(), opts.data(), opts.size(), resp.p,
+                                   resp.n, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
   }
 
   Napi::Value EventGet(const Napi::CallbackInfo &info) {
