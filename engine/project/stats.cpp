@@ -1,8 +1,10 @@
 #include "project/stats.hpp"
 
+#include "error.hpp"
 #include "token/counter.hpp"
 #include "json/json_writer.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <unordered_map>
@@ -45,6 +47,9 @@ constexpr const char *kColumns[kStatFieldCount] = {
     "context_builds",
     "context_used_tokens",
     "errors",
+    "usage_reasoning_tokens",
+    "cost_nano_usd",
+    "priced_messages",
 };
 
 bool is_max(size_t f) { return f == kToolDurationMaxMs || f == kLatencyMaxMs; }
@@ -125,6 +130,41 @@ void on_assistant(SessionStats &s, object p) {
   add(s[kUsageOutputTokens], int_field(usage, "output_tokens"));
   add(s[kUsageCacheReadTokens], int_field(usage, "cache_read_tokens"));
   add(s[kUsageCacheWriteTokens], int_field(usage, "cache_write_tokens"));
+  add(s[kUsageReasoningTokens], int_field(usage, "reasoning_tokens"));
+}
+
+// A price table, checked when its SessionStarted is appended: a bad one is
+// refused then, naming the field, rather than mispricing every message.
+Stats::Pricing read_pricing(object payload) {
+  Stats::Pricing table;
+  object pricing;
+  if (payload["pricing"].get(pricing)) {
+    if (payload["pricing"].error() == simdjson::NO_SUCH_FIELD) return table;
+    throw Error(Code::kInvalidArg, "SessionStarted: payload.pricing must be an object of models");
+  }
+  for (auto [model, value] : pricing) {
+    std::string at = "payload.pricing." + std::string(model);
+    object o;
+    if (value.get(o))
+      throw Error(Code::kInvalidArg, "SessionStarted: " + at + " must be an object");
+    Stats::Price price;
+    std::pair<const char *, double *> kinds[] = {{"input", &price.input},
+                                                 {"cache_read", &price.cache_read},
+                                                 {"cache_write", &price.cache_write},
+                                                 {"output", &price.output}};
+    for (auto [key, out] : kinds) {
+      element v;
+      if (o[key].get(v)) continue; // a kind not priced costs nothing
+      double d;
+      if (v.get(d) || !(d >= 0) || d > 1e9)
+        throw Error(Code::kInvalidArg,
+                    "SessionStarted: " + at + "." + key +
+                        " must be a number of USD per million tokens (0 to 1e9)");
+      *out = d;
+    }
+    table.emplace(std::string(model), price);
+  }
+  return table;
 }
 
 void on_tool_result(SessionStats &s, object p, bool failed) {
@@ -245,8 +285,23 @@ std::string write_stats(const SessionStats &s, const Counted &c, std::string_vie
       .field("output", s[kUsageOutputTokens])
       .field("cache_read", s[kUsageCacheReadTokens])
       .field("cache_write", s[kUsageCacheWriteTokens])
+      .field("reasoning", s[kUsageReasoningTokens])
       .end_object()
       .end_object();
+  w.key("cost")
+      .begin_object()
+      .field("nano_usd", s[kCostNanoUsd])
+      .field("priced_messages", s[kPricedMessages]);
+  // USD for reading; nano_usd is the exact sum.
+  w.key("usd");
+  if (s[kPricedMessages] == 0) {
+    w.null();
+  } else {
+    char buf[48];
+    int len = std::snprintf(buf, sizeof buf, "%.6f", double(s[kCostNanoUsd]) / 1e9);
+    w.raw(std::string_view(buf, size_t(len)));
+  }
+  w.end_object();
   w.key("tools")
       .begin_object()
       .field("calls", s[kToolCalls])
@@ -297,14 +352,56 @@ SessionStats &Stats::session_for(int64_t session_no) {
   return sessions_.emplace(session_no, std::move(s)).first->second;
 }
 
+const Stats::Pricing &Stats::pricing_for(int64_t session_no) {
+  if (auto it = pricing_.find(session_no); it != pricing_.end()) return it->second;
+  Pricing table;
+  auto q = store_.statement("SELECT payload FROM events WHERE session_no=? AND seq=1");
+  q->bind(1, session_no);
+  if (q->executeStep() && !q->getColumn(0).isNull()) {
+    simdjson::dom::parser parser;
+    object p;
+    // A stored payload was checked when it was appended.
+    if (!parser.parse(q->getColumn(0).getString()).get(p)) table = read_pricing(p);
+  }
+  return pricing_.emplace(session_no, std::move(table)).first->second;
+}
+
+// The message's cost under its model's prices (or the table's "*"), in
+// nano-USD: tokens x USD per million tokens x 1000, rounded per message.
+// Reasoning tokens are billed as the output tokens they are part of.
+void Stats::on_assistant_cost(SessionStats &s, int64_t session_no, object p) {
+  object usage;
+  if (p["usage"].get(usage)) return;
+  const Pricing &table = pricing_for(session_no);
+  if (table.empty()) return;
+  std::string_view model;
+  if (p["model"].get(model)) model = {};
+  auto it = table.find(std::string(model));
+  if (it == table.end()) it = table.find("*");
+  if (it == table.end()) return;
+  const Price &pr = it->second;
+  double nano = (double(int_field(usage, "input_tokens")) * pr.input +
+                 double(int_field(usage, "cache_read_tokens")) * pr.cache_read +
+                 double(int_field(usage, "cache_write_tokens")) * pr.cache_write +
+                 double(int_field(usage, "output_tokens")) * pr.output) *
+                1000.0;
+  add(s[kCostNanoUsd], nano >= 9.2e18 ? INT64_MAX : std::llround(nano));
+  ++s[kPricedMessages];
+}
+
 void Stats::on_append(const log::Event &e) {
   SessionStats &s = session_for(e.session_no);
   ++s[kEvents];
+  object p;
+  if (e.type == "SessionStarted" && !payloads_.get(e).get(p)) {
+    pricing_[e.session_no] = read_pricing(p);
+    return;
+  }
   auto h = handlers().find(e.type);
   if (h == handlers().end()) return;
-  object p;
   if (payloads_.get(e).get(p)) return;
   h->second(s, p);
+  if (e.type == "AssistantMessageCreated") on_assistant_cost(s, e.session_no, p);
   // Hosts may time any event (a model call, a compile); core types only, as
   // the payloads of others are not ours to read.
   add_duration(s, p, "latency_ms", kLatencyCount, kLatencyTotalMs, kLatencyMaxMs);
@@ -320,7 +417,10 @@ void Stats::flush() {
   sessions_.clear();
 }
 
-void Stats::discard() { sessions_.clear(); }
+void Stats::discard() {
+  sessions_.clear();
+  pricing_.clear(); // may hold a rolled-back session's; read again when needed
+}
 
 std::string Stats::get_json(std::optional<int64_t> session_no, std::string_view session_id) {
   if (session_no) {

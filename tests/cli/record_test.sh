@@ -46,6 +46,18 @@ expect_rc 0
 # Anthropic 21 uncached + OpenAI 1280 - 1024 cached.
 expect_contains "stats" "277 in, 434 out, 3072 cache read, 188086 cache write" "$OUT"
 
+CURRENT="a price table gives a cost"
+run "$CLI" session new --id p --meta '{"pricing":{"*":{"input":3,"output":15}}}'
+expect_rc 0
+run_in "$(cat "$FIX/openai_chat_parallel_tools.json")" "$CLI" record p --format openai.chat
+expect_rc 0
+run "$CLI" stats p
+# 162 uncached x $3 + 317 out x $15, per million tokens.
+expect_contains "usage" "162 in, 317 out, 1920 cache read, 0 cache write, 256 reasoning" "$OUT"
+expect_contains "cost" 'cost         $0.005241 over 1 priced messages' "$OUT"
+run "$CLI" stats s
+expect_contains "no prices" "cost         none" "$OUT"
+
 CURRENT="errors store nothing"
 run "$CLI" session show s
 before=$OUT

@@ -286,4 +286,52 @@ TEST_CASE("record: options place the event") {
   CHECK(field_text(forked, "/parent_id") == root);
 }
 
+TEST_CASE("record: stats sum the five kinds of usage and a cost from the session's prices") {
+  TempDir dir;
+  std::string path = dir.file("p.ctxdb");
+  {
+    Engine db(path, "");
+    db.session_create(R"({"id":"s","payload":{"agent_id":"a","pricing":{)"
+                      R"("gpt-4.1-2025-04-14":{"input":2,"cache_read":0.5,"output":8},)"
+                      R"("*":{"input":1,"cache_read":0.1,"cache_write":1.25,"output":1}}}})");
+    db.record_response("s", options("openai.chat", false),
+                       read_file(kFixtures / "openai_chat_text.json"));
+  }
+  // Reopened, the prices are read from the log again.
+  Engine db(path, "");
+  db.record_response("s", options("anthropic.messages", false),
+                     read_file(kFixtures / "anthropic_thinking_tools.json"));
+  std::string stats = db.stats("s");
+  CHECK(field_text(stats, "/tokens/usage") ==
+        R"({"input":40,"output":403,"cache_read":2048,"cache_write":188086,"reasoning":0})");
+  // gpt-4.1: 19 x 2 + 10 x 8 = 118 µUSD; claude, by "*": 21 x 1 + 2048 x 0.1
+  // + 188086 x 1.25 + 393 x 1 = 235726.3 µUSD.
+  CHECK(field_text(stats, "/cost") ==
+        R"({"nano_usd":235844300,"priced_messages":2,"usd":0.235844})");
+  CHECK(field_text(db.rebuild(R"({"check":true})"), "/identical") == "true");
+  CHECK(db.stats("s") == stats);
+  // Reasoning tokens are summed apart, inside output.
+  db.record_response("s", options("openai.chat", false),
+                     read_file(kFixtures / "openai_chat_parallel_tools.json"));
+  CHECK(field_text(db.stats("s"), "/tokens/usage/reasoning") == "256");
+  CHECK(field_text(db.stats(std::nullopt), "/cost/priced_messages") == "3");
+}
+
+TEST_CASE("record: a bad price table is refused with its session") {
+  TempDir dir;
+  Engine db(dir.file("p.ctxdb"), "");
+  std::string msg;
+  CHECK(code_of(
+            [&] {
+              db.session_create(
+                  R"({"id":"s","payload":{"agent_id":"a","pricing":{"m":{"input":-1}}}})");
+            },
+            msg) == Code::kInvalidArg);
+  CHECK(msg.find("payload.pricing.m.input") != std::string::npos);
+  CHECK(
+      code_of([&] { db.session_create(R"({"id":"s","payload":{"agent_id":"a","pricing":[1]}})"); },
+              msg) == Code::kInvalidArg);
+  CHECK(db.session_list() == "[]");
+}
+
 } // namespace record_test
