@@ -315,6 +315,18 @@ void print_stats(element r) {
       {"context", n(context, "builds") + " builds, " + n(context, "used_tokens") + " tokens used"},
       {"errors", n(r, "errors")},
   };
+  // Per model (database-wide): providers' reported input / the compiles' counts.
+  const char *label = "calibration";
+  simdjson::dom::array models;
+  if (!r["calibration"].get(models))
+    for (element m : models) {
+      rows.push_back({label, one_line(get_string(m, "model")) + ": x" + number_of(m, "ratio") +
+                                 " (" + n(m, "reported_tokens") + " reported / " +
+                                 n(m, "estimated_tokens") + " counted, " + n(m, "samples") +
+                                 " samples)"});
+      label = "";
+    }
+  if (*label) rows.push_back({label, "none"});
   print_table(rows);
 }
 

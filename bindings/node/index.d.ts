@@ -720,8 +720,17 @@ export interface Stats {
       summary: number;
       total: number;
     };
-    usage: { input: number; output: number; cache_read: number; cache_write: number };
+    /** One meaning whatever the provider: input is uncached; output includes reasoning. */
+    usage: {
+      input: number;
+      output: number;
+      cache_read: number;
+      cache_write: number;
+      reasoning: number;
+    };
   };
+  /** Under the session's price table (SessionStarted payload "pricing"). */
+  cost: { nano_usd: number; priced_messages: number; usd: number | null };
   tools: { calls: number; results: number; errors: number; failures: number; duration_ms: Span };
   latency_ms: Span;
   approvals: { requested: number; granted: number; denied: number };
@@ -734,6 +743,14 @@ export interface Stats {
   };
   context: { builds: number; used_tokens: number };
   errors: number;
+  /** Database-wide, per model: providers' reported input / the recorded compiles' counts. */
+  calibration: Array<{
+    model: string;
+    samples: number;
+    estimated_tokens: number;
+    reported_tokens: number;
+    ratio: number | null;
+  }>;
 }
 
 // ---- the context compiler ----------------------------------------------------

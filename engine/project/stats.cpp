@@ -261,8 +261,27 @@ Counted counted(store::Store &store, std::optional<int64_t> session_no) {
   return c;
 }
 
-std::string write_stats(const SessionStats &s, const Counted &c, std::string_view session_id,
-                        int64_t sessions) {
+// Every model's correction, database-wide: reported / estimated.
+void write_calibration(store::Store &store, json::JsonWriter &w) {
+  w.key("calibration").begin_array();
+  auto q = store.statement("SELECT model,samples,estimated_tokens,reported_tokens FROM "
+                           "token_calibration ORDER BY model");
+  while (q->executeStep()) {
+    int64_t estimated = q->getColumn(2).getInt64(), reported = q->getColumn(3).getInt64();
+    w.begin_object()
+        .field("model", q->getColumn(0).getString())
+        .field("samples", q->getColumn(1).getInt64())
+        .field("estimated_tokens", estimated)
+        .field("reported_tokens", reported)
+        .key("ratio");
+    ratio(w, reported, estimated);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+std::string write_stats(store::Store &store, const SessionStats &s, const Counted &c,
+                        std::string_view session_id, int64_t sessions) {
   json::JsonWriter w;
   w.begin_object().key("session_id");
   session_id.empty() ? w.null() : w.value(session_id);
@@ -331,14 +350,16 @@ std::string write_stats(const SessionStats &s, const Counted &c, std::string_vie
       .field("builds", s[kContextBuilds])
       .field("used_tokens", s[kContextUsedTokens])
       .end_object();
-  w.field("errors", s[kErrors]).end_object();
+  w.field("errors", s[kErrors]);
+  write_calibration(store, w);
+  w.end_object();
   return w.take();
 }
 
 } // namespace
 
 std::span<const char *const> Stats::tables() const {
-  static const char *const kTables[] = {"stats"};
+  static const char *const kTables[] = {"stats", "token_calibration"};
   return kTables;
 }
 
@@ -389,6 +410,44 @@ void Stats::on_assistant_cost(SessionStats &s, int64_t session_no, object p) {
   ++s[kPricedMessages];
 }
 
+std::optional<int64_t> Stats::build_tokens(const std::string &id) {
+  if (auto it = builds_.find(id); it != builds_.end()) return it->second;
+  auto q = store_.statement("SELECT payload FROM events WHERE id=? AND type='ContextBuilt'");
+  q->bind(1, id);
+  if (!q->executeStep() || q->getColumn(0).isNull()) return std::nullopt;
+  simdjson::dom::parser parser;
+  object p;
+  if (parser.parse(q->getColumn(0).getString()).get(p)) return std::nullopt;
+  return int_field(p, "used_tokens");
+}
+
+// Only a response whose parent is the compile it answered is a sample:
+// what the provider read is then what the compile counted (plus the tool
+// definitions and framing the provider adds, which the ratio takes in).
+void Stats::calibrate(const log::Event &e, object p) {
+  std::string_view model;
+  object usage;
+  if (!e.parent_id || p["model"].get(model) || model.empty() || p["usage"].get(usage)) return;
+  std::optional<int64_t> estimated = build_tokens(*e.parent_id);
+  if (!estimated || *estimated <= 0) return;
+  int64_t reported = 0;
+  for (const char *k : {"input_tokens", "cache_read_tokens", "cache_write_tokens"})
+    add(reported, int_field(usage, k));
+  if (reported == 0) return;
+  auto [it, fresh] = calibration_.try_emplace(std::string(model));
+  if (fresh) {
+    auto q = store_.statement("SELECT samples,estimated_tokens,reported_tokens FROM "
+                              "token_calibration WHERE model=?");
+    q->bind(1, it->first);
+    if (q->executeStep())
+      it->second = {q->getColumn(0).getInt64(), q->getColumn(1).getInt64(),
+                    q->getColumn(2).getInt64()};
+  }
+  ++it->second.samples;
+  add(it->second.estimated, *estimated);
+  add(it->second.reported, reported);
+}
+
 void Stats::on_append(const log::Event &e) {
   SessionStats &s = session_for(e.session_no);
   ++s[kEvents];
@@ -401,7 +460,12 @@ void Stats::on_append(const log::Event &e) {
   if (h == handlers().end()) return;
   if (payloads_.get(e).get(p)) return;
   h->second(s, p);
-  if (e.type == "AssistantMessageCreated") on_assistant_cost(s, e.session_no, p);
+  if (e.type == "AssistantMessageCreated") {
+    on_assistant_cost(s, e.session_no, p);
+    calibrate(e, p);
+  } else if (e.type == "ContextBuilt") {
+    builds_[e.id] = int_field(p, "used_tokens");
+  }
   // Hosts may time any event (a model call, a compile); core types only, as
   // the payloads of others are not ours to read.
   add_duration(s, p, "latency_ms", kLatencyCount, kLatencyTotalMs, kLatencyMaxMs);
@@ -415,24 +479,37 @@ void Stats::flush() {
     q->exec();
   }
   sessions_.clear();
+  for (const auto &[model, c] : calibration_) {
+    auto q = store_.statement("INSERT OR REPLACE INTO token_calibration(model,samples,"
+                              "estimated_tokens,reported_tokens) VALUES(?,?,?,?)");
+    q->bind(1, model);
+    q->bind(2, c.samples);
+    q->bind(3, c.estimated);
+    q->bind(4, c.reported);
+    q->exec();
+  }
+  calibration_.clear();
+  builds_.clear();
 }
 
 void Stats::discard() {
   sessions_.clear();
   pricing_.clear(); // may hold a rolled-back session's; read again when needed
+  calibration_.clear();
+  builds_.clear();
 }
 
 std::string Stats::get_json(std::optional<int64_t> session_no, std::string_view session_id) {
   if (session_no) {
     SessionStats s = session_for(*session_no); // a copy: reads must leave no cache behind
     sessions_.clear();
-    return write_stats(s, counted(store_, session_no), session_id, 1);
+    return write_stats(store_, s, counted(store_, session_no), session_id, 1);
   }
   auto q = store_.statement(totals_sql());
   q->executeStep();
   SessionStats s;
   for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i) + 1).getInt64();
-  return write_stats(s, counted(store_, std::nullopt), {}, q->getColumn(0).getInt64());
+  return write_stats(store_, s, counted(store_, std::nullopt), {}, q->getColumn(0).getInt64());
 }
 
 } // namespace ctxdb::project

@@ -12,3 +12,14 @@
 ALTER TABLE stats ADD COLUMN usage_reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE stats ADD COLUMN cost_nano_usd INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE stats ADD COLUMN priced_messages INTEGER NOT NULL DEFAULT 0;
+
+-- Per model, the input tokens providers reported for responses that
+-- answered a recorded compile (an AssistantMessageCreated whose parent is
+-- a ContextBuilt) against the tokens that compile counted: reported /
+-- estimated is how far the token counter is off for that model.
+CREATE TABLE token_calibration (
+  model            TEXT    PRIMARY KEY,
+  samples          INTEGER NOT NULL,
+  estimated_tokens INTEGER NOT NULL, -- the ContextBuilts' used_tokens
+  reported_tokens  INTEGER NOT NULL  -- input + cache_read + cache_write
+) WITHOUT ROWID;

@@ -58,6 +58,16 @@ expect_contains "cost" 'cost         $0.005241 over 1 priced messages' "$OUT"
 run "$CLI" stats s
 expect_contains "no prices" "cost         none" "$OUT"
 
+CURRENT="a response after a recorded compile calibrates its model"
+run_in '{"type":"ContextBuilt","actor":"ctxdb","payload":{"bundle_hash":"h","used_tokens":2000}}' \
+  "$CLI" append s
+expect_rc 0
+run_in "$(cat "$FIX/openai_chat_parallel_tools.json")" "$CLI" record s --format openai.chat
+expect_rc 0
+run "$CLI" stats
+expect_contains "calibration" \
+  "calibration  o4-mini-2025-04-16: x1.041 (2082 reported / 2000 counted, 1 samples)" "$OUT"
+
 CURRENT="errors store nothing"
 run "$CLI" session show s
 before=$OUT

@@ -317,6 +317,40 @@ TEST_CASE("record: stats sum the five kinds of usage and a cost from the session
   CHECK(field_text(db.stats(std::nullopt), "/cost/priced_messages") == "3");
 }
 
+TEST_CASE("record: a response to a recorded compile calibrates its model's token count") {
+  TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  auto built = [&](int64_t tokens) {
+    db.append("s", R"({"type":"ContextBuilt","actor":"ctxdb","payload":{"bundle_hash":"h",)"
+                   R"("used_tokens":)" +
+                       std::to_string(tokens) + "}}");
+  };
+  // The response's parent is the leaf, the ContextBuilt: 2082 reported
+  // (162 uncached + 1920 cached) against 2000 counted.
+  built(2000);
+  db.record_response("s", options("openai.chat", false),
+                     read_file(kFixtures / "openai_chat_parallel_tools.json"));
+  // Not after a compile: no sample.
+  db.record_response("s", options("openai.chat", false),
+                     read_file(kFixtures / "openai_chat_refusal.json"));
+  // Two of the same model add up: 21 + 2048 + 188086 reported.
+  built(150000);
+  db.record_response("s", options("anthropic.messages", false),
+                     read_file(kFixtures / "anthropic_thinking_tools.json"));
+  built(10);
+  db.record_response("s", options("anthropic.messages", false),
+                     read_file(kFixtures / "anthropic_refusal.json"));
+  std::string want =
+      R"([{"model":"claude-sonnet-4-5-20250929","samples":2,"estimated_tokens":150010,)"
+      R"("reported_tokens":190719,"ratio":1.2714},{"model":"o4-mini-2025-04-16","samples":1,)"
+      R"("estimated_tokens":2000,"reported_tokens":2082,"ratio":1.041}])";
+  CHECK(field_text(db.stats("s"), "/calibration") == want);
+  CHECK(field_text(db.stats(std::nullopt), "/calibration") == want);
+  CHECK(field_text(db.rebuild(R"({"check":true})"), "/identical") == "true");
+  CHECK(field_text(db.stats("s"), "/calibration") == want);
+}
+
 TEST_CASE("record: a bad price table is refused with its session") {
   TempDir dir;
   Engine db(dir.file("p.ctxdb"), "");

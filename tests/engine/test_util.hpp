@@ -43,10 +43,11 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
 }
 
 // SQL that takes a file back from schema 18 (stats' reasoning and cost
-// columns).
-inline const std::string kBeforeSchema18 = "ALTER TABLE stats DROP COLUMN usage_reasoning_tokens;"
-                                           "ALTER TABLE stats DROP COLUMN cost_nano_usd;"
-                                           "ALTER TABLE stats DROP COLUMN priced_messages;";
+// columns, token_calibration).
+inline const std::string kBeforeSchema18 =
+    "ALTER TABLE stats DROP COLUMN usage_reasoning_tokens;"
+    "ALTER TABLE stats DROP COLUMN cost_nano_usd;"
+    "ALTER TABLE stats DROP COLUMN priced_messages; DROP TABLE token_calibration;";
 
 // ... and from schema 17 (search_words tokenized by ctxdb_words), for
 // raw_sql (whose connection has the tokenizer).
