@@ -175,6 +175,23 @@ int64_t minus_cached(std::string_view what, int64_t input, int64_t cached, std::
   return input - cached;
 }
 
+Usage openai_usage(std::string_view what, element u, std::string_view input_key,
+                   std::string_view output_key) {
+  Usage r;
+  std::string in_details = std::string(input_key) + "_details";
+  std::string out_details = std::string(output_key) + "_details";
+  int64_t input = count(what, u, input_key, "usage");
+  if (auto d = field(u, in_details))
+    r.cache_read = count(what, *d, "cached_tokens", join_path("usage", in_details));
+  r.input = minus_cached(what, input, r.cache_read,
+                         join_path(join_path("usage", in_details), "cached_tokens"));
+  r.output = count(what, u, output_key, "usage");
+  if (auto d = field(u, out_details))
+    r.reasoning = count(what, *d, "reasoning_tokens", join_path("usage", out_details));
+  r.provider = json::canonical(u);
+  return r;
+}
+
 void for_each_event(std::string_view what, std::string_view ndjson,
                     const std::function<void(element, int64_t)> &fn) {
   simdjson::dom::parser parser;

@@ -92,6 +92,14 @@ std::string arguments_json(std::string_view arguments);
 // includes; kInvalidArg when the cached part is larger.
 int64_t minus_cached(std::string_view what, int64_t input, int64_t cached, std::string_view path);
 
+// OpenAI's usage, whose input count includes the cached part and output
+// count the reasoning part, under the key names of one API: Chat's
+// {"prompt_tokens", "completion_tokens"} or Responses' {"input_tokens",
+// "output_tokens"}, each with its "_details" object. OpenAI reports no
+// cache writes (https://platform.openai.com/docs/guides/prompt-caching).
+Usage openai_usage(std::string_view what, simdjson::dom::element u, std::string_view input_key,
+                   std::string_view output_key);
+
 // Each non-blank line of an NDJSON stream, parsed, with its 1-based number.
 // Server-sent-event framing is tolerated so a captured stream can be given
 // as it came: "data: " before the JSON, "event:" and ":" lines, and the

@@ -24,22 +24,11 @@ using simdjson::dom::element;
 constexpr std::string_view kWhat = "openai.chat response";
 constexpr std::string_view kStream = "openai.chat stream";
 
-// prompt_tokens include the cached ones (prompt_tokens_details.cached_tokens);
-// completion_tokens include reasoning_tokens. OpenAI does not bill cache writes.
-// https://platform.openai.com/docs/guides/prompt-caching
+// prompt_tokens include prompt_tokens_details.cached_tokens;
+// completion_tokens include completion_tokens_details.reasoning_tokens.
+// https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage
 Usage chat_usage(std::string_view what, element u) {
-  Usage r;
-  int64_t prompt = count(what, u, "prompt_tokens", "usage");
-  int64_t cached = 0;
-  if (auto d = field(u, "prompt_tokens_details"))
-    cached = count(what, *d, "cached_tokens", "usage.prompt_tokens_details");
-  r.input = minus_cached(what, prompt, cached, "usage.prompt_tokens_details.cached_tokens");
-  r.cache_read = cached;
-  r.output = count(what, u, "completion_tokens", "usage");
-  if (auto d = field(u, "completion_tokens_details"))
-    r.reasoning = count(what, *d, "reasoning_tokens", "usage.completion_tokens_details");
-  r.provider = json::canonical(u);
-  return r;
+  return openai_usage(what, u, "prompt_tokens", "completion_tokens");
 }
 
 void add_text(Answer &a, Block::Kind kind, std::string_view text) {

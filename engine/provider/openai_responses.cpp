@@ -27,18 +27,7 @@ constexpr std::string_view kStream = "openai.responses stream";
 // include output_tokens_details.reasoning_tokens.
 // https://platform.openai.com/docs/api-reference/responses/object#responses/object-usage
 Usage responses_usage(std::string_view what, element u) {
-  Usage r;
-  int64_t input = count(what, u, "input_tokens", "usage");
-  int64_t cached = 0;
-  if (auto d = field(u, "input_tokens_details"))
-    cached = count(what, *d, "cached_tokens", "usage.input_tokens_details");
-  r.input = minus_cached(what, input, cached, "usage.input_tokens_details.cached_tokens");
-  r.cache_read = cached;
-  r.output = count(what, u, "output_tokens", "usage");
-  if (auto d = field(u, "output_tokens_details"))
-    r.reasoning = count(what, *d, "reasoning_tokens", "usage.output_tokens_details");
-  r.provider = json::canonical(u);
-  return r;
+  return openai_usage(what, u, "input_tokens", "output_tokens");
 }
 
 void message_item(std::string_view what, element item, const std::string &path, Answer &a) {
