@@ -351,6 +351,68 @@ TEST_CASE("record: a response to a recorded compile calibrates its model's token
   CHECK(field_text(db.stats("s"), "/calibration") == want);
 }
 
+// The tool calls (id, name, arguments) of the last assistant turn of a
+// compiled request, as "id name args" lines.
+std::string compiled_calls(Engine &db, const char *format) {
+  std::string req =
+      std::string(R"({"session_id":"s","max_tokens":100000,"format":")") + format + "\"}";
+  std::string out = db.compile(req);
+  simdjson::dom::parser p;
+  simdjson::dom::element doc = p.parse(out);
+  std::string lines;
+  for (simdjson::dom::element m : doc["messages"].get_array().value()) {
+    if (std::string_view(m["role"].get_string().value()) != "assistant") continue;
+    lines.clear();
+    if (simdjson::dom::array calls; !m["tool_calls"].get(calls))
+      for (simdjson::dom::element c : calls) {
+        simdjson::dom::parser ap;
+        lines +=
+            std::string(c["id"].get_string().value()) + " " +
+            std::string(c["function"]["name"].get_string().value()) + " " +
+            json::canonical(
+                ap.parse(std::string(c["function"]["arguments"].get_string().value())).value()) +
+            "\n";
+      }
+    if (simdjson::dom::array blocks; !m["content"].get(blocks))
+      for (simdjson::dom::element b : blocks)
+        if (std::string_view(b["type"].get_string().value()) == "tool_use")
+          lines += std::string(b["id"].get_string().value()) + " " +
+                   std::string(b["name"].get_string().value()) + " " +
+                   json::canonical(b["input"].value()) + "\n";
+  }
+  return lines;
+}
+
+TEST_CASE("record: a recorded answer compiles back into the same assistant turn") {
+  struct Case {
+    const char *fixture, *record_format, *compile_format, *want;
+  } cases[] = {
+      {"openai_chat_parallel_tools.json", "openai.chat", "openai.chat",
+       "call_abc123 get_current_weather {\"location\":\"Boston, MA\"}\n"
+       "call_def456 get_current_weather {\"location\":\"Paris, France\",\"unit\":\"celsius\"}\n"},
+      {"anthropic_thinking_tools.json", "anthropic.messages", "anthropic.messages",
+       "toolu_01A09q90qw90lq917835lq9 get_weather "
+       "{\"location\":\"San Francisco, CA\",\"unit\":\"celsius\"}\n"
+       "toolu_01B09q90qw90lq917835lq8 get_weather "
+       "{\"location\":\"New York, NY\",\"unit\":\"celsius\"}\n"},
+  };
+  for (const Case &c : cases) {
+    INFO(c.fixture);
+    Db d;
+    d.db.append("s",
+                R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"weather?"}})");
+    std::string e = d.db.record_response("s", options(c.record_format, false),
+                                         read_file(kFixtures / c.fixture));
+    simdjson::dom::parser p;
+    for (simdjson::dom::element b : p.parse(e)["payload"]["content"].get_array().value()) {
+      if (std::string_view(b["type"].get_string().value()) != "tool_call") continue;
+      d.db.append("s", R"({"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":")" +
+                           std::string(b["id"].get_string().value()) + R"(","output":"sunny"}})");
+    }
+    CHECK(compiled_calls(d.db, c.compile_format) == c.want);
+  }
+}
+
 TEST_CASE("record: a bad price table is refused with its session") {
   TempDir dir;
   Engine db(dir.file("p.ctxdb"), "");
