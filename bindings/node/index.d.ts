@@ -1044,6 +1044,12 @@ export declare class Database {
     response: JsonObject | Array<JsonObject | string | Bytes> | string | Bytes,
     options: RecordResponseOptions,
   ): StoredEvent;
+  /** recordResponse, run off the main thread. */
+  recordResponseAsync(
+    sessionId: string,
+    response: JsonObject | Array<JsonObject | string | Bytes> | string | Bytes,
+    options: RecordResponseOptions,
+  ): Promise<StoredEvent>;
   /**
    * Appends events in one transaction: all or nothing; an error message
    * names the line (line N is events[N-1]).

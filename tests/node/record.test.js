@@ -62,3 +62,16 @@ test('recordResponse: errors name what is wrong and store nothing', (t) => {
   throwsCode(() => db.recordResponse('s', resp, { format: 'openai.chat' }), ctxdb.codes.CONFLICT);
   assert.equal(db.session('s').event_count, before.event_count + 1);
 });
+
+test('recordResponseAsync: off the main thread, the same event', async (t) => {
+  const db = session(t);
+  const resp = fixture('gemini_thought_calls.json');
+  const e = await db.recordResponseAsync('s', resp, { format: 'gemini.generate_content' });
+  assert.deepEqual(e.payload.content.map((b) => b.type), ['thinking', 'tool_call', 'tool_call']);
+  assert.equal(e.payload.content[1].id, 'gemini_call_OrfMaNqVD5mLqtsPqvfWiAg_0');
+  assert.deepEqual(db.recordResponse('s', resp, { format: 'gemini.generate_content' }), e);
+  await assert.rejects(
+    db.recordResponseAsync('s', '{"candidates":[]}', { format: 'gemini.generate_content' }),
+    (err) => err instanceof ctxdb.CtxdbError && err.code === ctxdb.codes.INVALID_ARG &&
+      /candidates\[0\]/.test(err.message));
+});
