@@ -346,7 +346,7 @@ const CommandSpec kCommands[] = {
      "  --format FORMAT  openai.chat, openai.responses, anthropic.messages or\n"
      "                   gemini.generate_content\n"
      "  --stream         stdin is the provider's stream events, one JSON object\n"
-     "                   a line (SSE \"data: \" lines too), not for gemini\n"
+     "                   a line (SSE \"data: \" lines too)\n"
      "  --parent EVENT   the event it answers (default: the branch's leaf)\n"
      "  --branch BRANCH  append after this branch's leaf (default main)\n"
      "  --actor ACTOR    the event's actor (default assistant)\n"

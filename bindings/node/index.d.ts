@@ -136,7 +136,7 @@ export interface EventInput {
 /** Options of recordResponse (response_record_options.schema.json). */
 export interface RecordResponseOptions {
   format: 'openai.chat' | 'openai.responses' | 'anthropic.messages' | 'gemini.generate_content';
-  /** The response is the provider's stream events (not for gemini). */
+  /** The response is the provider's stream events (chunks, for gemini). */
   stream?: boolean;
   branch_id?: string;
   parent_id?: string;

@@ -20,7 +20,9 @@ Answer openai_responses_stream(std::string_view ndjson);
 // anthropic.messages: a Message; a stream of its events.
 Answer anthropic_message(simdjson::dom::element response);
 Answer anthropic_stream(std::string_view ndjson);
-// gemini.generate_content: a GenerateContentResponse.
+// gemini.generate_content: a GenerateContentResponse; the chunks of
+// streamGenerateContent.
 Answer gemini_response(simdjson::dom::element response);
+Answer gemini_stream(std::string_view ndjson);
 
 } // namespace ctxdb::provider

@@ -26,12 +26,9 @@ Answer read(std::string_view format, bool stream, std::string_view text) {
   if (format == "anthropic.messages")
     return stream ? anthropic_stream(text)
                   : anthropic_message(complete("anthropic.messages response"));
-  if (format == "gemini.generate_content") {
-    if (stream)
-      throw Error(Code::kInvalidArg, "gemini.generate_content: streams are not read; record the "
-                                     "complete GenerateContentResponse");
-    return gemini_response(complete("gemini.generate_content response"));
-  }
+  if (format == "gemini.generate_content")
+    return stream ? gemini_stream(text)
+                  : gemini_response(complete("gemini.generate_content response"));
   throw Error(Code::kInvalidArg, "unknown response format '" + std::string(format) +
                                      "' (openai.chat, openai.responses, anthropic.messages, "
                                      "gemini.generate_content)");

@@ -840,8 +840,9 @@ CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_
  * response, an Anthropic Message, a GenerateContentResponse) or, with
  * "stream": true, the stream's events as NDJSON, one JSON object a line
  * (openai.chat chunks, openai.responses events, anthropic.messages
- * events; "data: " prefixes and "[DONE]" are tolerated), accumulated as
- * the provider's SDK does. The payload holds the blocks (text, tool_call
+ * events, gemini.generate_content streamGenerateContent chunks; "data: "
+ * prefixes and "[DONE]" are tolerated), accumulated as the provider's SDK
+ * does. The payload holds the blocks (text, tool_call
  * with its id, thinking with its signature or reasoning item, refusal,
  * image), model, stop_reason, usage (uncached input, cache read and
  * write, output, reasoning tokens, and the provider's usage object as

@@ -60,6 +60,7 @@ const Fixture kFixtureList[] = {
     {"anthropic_stream_refusal.sse", "anthropic.messages", true},
     {"gemini_thought_calls.json", "gemini.generate_content", false},
     {"gemini_image.json", "gemini.generate_content", false},
+    {"gemini_stream.ndjson", "gemini.generate_content", true},
 };
 
 std::string options(const char *format, bool stream, const std::string &extra = "") {
@@ -214,6 +215,7 @@ TEST_CASE("record: a stream without its terminal event is refused") {
       {"openai_chat_stream_truncated.ndjson", "openai.chat", "choices[0].finish_reason"},
       {"openai_responses_stream_cut.ndjson", "openai.responses", "response.completed"},
       {"anthropic_stream_cut.sse", "anthropic.messages", "message_stop"},
+      {"gemini_stream_cut.ndjson", "gemini.generate_content", "candidates[0].finishReason"},
   };
   for (const Case &c : cases) {
     std::string msg;
