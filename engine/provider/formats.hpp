@@ -1,6 +1,5 @@
 // formats.hpp — one reader per provider format, each from the provider's
-// complete response object and, where the provider streams events the
-// host can capture (OpenAI, Anthropic), from those events as NDJSON.
+// complete response object and from its stream's events as NDJSON.
 #pragma once
 
 #include "provider/answer.hpp"

@@ -1,8 +1,8 @@
 // response.hpp — a provider's response as the AssistantMessageCreated it
 // means (engine/provider/: the edge beside compile; only the Engine calls
-// it). Formats: openai.chat, openai.responses, anthropic.messages (each a
-// complete response, or its stream's events as NDJSON) and
-// gemini.generate_content (a complete response).
+// it). Formats: openai.chat, openai.responses, anthropic.messages and
+// gemini.generate_content, each a complete response or its stream's events
+// (chunks, for Gemini) as NDJSON.
 #pragma once
 
 #include <string>
