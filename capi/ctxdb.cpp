@@ -991,6 +991,18 @@ CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_
                      &ctxdb::Engine::compactions);
 }
 
+// ---- provider responses ------------------------------------------------------
+
+CTXDB_API int ctxdb_response_record(ctxdb_db *db, const char *session_id, size_t id_len,
+                                    const char *options_json, size_t opt_len, const char *response,
+                                    size_t resp_len, char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.record_response(id_arg(session_id, id_len, "session_id"),
+                             arg(options_json, opt_len, "options_json"),
+                             arg(response, resp_len, "response"));
+  });
+}
+
 } // extern "C"
 
 // ---- for the other capi/*.cpp files (capi/handle.hpp) ----------------------

@@ -5,6 +5,7 @@
 #include "compile/adapters.hpp"
 #include "memory/retrieve.hpp"
 #include "project/rebuild.hpp"
+#include "provider/response.hpp"
 #include "store/fts_merge.hpp"
 #include "token/bpe.hpp"
 #include "util/ids.hpp"
@@ -67,6 +68,33 @@ std::string Engine::append_batch(std::string_view session_id, std::string_view n
       .field("last_id", r.last_id)
       .end_object();
   return w.take();
+}
+
+std::string Engine::record_response(std::string_view session_id, std::string_view options_json,
+                                    std::string_view response) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element o = json::parse(parser, options_json, "record options");
+  store::embedded_schema("json/response_record_options.schema.json").validate(o, "");
+  bool stream = false;
+  if (o["stream"].get(stream)) stream = false; // absent: a complete response
+  provider::Recorded r =
+      provider::read_response(o["format"].get_string().value(), stream, response);
+  int64_t latency = -1;
+  if (o["latency_ms"].get(latency)) latency = -1;
+  if (latency >= 0) {
+    r.payload.pop_back(); // the payload object's '}'
+    r.payload += ",\"latency_ms\":" + std::to_string(latency) + "}";
+  }
+  json::JsonWriter w(r.payload.size() + 256);
+  w.begin_object()
+      .field("type", "AssistantMessageCreated")
+      .field("actor", o["actor"].is_string() ? o["actor"].get_string().value() : "assistant")
+      .field("id", provider::event_id(session_id, r.response_id));
+  for (const char *key : {"branch_id", "parent_id", "run_id"})
+    if (std::string_view v; !o[key].get(v)) w.field(key, v);
+  if (int64_t ts; !o["ts"].get(ts)) w.field("ts", ts);
+  w.raw_field("payload", r.payload).end_object();
+  return append(session_id, w.str());
 }
 
 std::string Engine::import(std::string_view ndjson) {

@@ -44,6 +44,13 @@ public:
 
   std::string append(std::string_view session_id, std::string_view json);
   std::string append_batch(std::string_view session_id, std::string_view ndjson);
+  // A provider's response (engine/provider/) appended as the
+  // AssistantMessageCreated it means, in one transaction
+  // (options: response_record_options.schema.json); returns the stored
+  // event. The event id comes from the response's id, so a retry returns
+  // the stored event, and other content under that id is kConflict.
+  std::string record_response(std::string_view session_id, std::string_view options_json,
+                              std::string_view response);
   // Imports the export stream: events, and the artifact records after
   // them (artifact/transfer.hpp), in one transaction.
   std::string import(std::string_view ndjson);

@@ -133,6 +133,36 @@ int cmd_append(const Args &args) {
   return 0;
 }
 
+// ---- record ----------------------------------------------------------------
+
+// A provider's response from stdin, recorded as one AssistantMessageCreated.
+int cmd_record(const Args &args) {
+  const std::string &session = args.positional.at(0);
+  auto format = args.value("--format");
+  if (!format)
+    throw UsageError("record needs --format FORMAT (openai.chat, openai.responses, "
+                     "anthropic.messages or gemini.generate_content)");
+  std::string opts = "{\"format\":" + json_quote(*format);
+  if (args.has("--stream")) opts += ",\"stream\":true";
+  for (auto [flag, key] : {std::pair{"--parent", "parent_id"}, std::pair{"--branch", "branch_id"},
+                           std::pair{"--actor", "actor"}})
+    if (auto v = args.value(flag)) opts += std::string(",\"") + key + "\":" + json_quote(*v);
+  if (auto ms = args.value("--latency-ms"))
+    opts += ",\"latency_ms\":" + std::to_string(non_negative("--latency-ms", *ms, "milliseconds"));
+  opts += "}";
+  std::string response = read_all(stdin, "stdin");
+  auto db = open_db(args, Access::existing);
+  std::string event = db.record_response(session, opts, response);
+  if (args.has("--json")) {
+    print_row(event);
+    return 0;
+  }
+  JsonDoc e(event);
+  std::printf("recorded %s at seq %lld\n", std::string(get_string(e.root(), "id")).c_str(),
+              static_cast<long long>(get_int(e.root(), "seq")));
+  return 0;
+}
+
 // ---- log -----------------------------------------------------------------
 
 int cmd_log(const Args &args) {
@@ -305,6 +335,25 @@ const CommandSpec kCommands[] = {
      "  --each  append every line in its own transaction instead, as a live\n"
      "          host does; a bad line stops there, keeping those before it\n",
      {}, {"--each"}, 1, 1, cmd_append},
+    {"record", "SESSION --format FORMAT [--stream] [--parent EVENT] [--branch BRANCH] [--json]",
+     "record a provider's response from stdin as an assistant message",
+     "Reads a provider's complete response from stdin (an OpenAI ChatCompletion,\n"
+     "a Responses response, an Anthropic Message or a Gemini\n"
+     "GenerateContentResponse) and appends the AssistantMessageCreated it\n"
+     "means: text, tool calls, thinking, refusals, images, model, stop reason\n"
+     "and usage. Recording the same response again changes nothing.\n"
+     "\n"
+     "  --format FORMAT  openai.chat, openai.responses, anthropic.messages or\n"
+     "                   gemini.generate_content\n"
+     "  --stream         stdin is the provider's stream events, one JSON object\n"
+     "                   a line (SSE \"data: \" lines too)\n"
+     "  --parent EVENT   the event it answers (default: the branch's leaf)\n"
+     "  --branch BRANCH  append after this branch's leaf (default main)\n"
+     "  --actor ACTOR    the event's actor (default assistant)\n"
+     "  --latency-ms MS  how long the provider took\n"
+     "  --json           print the stored event instead of its id and seq\n",
+     {"--format", "--parent", "--branch", "--actor", "--latency-ms"}, {"--stream", "--json"}, 1, 1,
+     cmd_record},
     {"event", "EVENT_ID", "print one stored event as JSON",
      "Prints the stored event with this id: seq, ts, type, actor, payload\n"
      "and its hashes.\n",

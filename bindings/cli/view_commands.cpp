@@ -287,6 +287,7 @@ void print_stats(element r) {
   element counted = member(tokens, "counted"), usage = member(tokens, "usage");
   element tools = member(r, "tools"), approvals = member(r, "approvals");
   element compactions = member(r, "compactions"), context = member(r, "context");
+  element cost = member(r, "cost");
   std::vector<std::vector<std::string>> rows = {
       {"events", n(r, "events")},
       {"messages", n(messages, "user") + " user, " + n(messages, "assistant") + " assistant"},
@@ -296,7 +297,11 @@ void print_stats(element r) {
                      " summary"},
       {"usage", n(usage, "input") + " in, " + n(usage, "output") + " out, " +
                     n(usage, "cache_read") + " cache read, " + n(usage, "cache_write") +
-                    " cache write"},
+                    " cache write, " + n(usage, "reasoning") + " reasoning"},
+      {"cost", get_int(cost, "priced_messages") == 0
+                   ? std::string("none (no price table, or no priced model)")
+                   : "$" + number_of(cost, "usd") + " over " + n(cost, "priced_messages") +
+                         " priced messages"},
       {"tool calls", n(tools, "calls") + " calls, " + n(tools, "results") + " results, " +
                          n(tools, "errors") + " errors, " + n(tools, "failures") + " failures"},
       {"tool time", span_ms(member(tools, "duration_ms"))},
@@ -310,6 +315,18 @@ void print_stats(element r) {
       {"context", n(context, "builds") + " builds, " + n(context, "used_tokens") + " tokens used"},
       {"errors", n(r, "errors")},
   };
+  // Per model (database-wide): providers' reported input / the compiles' counts.
+  const char *label = "calibration";
+  simdjson::dom::array models;
+  if (!r["calibration"].get(models))
+    for (element m : models) {
+      rows.push_back({label, one_line(get_string(m, "model")) + ": x" + number_of(m, "ratio") +
+                                 " (" + n(m, "reported_tokens") + " reported / " +
+                                 n(m, "estimated_tokens") + " counted, " + n(m, "samples") +
+                                 " samples)"});
+      label = "";
+    }
+  if (*label) rows.push_back({label, "none"});
   print_table(rows);
 }
 

@@ -133,6 +133,20 @@ export interface EventInput {
 }
 
 /** A stored event, as the engine returns it. */
+/** Options of recordResponse (response_record_options.schema.json). */
+export interface RecordResponseOptions {
+  format: 'openai.chat' | 'openai.responses' | 'anthropic.messages' | 'gemini.generate_content';
+  /** The response is the provider's stream events (chunks, for gemini). */
+  stream?: boolean;
+  branch_id?: string;
+  parent_id?: string;
+  /** Default "assistant". */
+  actor?: string;
+  run_id?: string;
+  ts?: number;
+  latency_ms?: number;
+}
+
 export interface StoredEvent {
   id: string;
   session_id: string;
@@ -706,8 +720,17 @@ export interface Stats {
       summary: number;
       total: number;
     };
-    usage: { input: number; output: number; cache_read: number; cache_write: number };
+    /** One meaning whatever the provider: input is uncached; output includes reasoning. */
+    usage: {
+      input: number;
+      output: number;
+      cache_read: number;
+      cache_write: number;
+      reasoning: number;
+    };
   };
+  /** Under the session's price table (SessionStarted payload "pricing"). */
+  cost: { nano_usd: number; priced_messages: number; usd: number | null };
   tools: { calls: number; results: number; errors: number; failures: number; duration_ms: Span };
   latency_ms: Span;
   approvals: { requested: number; granted: number; denied: number };
@@ -720,6 +743,14 @@ export interface Stats {
   };
   context: { builds: number; used_tokens: number };
   errors: number;
+  /** Database-wide, per model: providers' reported input / the recorded compiles' counts. */
+  calibration: Array<{
+    model: string;
+    samples: number;
+    estimated_tokens: number;
+    reported_tokens: number;
+    ratio: number | null;
+  }>;
 }
 
 // ---- the context compiler ----------------------------------------------------
@@ -1026,6 +1057,24 @@ export declare class Database {
   sessions(): Session[];
   /** Appends one event (an object, or its JSON text as a string or bytes). */
   append(sessionId: string, event: EventInput | string | Bytes): StoredEvent;
+  /**
+   * Records a provider's answer (a complete response object or its JSON
+   * text; with `stream: true`, its events as an array or NDJSON text) as the
+   * AssistantMessageCreated it means, and returns the stored event. The
+   * same response recorded again returns the stored event; other content
+   * under its id is CONFLICT; a missing field is INVALID_ARG naming it.
+   */
+  recordResponse(
+    sessionId: string,
+    response: JsonObject | Array<JsonObject | string | Bytes> | string | Bytes,
+    options: RecordResponseOptions,
+  ): StoredEvent;
+  /** recordResponse, run off the main thread. */
+  recordResponseAsync(
+    sessionId: string,
+    response: JsonObject | Array<JsonObject | string | Bytes> | string | Bytes,
+    options: RecordResponseOptions,
+  ): Promise<StoredEvent>;
   /**
    * Appends events in one transaction: all or nothing; an error message
    * names the line (line N is events[N-1]).

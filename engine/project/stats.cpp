@@ -1,8 +1,10 @@
 #include "project/stats.hpp"
 
+#include "error.hpp"
 #include "token/counter.hpp"
 #include "json/json_writer.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <unordered_map>
@@ -45,6 +47,9 @@ constexpr const char *kColumns[kStatFieldCount] = {
     "context_builds",
     "context_used_tokens",
     "errors",
+    "usage_reasoning_tokens",
+    "cost_nano_usd",
+    "priced_messages",
 };
 
 bool is_max(size_t f) { return f == kToolDurationMaxMs || f == kLatencyMaxMs; }
@@ -125,6 +130,41 @@ void on_assistant(SessionStats &s, object p) {
   add(s[kUsageOutputTokens], int_field(usage, "output_tokens"));
   add(s[kUsageCacheReadTokens], int_field(usage, "cache_read_tokens"));
   add(s[kUsageCacheWriteTokens], int_field(usage, "cache_write_tokens"));
+  add(s[kUsageReasoningTokens], int_field(usage, "reasoning_tokens"));
+}
+
+// A price table, checked when its SessionStarted is appended: a bad one is
+// refused then, naming the field, rather than mispricing every message.
+Stats::Pricing read_pricing(object payload) {
+  Stats::Pricing table;
+  object pricing;
+  if (payload["pricing"].get(pricing)) {
+    if (payload["pricing"].error() == simdjson::NO_SUCH_FIELD) return table;
+    throw Error(Code::kInvalidArg, "SessionStarted: payload.pricing must be an object of models");
+  }
+  for (auto [model, value] : pricing) {
+    std::string at = "payload.pricing." + std::string(model);
+    object o;
+    if (value.get(o))
+      throw Error(Code::kInvalidArg, "SessionStarted: " + at + " must be an object");
+    Stats::Price price;
+    std::pair<const char *, double *> kinds[] = {{"input", &price.input},
+                                                 {"cache_read", &price.cache_read},
+                                                 {"cache_write", &price.cache_write},
+                                                 {"output", &price.output}};
+    for (auto [key, out] : kinds) {
+      element v;
+      if (o[key].get(v)) continue; // a kind not priced costs nothing
+      double d;
+      if (v.get(d) || !(d >= 0) || d > 1e9)
+        throw Error(Code::kInvalidArg,
+                    "SessionStarted: " + at + "." + key +
+                        " must be a number of USD per million tokens (0 to 1e9)");
+      *out = d;
+    }
+    table.emplace(std::string(model), price);
+  }
+  return table;
 }
 
 void on_tool_result(SessionStats &s, object p, bool failed) {
@@ -221,8 +261,27 @@ Counted counted(store::Store &store, std::optional<int64_t> session_no) {
   return c;
 }
 
-std::string write_stats(const SessionStats &s, const Counted &c, std::string_view session_id,
-                        int64_t sessions) {
+// Every model's correction, database-wide: reported / estimated.
+void write_calibration(store::Store &store, json::JsonWriter &w) {
+  w.key("calibration").begin_array();
+  auto q = store.statement("SELECT model,samples,estimated_tokens,reported_tokens FROM "
+                           "token_calibration ORDER BY model");
+  while (q->executeStep()) {
+    int64_t estimated = q->getColumn(2).getInt64(), reported = q->getColumn(3).getInt64();
+    w.begin_object()
+        .field("model", q->getColumn(0).getString())
+        .field("samples", q->getColumn(1).getInt64())
+        .field("estimated_tokens", estimated)
+        .field("reported_tokens", reported)
+        .key("ratio");
+    ratio(w, reported, estimated);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+std::string write_stats(store::Store &store, const SessionStats &s, const Counted &c,
+                        std::string_view session_id, int64_t sessions) {
   json::JsonWriter w;
   w.begin_object().key("session_id");
   session_id.empty() ? w.null() : w.value(session_id);
@@ -245,8 +304,23 @@ std::string write_stats(const SessionStats &s, const Counted &c, std::string_vie
       .field("output", s[kUsageOutputTokens])
       .field("cache_read", s[kUsageCacheReadTokens])
       .field("cache_write", s[kUsageCacheWriteTokens])
+      .field("reasoning", s[kUsageReasoningTokens])
       .end_object()
       .end_object();
+  w.key("cost")
+      .begin_object()
+      .field("nano_usd", s[kCostNanoUsd])
+      .field("priced_messages", s[kPricedMessages]);
+  // USD for reading; nano_usd is the exact sum.
+  w.key("usd");
+  if (s[kPricedMessages] == 0) {
+    w.null();
+  } else {
+    char buf[48];
+    int len = std::snprintf(buf, sizeof buf, "%.6f", double(s[kCostNanoUsd]) / 1e9);
+    w.raw(std::string_view(buf, size_t(len)));
+  }
+  w.end_object();
   w.key("tools")
       .begin_object()
       .field("calls", s[kToolCalls])
@@ -276,14 +350,16 @@ std::string write_stats(const SessionStats &s, const Counted &c, std::string_vie
       .field("builds", s[kContextBuilds])
       .field("used_tokens", s[kContextUsedTokens])
       .end_object();
-  w.field("errors", s[kErrors]).end_object();
+  w.field("errors", s[kErrors]);
+  write_calibration(store, w);
+  w.end_object();
   return w.take();
 }
 
 } // namespace
 
 std::span<const char *const> Stats::tables() const {
-  static const char *const kTables[] = {"stats"};
+  static const char *const kTables[] = {"stats", "token_calibration"};
   return kTables;
 }
 
@@ -297,14 +373,99 @@ SessionStats &Stats::session_for(int64_t session_no) {
   return sessions_.emplace(session_no, std::move(s)).first->second;
 }
 
+const Stats::Pricing &Stats::pricing_for(int64_t session_no) {
+  if (auto it = pricing_.find(session_no); it != pricing_.end()) return it->second;
+  Pricing table;
+  auto q = store_.statement("SELECT payload FROM events WHERE session_no=? AND seq=1");
+  q->bind(1, session_no);
+  if (q->executeStep() && !q->getColumn(0).isNull()) {
+    simdjson::dom::parser parser;
+    object p;
+    // A stored payload was checked when it was appended.
+    if (!parser.parse(q->getColumn(0).getString()).get(p)) table = read_pricing(p);
+  }
+  return pricing_.emplace(session_no, std::move(table)).first->second;
+}
+
+// The message's cost under its model's prices (or the table's "*"), in
+// nano-USD: tokens x USD per million tokens x 1000, rounded per message.
+// Reasoning tokens are billed as the output tokens they are part of.
+void Stats::on_assistant_cost(SessionStats &s, int64_t session_no, object p) {
+  object usage;
+  if (p["usage"].get(usage)) return;
+  const Pricing &table = pricing_for(session_no);
+  if (table.empty()) return;
+  std::string_view model;
+  if (p["model"].get(model)) model = {};
+  auto it = table.find(std::string(model));
+  if (it == table.end()) it = table.find("*");
+  if (it == table.end()) return;
+  const Price &pr = it->second;
+  double nano = (double(int_field(usage, "input_tokens")) * pr.input +
+                 double(int_field(usage, "cache_read_tokens")) * pr.cache_read +
+                 double(int_field(usage, "cache_write_tokens")) * pr.cache_write +
+                 double(int_field(usage, "output_tokens")) * pr.output) *
+                1000.0;
+  add(s[kCostNanoUsd], nano >= 9.2e18 ? INT64_MAX : std::llround(nano));
+  ++s[kPricedMessages];
+}
+
+std::optional<int64_t> Stats::build_tokens(const std::string &id) {
+  if (auto it = builds_.find(id); it != builds_.end()) return it->second;
+  auto q = store_.statement("SELECT payload FROM events WHERE id=? AND type='ContextBuilt'");
+  q->bind(1, id);
+  if (!q->executeStep() || q->getColumn(0).isNull()) return std::nullopt;
+  simdjson::dom::parser parser;
+  object p;
+  if (parser.parse(q->getColumn(0).getString()).get(p)) return std::nullopt;
+  return int_field(p, "used_tokens");
+}
+
+// Only a response whose parent is the compile it answered is a sample:
+// what the provider read is then what the compile counted (plus the tool
+// definitions and framing the provider adds, which the ratio takes in).
+void Stats::calibrate(const log::Event &e, object p) {
+  std::string_view model;
+  object usage;
+  if (!e.parent_id || p["model"].get(model) || model.empty() || p["usage"].get(usage)) return;
+  std::optional<int64_t> estimated = build_tokens(*e.parent_id);
+  if (!estimated || *estimated <= 0) return;
+  int64_t reported = 0;
+  for (const char *k : {"input_tokens", "cache_read_tokens", "cache_write_tokens"})
+    add(reported, int_field(usage, k));
+  if (reported == 0) return;
+  auto [it, fresh] = calibration_.try_emplace(std::string(model));
+  if (fresh) {
+    auto q = store_.statement("SELECT samples,estimated_tokens,reported_tokens FROM "
+                              "token_calibration WHERE model=?");
+    q->bind(1, it->first);
+    if (q->executeStep())
+      it->second = {q->getColumn(0).getInt64(), q->getColumn(1).getInt64(),
+                    q->getColumn(2).getInt64()};
+  }
+  ++it->second.samples;
+  add(it->second.estimated, *estimated);
+  add(it->second.reported, reported);
+}
+
 void Stats::on_append(const log::Event &e) {
   SessionStats &s = session_for(e.session_no);
   ++s[kEvents];
+  object p;
+  if (e.type == "SessionStarted" && !payloads_.get(e).get(p)) {
+    pricing_[e.session_no] = read_pricing(p);
+    return;
+  }
   auto h = handlers().find(e.type);
   if (h == handlers().end()) return;
-  object p;
   if (payloads_.get(e).get(p)) return;
   h->second(s, p);
+  if (e.type == "AssistantMessageCreated") {
+    on_assistant_cost(s, e.session_no, p);
+    calibrate(e, p);
+  } else if (e.type == "ContextBuilt") {
+    builds_[e.id] = int_field(p, "used_tokens");
+  }
   // Hosts may time any event (a model call, a compile); core types only, as
   // the payloads of others are not ours to read.
   add_duration(s, p, "latency_ms", kLatencyCount, kLatencyTotalMs, kLatencyMaxMs);
@@ -318,21 +479,37 @@ void Stats::flush() {
     q->exec();
   }
   sessions_.clear();
+  for (const auto &[model, c] : calibration_) {
+    auto q = store_.statement("INSERT OR REPLACE INTO token_calibration(model,samples,"
+                              "estimated_tokens,reported_tokens) VALUES(?,?,?,?)");
+    q->bind(1, model);
+    q->bind(2, c.samples);
+    q->bind(3, c.estimated);
+    q->bind(4, c.reported);
+    q->exec();
+  }
+  calibration_.clear();
+  builds_.clear();
 }
 
-void Stats::discard() { sessions_.clear(); }
+void Stats::discard() {
+  sessions_.clear();
+  pricing_.clear(); // may hold a rolled-back session's; read again when needed
+  calibration_.clear();
+  builds_.clear();
+}
 
 std::string Stats::get_json(std::optional<int64_t> session_no, std::string_view session_id) {
   if (session_no) {
     SessionStats s = session_for(*session_no); // a copy: reads must leave no cache behind
     sessions_.clear();
-    return write_stats(s, counted(store_, session_no), session_id, 1);
+    return write_stats(store_, s, counted(store_, session_no), session_id, 1);
   }
   auto q = store_.statement(totals_sql());
   q->executeStep();
   SessionStats s;
   for (size_t i = 0; i < kStatFieldCount; ++i) s.v[i] = q->getColumn(int(i) + 1).getInt64();
-  return write_stats(s, counted(store_, std::nullopt), {}, q->getColumn(0).getInt64());
+  return write_stats(store_, s, counted(store_, std::nullopt), {}, q->getColumn(0).getInt64());
 }
 
 } // namespace ctxdb::project

@@ -49,6 +49,9 @@ enum StatField : size_t {
   kContextBuilds,
   kContextUsedTokens,
   kErrors,
+  kUsageReasoningTokens,
+  kCostNanoUsd,
+  kPricedMessages,
   kStatFieldCount
 };
 
@@ -71,12 +74,35 @@ public:
   // row yet), or the totals of every session when session_no is nullopt.
   std::string get_json(std::optional<int64_t> session_no, std::string_view session_id);
 
+  // A model's prices, USD per million tokens of each kind.
+  struct Price {
+    double input = 0, cache_read = 0, cache_write = 0, output = 0;
+  };
+  using Pricing = std::unordered_map<std::string, Price>;
+
 private:
   SessionStats &session_for(int64_t session_no);
+  // The session's price table (its SessionStarted payload's "pricing"),
+  // read from the log once per session and kept.
+  const Pricing &pricing_for(int64_t session_no);
+  void on_assistant_cost(SessionStats &s, int64_t session_no, simdjson::dom::object p);
+  // A response to a recorded compile: its model's reported input against
+  // the compile's count (token_calibration).
+  void calibrate(const log::Event &e, simdjson::dom::object p);
+  // The used_tokens of the ContextBuilt `id` (this transaction's or
+  // stored), or nullopt when `id` is not a ContextBuilt.
+  std::optional<int64_t> build_tokens(const std::string &id);
+
+  struct Calibration {
+    int64_t samples = 0, estimated = 0, reported = 0;
+  };
 
   store::Store &store_;
   PayloadCache &payloads_;
-  std::unordered_map<int64_t, SessionStats> sessions_; // this transaction's
+  std::unordered_map<int64_t, SessionStats> sessions_;       // this transaction's
+  std::unordered_map<int64_t, Pricing> pricing_;             // by session_no
+  std::unordered_map<std::string, int64_t> builds_;          // this transaction's ContextBuilts
+  std::unordered_map<std::string, Calibration> calibration_; // this transaction's, by model
 };
 
 } // namespace ctxdb::project

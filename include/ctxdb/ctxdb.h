@@ -862,6 +862,35 @@ CTXDB_API int ctxdb_compactions_list(ctxdb_db *db, const char *session_id, size_
                                      const char *branch, size_t branch_len, char **out,
                                      size_t *out_len);
 
+/* ---- provider responses ------------------------------------------------ */
+
+/* Records a provider's answer: the response object (or its stream) is read
+ * and appended as the AssistantMessageCreated it means, in one transaction.
+ * options_json (response_record_options.schema.json): {"format":
+ * "openai.chat" | "openai.responses" | "anthropic.messages" |
+ * "gemini.generate_content", "stream"?: bool, "branch_id"?, "parent_id"?,
+ * "actor"? ("assistant"), "run_id"?, "ts"?, "latency_ms"?}.
+ * response: the complete response object (a ChatCompletion, a Responses
+ * response, an Anthropic Message, a GenerateContentResponse) or, with
+ * "stream": true, the stream's events as NDJSON, one JSON object a line
+ * (openai.chat chunks, openai.responses events, anthropic.messages
+ * events, gemini.generate_content streamGenerateContent chunks; "data: "
+ * prefixes and "[DONE]" are tolerated), accumulated as the provider's SDK
+ * does. The payload holds the blocks (text, tool_call
+ * with its id, thinking with its signature or reasoning item, refusal,
+ * image), model, stop_reason, usage (uncached input, cache read and
+ * write, output, reasoning tokens, and the provider's usage object as
+ * provider_usage), provider and response_id.
+ * The event id is derived from the session and the response id: the same
+ * response recorded again returns the stored event; other content under
+ * it is CTXDB_CONFLICT. A missing required field is CTXDB_INVALID_ARG
+ * naming its path (e.g. "choices[0].message"), as is a stream without its
+ * terminal event; unknown fields are ignored. Nothing is stored on error.
+ * Unknown session: CTXDB_NOT_FOUND. *out is the stored event. */
+CTXDB_API int ctxdb_response_record(ctxdb_db *db, const char *session_id, size_t id_len,
+                                    const char *options_json, size_t opt_len, const char *response,
+                                    size_t resp_len, char **out, size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -209,6 +209,19 @@ public:
     return detail::take(out, n);
   }
 
+  // ctxdb_response_record: a provider's response (or its NDJSON stream)
+  // appended as an AssistantMessageCreated; the stored event.
+  std::string record_response(std::string_view session_id, std::string_view options_json,
+                              std::string_view response) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_response_record(db_, session_id.data(), session_id.size(),
+                                        options_json.data(), options_json.size(), response.data(),
+                                        response.size(), &out, &n),
+                  db_);
+    return detail::take(out, n);
+  }
+
   std::string append_batch(std::string_view session_id, std::string_view ndjson) {
     char *out = nullptr;
     size_t n = 0;

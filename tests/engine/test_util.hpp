@@ -42,14 +42,21 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
-// SQL that takes a file back from schema 17 (search_words tokenized by
-// ctxdb_words), for raw_sql (whose connection has the tokenizer).
+// SQL that takes a file back from schema 18 (stats' reasoning and cost
+// columns, token_calibration).
+inline const std::string kBeforeSchema18 =
+    "ALTER TABLE stats DROP COLUMN usage_reasoning_tokens;"
+    "ALTER TABLE stats DROP COLUMN cost_nano_usd;"
+    "ALTER TABLE stats DROP COLUMN priced_messages; DROP TABLE token_calibration;";
+
+// ... and from schema 17 (search_words tokenized by ctxdb_words), for
+// raw_sql (whose connection has the tokenizer).
 inline const std::string kBeforeSchema17 =
-    "DROP TABLE search_words;"
-    "CREATE VIRTUAL TABLE search_words USING fts5(text, content = 'search_text',"
-    " content_rowid = 'pos', tokenize = 'unicode61 remove_diacritics 2');"
-    "INSERT INTO search_words(rowid, text) SELECT pos, text FROM search_text"
-    " WHERE pos <= (SELECT pos FROM search_mark WHERE id = 1);";
+    kBeforeSchema18 + "DROP TABLE search_words;"
+                      "CREATE VIRTUAL TABLE search_words USING fts5(text, content = 'search_text',"
+                      " content_rowid = 'pos', tokenize = 'unicode61 remove_diacritics 2');"
+                      "INSERT INTO search_words(rowid, text) SELECT pos, text FROM search_text"
+                      " WHERE pos <= (SELECT pos FROM search_mark WHERE id = 1);";
 
 // ... and from schema 16 (snapshots compressed; raw_sql's connection has
 // ctxdb_unzstd).

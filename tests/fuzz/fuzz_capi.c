@@ -248,6 +248,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     out = NULL;
   }
   if (k > 1) fuzz_compile(db, piece[1], len[1], piece[0], len[0]);
+  /* A provider's response: the first piece read as each format, complete
+   * and as a stream; the second as the options. */
+  {
+    static const char *const kRecord[] = {
+        "{\"format\":\"openai.chat\"}",
+        "{\"format\":\"openai.chat\",\"stream\":true}",
+        "{\"format\":\"openai.responses\",\"stream\":true}",
+        "{\"format\":\"anthropic.messages\"}",
+        "{\"format\":\"anthropic.messages\",\"stream\":true}",
+        "{\"format\":\"gemini.generate_content\"}",
+        "{\"format\":\"gemini.generate_content\",\"stream\":true}"};
+    for (size_t f = 0; f < sizeof kRecord / sizeof kRecord[0]; ++f) {
+      ctxdb_response_record(db, "s", 1, kRecord[f], strlen(kRecord[f]), piece[0], len[0], &out, &n);
+      drop(out);
+      out = NULL;
+    }
+    if (k > 1) {
+      ctxdb_response_record(db, "s", 1, piece[1], len[1], piece[0], len[0], &out, &n);
+      drop(out);
+      out = NULL;
+    }
+  }
   /* Compaction: the second piece as a policy, the third as a host's
    * summary for the plan; whatever they hold, errors, never a crash, and
    * the log stays verifiable and replayable. */

@@ -70,6 +70,19 @@ function eventsNdjson(events) {
   return lines;
 }
 
+// recordResponse's options JSON and response text (or lines, for a stream
+// given as an array of events).
+function recordArgs(sessionId, response, options) {
+  check.string(sessionId, 'sessionId');
+  check.object(options, 'options');
+  const opts = check.stringify(options, 'options');
+  const body =
+    options.stream && Array.isArray(response)
+      ? eventsNdjson(response)
+      : check.jsonInput(response, 'response');
+  return [opts, body];
+}
+
 // ctxdb_rebuild options: {check?: boolean, search?: boolean}; undefined
 // (NULL/0) when there is nothing to ask for.
 function rebuildOptions(options) {
@@ -257,6 +270,29 @@ class Database {
     check.string(sessionId, 'sessionId');
     const ndjson = eventsNdjson(events);
     return parse(call(() => this.#db.appendBatch(sessionId, ndjson)));
+  }
+
+  /**
+   * Records a provider's answer as the AssistantMessageCreated it means (one
+   * ctxdb_response_record call) and returns the stored event. response: the
+   * complete response object (a ChatCompletion, a Responses response, an
+   * Anthropic Message, a GenerateContentResponse) or its JSON text; with
+   * options.stream, the stream's events as an array (objects or JSON lines)
+   * or NDJSON text. options: {format, stream?, branch_id?, parent_id?,
+   * actor?, run_id?, ts?, latency_ms?} (response_record_options.schema.json).
+   * Recording the same response again returns the stored event.
+   */
+  recordResponse(sessionId, response, options) {
+    const [opts, body] = recordArgs(sessionId, response, options);
+    return parse(call(() => this.#db.recordResponse(sessionId, opts, body)));
+  }
+
+  /** recordResponse, run off the main thread (a long stream is read there). */
+  async recordResponseAsync(sessionId, response, options) {
+    const [opts, body] = recordArgs(sessionId, response, options);
+    const text = await call(() => this.#db.recordResponseAsync(sessionId, opts, body))
+      .catch(rejectAsCtxdbError);
+    return parse(text);
   }
 
   /** appendMany, run off the main thread. */

@@ -348,13 +348,23 @@ void DbState::CloseNow() {
 // the worker thread, where ctxdb_errmsg keeps it.
 class CallWorker : public Napi::AsyncWorker {
 public:
-  enum class Kind { kAppendBatch, kImport, kVerify, kRebuild, kOptimize, kCompile, kCompact };
+  enum class Kind {
+    kAppendBatch,
+    kImport,
+    kVerify,
+    kRebuild,
+    kOptimize,
+    kCompile,
+    kCompact,
+    kRecord
+  };
 
+  // extra: a second text input (kRecord: the options JSON; data_ is the response).
   CallWorker(Napi::Env env, std::shared_ptr<DbState> state, Kind kind, std::string sid,
-             bool has_sid, std::string data)
+             bool has_sid, std::string data, std::string extra = {})
       : Napi::AsyncWorker(env, "ctxdb"), deferred_(Napi::Promise::Deferred::New(env)),
         state_(std::move(state)), db_(state_->db), kind_(kind), sid_(std::move(sid)),
-        has_sid_(has_sid), data_(std::move(data)) {
+        has_sid_(has_sid), data_(std::move(data)), extra_(std::move(extra)) {
     state_->pending++;
   }
 
@@ -380,6 +390,10 @@ protected:
     case Kind::kOptimize: rc_ = ctxdb_optimize(db_, nullptr, 0, &out.p, &out.n); break;
     case Kind::kCompile:
       rc_ = ctxdb_compile(db_, data_.data(), data_.size(), &out.p, &out.n);
+      break;
+    case Kind::kRecord:
+      rc_ = ctxdb_response_record(db_, sid_.data(), sid_.size(), extra_.data(), extra_.size(),
+                                  data_.data(), data_.size(), &out.p, &out.n);
       break;
     case Kind::kCompact: // data_: the policy JSON; the built-in summarizer
       rc_ = ctxdb_compact(db_, sid_.data(), sid_.size(), data_.data(), data_.size(), nullptr,
@@ -419,6 +433,7 @@ private:
   std::string sid_;
   bool has_sid_;
   std::string data_;
+  std::string extra_;
   int rc_ = CTXDB_INTERNAL;
   std::string result_;
   std::string message_;
@@ -436,6 +451,8 @@ public:
                         InstanceMethod<&Database::SessionGet>("sessionGet"),
                         InstanceMethod<&Database::SessionList>("sessionList"),
                         InstanceMethod<&Database::Append>("append"),
+                        InstanceMethod<&Database::RecordResponse>("recordResponse"),
+                        InstanceMethod<&Database::RecordResponseAsync>("recordResponseAsync"),
                         InstanceMethod<&Database::AppendBatch>("appendBatch"),
                         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
                         InstanceMethod<&Database::EventGet>("eventGet"),
@@ -594,6 +611,31 @@ private:
     Bytes nd = GetBytes(info, 1, "ndjson");
     nd.Own();
     return Queue(env, CallWorker::Kind::kAppendBatch, std::move(sid), true, std::move(nd.owned));
+  }
+
+  // recordResponse(sessionId, optionsJson, response: string | Buffer | lines[])
+  Napi::Value RecordResponse(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string opts = GetString(info, 1, "options");
+    Bytes resp = GetBytes(info, 2, "response");
+    OwnedBuf out;
+    int rc = ctxdb_response_record(db, sid.data(), sid.size(), opts.data(), opts.size(), resp.p,
+                                   resp.n, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value RecordResponseAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    std::string sid = GetString(info, 0, "sessionId");
+    std::string opts = GetString(info, 1, "options");
+    Bytes resp = GetBytes(info, 2, "response");
+    resp.Own();
+    return Queue(env, CallWorker::Kind::kRecord, std::move(sid), true, std::move(resp.owned),
+                 std::move(opts));
   }
 
   Napi::Value EventGet(const Napi::CallbackInfo &info) {
@@ -1231,7 +1273,7 @@ private:
   }
 
   Napi::Value Queue(Napi::Env env, CallWorker::Kind kind, std::string sid, bool has_sid,
-                    std::string data) {
+                    std::string data, std::string extra = {}) {
     // A worker thread must never call JS: with a JS token counter set, a
     // call that may count tokens (appends, imports, rebuilds, compiles,
     // compactions) runs only synchronously; verify and optimize never count.
@@ -1241,7 +1283,8 @@ private:
                         "an async call that may count tokens cannot run while a JS token "
                         "counter is set (it would have to call JS off the main thread); use "
                         "the synchronous call, or setTokenCounter(null) first");
-    auto *w = new CallWorker(env, state_, kind, std::move(sid), has_sid, std::move(data));
+    auto *w = new CallWorker(env, state_, kind, std::move(sid), has_sid, std::move(data),
+                             std::move(extra));
     Napi::Promise p = w->Promise();
     w->Queue(); // deletes itself after OnOK/OnError
     return p;

@@ -447,6 +447,14 @@ _proto("ctxdb_compactions_list", c_int,
        ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t,
        POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_response_record(ctxdb_db *db, const char *session_id, size_t id_len,
+#                           const char *options_json, size_t opt_len,
+#                           const char *response, size_t resp_len, char **out,
+#                           size_t *out_len);
+_proto("ctxdb_response_record", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t,
+       POINTER(c_void_p), POINTER(c_size_t))
+
 FUNCTIONS = tuple(name for name, _, _ in _PROTOTYPES)
 
 # ---- loading ------------------------------------------------------------------

@@ -594,6 +594,35 @@ class Database:
         return json.loads(self._out(_capi.ctxdb_append_batch, sid, len(sid),
                                     data, len(data)))
 
+    def record_response(self, session_id: Union[str, bytes], response: Any,
+                        format: str, *, stream: bool = False,
+                        **options: Any) -> Event:
+        """Records a provider's answer as the AssistantMessageCreated it
+        means (one ctxdb_response_record call); returns the stored event.
+
+        ``format`` is "openai.chat", "openai.responses",
+        "anthropic.messages" or "gemini.generate_content". ``response`` is
+        the complete response (a dict, e.g. ``completion.model_dump()``, or
+        its JSON text); with ``stream=True`` it is the stream's events:
+        NDJSON text, or an iterable of event dicts / JSON lines. Keyword
+        options: branch_id, parent_id, actor, run_id, ts, latency_ms
+        (response_record_options.schema.json). Recording the same response
+        again returns the stored event.
+        """
+        sid = _text(session_id, "session_id")
+        opts = dict(options)
+        opts["format"] = format
+        if stream:
+            opts["stream"] = True
+            data = _ndjson(response, "record_response()")
+        elif isinstance(response, Mapping):
+            data = _json(dict(response), "record_response() response")
+        else:
+            data = _text(response, "record_response() response")
+        o = _json(opts, "record_response() options")
+        return json.loads(self._out(_capi.ctxdb_response_record, sid, len(sid),
+                                    o, len(o), data, len(data)))
+
     def event(self, id: Union[str, bytes]) -> Event:
         """The stored event with this id (NotFound when there is none)."""
         eid = _text(id, "event id")
