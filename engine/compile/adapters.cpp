@@ -144,12 +144,21 @@ Item lower_result(element block, const std::string &where, const ArtifactReader 
       it.text = "[output in artifact " + std::string(*id) + "]";
   if (auto c = block["content"]; !c.error()) {
     simdjson::dom::array list;
-    if (c.get(list)) bad(where + ".content", "must be an array of image blocks");
+    if (c.get(list)) bad(where + ".content", "must be an array of image and text blocks");
     size_t k = 0;
-    for (element img : list) {
+    for (element part : list) {
       std::string at = where + ".content[" + std::to_string(k++) + "]";
-      if (req_str(img, "type", at) != "image") bad(at + ".type", "must be image");
-      it.images.push_back(lower_image(img, at, reader));
+      std::string_view type = req_str(part, "type", at);
+      if (type == "image") {
+        it.images.push_back(lower_image(part, at, reader));
+      } else if (type == "text") {
+        // The placeholder of an image the compiler left out to fit.
+        std::string_view t = req_str(part, "text", at);
+        if (!blank(t))
+          it.text = blank(it.text) ? std::string(t) : it.text + "\n\n" + std::string(t);
+      } else {
+        bad(at + ".type", "must be image or text");
+      }
     }
   }
   if (blank(it.text) && it.images.empty()) it.text = "(no output)";

@@ -53,9 +53,15 @@ const FAMILY = { 'anthropic.messages': 'anthropic', 'openai.responses': 'openai'
 // misreads it (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks,
 // https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context,
 // https://ai.google.dev/gemini-api/docs/thinking#signatures).
+// Google documents one value that is no model's state: a function call no
+// Gemini model made (history from another model, or written by the host)
+// carries "skip_thought_signature_validator"
+// (https://ai.google.dev/gemini-api/docs/thought-signatures).
+const GEMINI_NO_SIGNATURE = 'skip_thought_signature_validator';
 function thinkingFamily(format, body, info) {
   const out = [];
   for (const token of opaqueTokens(format, body)) {
+    if (format === 'gemini.generate_content' && token === GEMINI_NO_SIGNATURE) continue;
     const from = info.signatures[token];
     if (from !== FAMILY[format]) out.push(violation('thinking-family', '$', `opaque thinking ${token} of ${from || 'no known family'} sent to ${format}`));
   }

@@ -764,6 +764,20 @@ TEST_CASE("images kept inline by the host are sent as they are") {
   CHECK(convert_bundle(bmp, "openai.chat").find("[image: inline, image/bmp]") != std::string::npos);
 }
 
+TEST_CASE("a tool result's image left out to fit sends its placeholder with the result") {
+  std::string bundle = bundle_with(
+      segment("assistant", R"({"type":"tool_call","id":"c1","name":"screenshot"})") + "," +
+      segment("tool",
+              R"({"type":"tool_result","tool_call_id":"c1","status":"success",)"
+              R"("text":"taken","content":[{"type":"text","text":"[image omitted: a1]"}]})"));
+  for (const char *format : kProviderFormats) {
+    CAPTURE(format);
+    std::string out = convert_bundle(bundle, format);
+    check_provider(out, format);
+    CHECK(out.find("taken\\n\\n[image omitted: a1]") != std::string::npos);
+  }
+}
+
 TEST_CASE("images: an unknown artifact is not found, a type the provider refuses a placeholder") {
   ImageDb d;
   std::string missing = "art_" + std::string(64, '0');
@@ -968,9 +982,12 @@ TEST_CASE("bad bundles and formats are refused with a code and the field") {
           "segments[0].content[0].type");
   refused(segment("assistant", R"({"type":"thinking","provider":"openai","summary":[1]})"),
           "segments[0].content[0].summary");
+  refused(segment("tool",
+                  R"({"type":"tool_result","tool_call_id":"c","content":[{"type":"thinking"}]})"),
+          "segments[0].content[0].content[0].type");
   refused(
       segment("tool", R"({"type":"tool_result","tool_call_id":"c","content":[{"type":"text"}]})"),
-      "segments[0].content[0].content[0].type");
+      "segments[0].content[0].content[0].text");
   refused(segment("system", R"({"type":"tool_specs","tools":[{}]})", "tools"),
           "segments[0].content[0].tools[0].name");
 }

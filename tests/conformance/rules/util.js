@@ -2,7 +2,7 @@
 // What every format's checker shares: the violation record, blank-text and
 // base64 tests, and the cross-format rule on the user's own words.
 
-// One broken rule: its id (stable, listed in KNOWN_TODAY), where in the
+// One broken rule: its id (stable, printed with each failure), where in the
 // request body (a JSON path) and what is wrong.
 function violation(rule, where, message) {
   return { rule, where, message };
@@ -62,7 +62,10 @@ function occurrences(texts, needle) {
 // user said: https://platform.openai.com/docs/guides/text#message-roles-and-instruction-following,
 // https://docs.anthropic.com/en/api/messages (messages: "user" turns are
 // the user's input), https://ai.google.dev/api/caching#Content (role "user").
-// Texts under 8 characters are too short to tell a quote from a repeat.
+// Repeats are counted in user turns only: a compaction summary in the
+// standing context (system, developer) restates the current task because
+// it must cover it, and that is not the user speaking. Texts under 8
+// characters are too short to tell a quote from a repeat.
 function checkRequestOnce(texts) {
   const out = [];
   const said = texts.filter((t) => t.side === 'user' && !isContextBlock(t.text) && !isBlank(t.text)).map((t) => t.text.trim());
@@ -71,7 +74,7 @@ function checkRequestOnce(texts) {
   for (const words of said) {
     if (words.length < 8 || seen.has(words)) continue;
     seen.add(words);
-    const count = occurrences(texts, words);
+    const count = occurrences(texts.filter((t) => t.side === 'user'), words);
     if (count > 1) {
       const rule = words === last ? 'request-once' : 'user-words-once';
       out.push(violation(rule, '$', `the user text ${JSON.stringify(words.slice(0, 60))} appears ${count} times in the request`));
