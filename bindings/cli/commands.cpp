@@ -464,6 +464,9 @@ const CommandSpec kCommands[] = {
      "                      (default: main)\n"
      "  --leaf EVENT        compile as of this event (not with --branch)\n"
      "  --request TEXT      the current request, when it is not in the log\n"
+     "  --model MODEL       the model the context is for: its calibration in\n"
+     "                      `ctxdb stats` shrinks the budget when providers\n"
+     "                      read more tokens than ctxdb counted\n"
      "  --system TEXT       a system instruction; repeatable, kept in order\n"
      "  --system-file FILE  a system instruction read from FILE (- is stdin)\n"
      "  --json              print the bundle as JSON instead\n"
@@ -474,7 +477,8 @@ const CommandSpec kCommands[] = {
      "  --continue          the model continues its own last answer: without it\n"
      "                      (or --request) a branch ending on the assistant's\n"
      "                      finished answer is refused\n",
-     {"--budget", "--reserve", "--branch", "--leaf", "--request", "--system", "--system-file",
+     {"--budget", "--reserve", "--branch", "--leaf", "--request", "--model", "--system",
+      "--system-file",
       "--format"},
      {"--json", "--record", "--continue"}, 1, 1, cmd_context},
     {"artifact ls", "[SESSION] [--json]", "list artifacts",

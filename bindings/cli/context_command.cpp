@@ -33,6 +33,7 @@ std::string context_request(const Args &args, std::string_view format) {
   if (auto branch = args.value("--branch")) r += ",\"branch_id\":" + json_quote(*branch);
   if (auto leaf = args.value("--leaf")) r += ",\"leaf_event_id\":" + json_quote(*leaf);
   if (auto request = args.value("--request")) r += ",\"request\":" + json_quote(*request);
+  if (auto model = args.value("--model")) r += ",\"model\":" + json_quote(*model);
   std::string instructions;
   for (const auto &[flag, value] : args.ordered_values) {
     if (flag != "--system" && flag != "--system-file") continue;

@@ -789,6 +789,8 @@ export interface CompileRequest {
   }>;
   /** The model continues its own finished answer (else a branch ending on one is CONFLICT). */
   continuation?: boolean;
+  /** The model the bundle is for: its stats calibration, when providers read more tokens than compiles counted, shrinks the budget (budget.calibration). */
+  model?: string;
   instructions?: Array<{ kind: 'system' | 'developer' | 'project'; text: string; id?: string }>;
   tools?: Array<{ name: string; description?: string; parameters?: JsonObject }>;
   policy?: {

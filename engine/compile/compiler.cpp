@@ -6,6 +6,7 @@
 #include "project/agent_state.hpp"
 #include "project/branch_path.hpp"
 #include "project/payload_cache.hpp"
+#include "project/stats.hpp"
 #include "util/sha256.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -86,11 +87,13 @@ class Compilation {
 public:
   Compilation(Sources &src, const Request &req)
       : src_(src), req_(req), redactor_(req.redact, req.builtin_redaction),
-        available_(req.available()), tail_left_(int64_t(std::floor(req.tail_share * available_))) {}
+        available_(calibrated_available()),
+        tail_left_(int64_t(std::floor(req.tail_share * available_))) {}
 
   Compiled run();
 
 private:
+  int64_t calibrated_available();
   void resolve_target();
   void collect_fixed();
   void read_newest_turn();
@@ -127,6 +130,7 @@ private:
   Sources &src_;
   const Request &req_;
   policy::Redactor redactor_;
+  std::optional<project::Stats::ModelCalibration> calibration_; // when it shrank the budget
   int64_t available_;
   int64_t used_ = 0;
   int64_t tail_left_;
@@ -154,6 +158,25 @@ private:
   memory::Retrieval memories_;
   std::vector<Excluded> excluded_;
 };
+
+// Fewer than this many responses say too little about a counter's error.
+constexpr int64_t kMinCalibrationSamples = 3;
+
+// The available tokens, shrunk when providers have reported more input for
+// the request's model than recorded compiles counted (a model whose
+// tokenizer is not built in, counted by the estimator). A counter that
+// counts more than the provider leaves the budget as it is: the bundle
+// stays inside the window either way.
+int64_t Compilation::calibrated_available() {
+  int64_t available = req_.available();
+  if (!req_.model) return available;
+  std::optional<project::Stats::ModelCalibration> c =
+      project::Stats::calibration_of(src_.store, *req_.model);
+  if (!c || c->samples < kMinCalibrationSamples || c->estimated <= 0 || c->reported <= c->estimated)
+    return available;
+  calibration_ = c;
+  return int64_t(std::floor(double(available) * double(c->estimated) / double(c->reported)));
+}
 
 void Compilation::resolve_target() {
   log::EventLog &log = src_.log;
@@ -778,10 +801,17 @@ Compiled Compilation::write() {
       .begin_object()
       .field("max_tokens", req_.max_tokens)
       .field("reserved_output_tokens", req_.reserved_output_tokens)
-      .field("available", available_)
-      .field("used", used_)
-      .field("free", available_ - used_)
-      .end_object();
+      .field("available", available_);
+  if (calibration_) {
+    w.key("calibration")
+        .begin_object()
+        .field("model", *req_.model)
+        .field("samples", calibration_->samples)
+        .key("factor");
+    project::Stats::write_ratio(w, calibration_->reported, calibration_->estimated);
+    w.end_object();
+  }
+  w.field("used", used_).field("free", available_ - used_).end_object();
   std::vector<std::pair<std::string_view, int64_t>> by_kind;
   for (const Segment *s : ordered) {
     auto it =

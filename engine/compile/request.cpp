@@ -143,6 +143,7 @@ Request parse_request(std::string_view json) {
   read_policy(doc, r);
   read_memory(doc, r);
   r.token_counter = optional_string(doc, "token_counter");
+  r.model = optional_string(doc, "model");
   if (auto format = optional_string(doc, "format")) r.format = *format;
   read(doc, "record", r.record);
   return r;

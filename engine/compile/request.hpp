@@ -53,7 +53,10 @@ struct Request {
   double memories_share = 0.1;
   std::optional<MemoryRequest> memory;
   std::optional<std::string> token_counter; // another counter than the handle's
-  int64_t keep_recent_turns = 2;            // turns whose tool outputs enter whole
+  // The model the bundle is for: its calibration (project::Stats) shrinks
+  // the available tokens when the counter counts fewer than it reads.
+  std::optional<std::string> model;
+  int64_t keep_recent_turns = 2; // turns whose tool outputs enter whole
   int64_t prune_min_tokens = 500;
   int64_t prune_preview_bytes = 800;
   std::string format = "canonical";

@@ -207,25 +207,12 @@ const std::unordered_map<std::string_view, Handler> &handlers() {
 }
 
 // A ratio for output only (it is never stored), so printf's rounding is fine.
-void ratio(json::JsonWriter &w, int64_t num, int64_t den) {
-  if (den == 0) {
-    w.null();
-    return;
-  }
-  char buf[48];
-  int len = std::snprintf(buf, sizeof buf, "%.4f", double(num) / double(den));
-  std::string_view s(buf, size_t(len));
-  // Four decimals at most, without trailing zeros: 0.25, 21, 1.3333.
-  s = s.substr(0, s.find_last_not_of('0') + 1);
-  if (s.back() == '.') s.remove_suffix(1);
-  w.raw(s);
-}
 
 void timing(json::JsonWriter &w, const char *key, const SessionStats &s, StatField count,
             StatField total, StatField max) {
   w.key(key).begin_object().field("count", s[count]).field("total", s[total]).field("max", s[max]);
   w.key("mean");
-  ratio(w, s[total], s[count]);
+  Stats::write_ratio(w, s[total], s[count]);
   w.end_object();
 }
 
@@ -274,7 +261,7 @@ void write_calibration(store::Store &store, json::JsonWriter &w) {
         .field("estimated_tokens", estimated)
         .field("reported_tokens", reported)
         .key("ratio");
-    ratio(w, reported, estimated);
+    Stats::write_ratio(w, reported, estimated);
     w.end_object();
   }
   w.end_array();
@@ -343,7 +330,7 @@ std::string write_stats(store::Store &store, const SessionStats &s, const Counte
       .field("tokens_before", s[kCompactionTokensBefore])
       .field("tokens_after", s[kCompactionTokensAfter])
       .key("ratio");
-  ratio(w, s[kCompactionTokensAfter], s[kCompactionTokensBefore]);
+  Stats::write_ratio(w, s[kCompactionTokensAfter], s[kCompactionTokensBefore]);
   w.end_object();
   w.key("context")
       .begin_object()
@@ -357,6 +344,30 @@ std::string write_stats(store::Store &store, const SessionStats &s, const Counte
 }
 
 } // namespace
+
+std::optional<Stats::ModelCalibration> Stats::calibration_of(store::Store &store,
+                                                             std::string_view model) {
+  auto q = store.statement("SELECT samples,estimated_tokens,reported_tokens FROM "
+                           "token_calibration WHERE model=?");
+  store::bind_text(*q, 1, model);
+  if (!q->executeStep()) return std::nullopt;
+  return ModelCalibration{q->getColumn(0).getInt64(), q->getColumn(1).getInt64(),
+                          q->getColumn(2).getInt64()};
+}
+
+void Stats::write_ratio(json::JsonWriter &w, int64_t num, int64_t den) {
+  if (den == 0) {
+    w.null();
+    return;
+  }
+  char buf[48];
+  int len = std::snprintf(buf, sizeof buf, "%.4f", double(num) / double(den));
+  std::string_view s(buf, size_t(len));
+  // Four decimals at most, without trailing zeros: 0.25, 21, 1.3333.
+  s = s.substr(0, s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.remove_suffix(1);
+  w.raw(s);
+}
 
 std::span<const char *const> Stats::tables() const {
   static const char *const kTables[] = {"stats", "token_calibration"};

@@ -12,6 +12,7 @@
 #include "project/payload_cache.hpp"
 #include "project/projection.hpp"
 #include "store/store.hpp"
+#include "json/json_writer.hpp"
 
 #include <array>
 #include <optional>
@@ -79,6 +80,18 @@ public:
     double input = 0, cache_read = 0, cache_write = 0, output = 0;
   };
   using Pricing = std::unordered_map<std::string, Price>;
+
+  // One model's correction as the stats keep it (token_calibration):
+  // what providers reported for responses to recorded compiles, against
+  // what those compiles counted. nullopt when the model has none.
+  struct ModelCalibration {
+    int64_t samples = 0, estimated = 0, reported = 0;
+  };
+  static std::optional<ModelCalibration> calibration_of(store::Store &store,
+                                                        std::string_view model);
+  // num / den with four decimals at most, no trailing zeros (0.25, 21,
+  // 1.3333); null when den is 0. Deterministic, unlike a double's printing.
+  static void write_ratio(json::JsonWriter &w, int64_t num, int64_t den);
 
 private:
   SessionStats &session_for(int64_t session_no);

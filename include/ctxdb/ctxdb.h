@@ -503,6 +503,10 @@ CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
  * "error"?, "name"?}] (results of calls of the last turn the host has and
  * has not appended; they enter after their call, source type "request"),
  * "continuation"?: true (the model continues its own finished answer),
+ * "model"?: the model the bundle is for (when providers have reported, over
+ * 3 or more responses to recorded compiles, more input tokens for it than
+ * those compiles counted -- see ctxdb_stats' calibration -- the available
+ * tokens shrink by that factor, and budget.calibration says so),
  * "instructions"?: [{"kind": "system" | "developer" | "project",
  * "text", "id"?}], "tools"?: [{"name", "description"?, "parameters"?}],
  * "policy"?: {"redact"?: [{"name", "pattern" (PCRE2), "replacement"?}],

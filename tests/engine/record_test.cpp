@@ -353,6 +353,49 @@ TEST_CASE("record: a response to a recorded compile calibrates its model's token
   CHECK(field_text(db.stats("s"), "/calibration") == want);
 }
 
+TEST_CASE("record: a model's calibration shrinks the budget of compiles for that model") {
+  TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  // A compile counted 1000 tokens; the provider read `input` for it.
+  auto answered = [&](const std::string &model, int n, int64_t input) {
+    db.append("s", R"({"type":"ContextBuilt","actor":"ctxdb","payload":{"bundle_hash":"h",)"
+                   R"("used_tokens":1000}})");
+    db.record_response("s", options("anthropic.messages", false),
+                       R"({"id":"msg_)" + model + std::to_string(n) +
+                           R"(","type":"message","role":"assistant","model":")" + model +
+                           R"(","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn",)"
+                           R"("usage":{"input_tokens":)" +
+                           std::to_string(input) + R"(,"output_tokens":2}})");
+  };
+  for (int n = 0; n < 3; ++n) answered("claude-x", n, 1250);
+  for (int n = 0; n < 2; ++n) answered("claude-few", n, 2000);
+  for (int n = 0; n < 3; ++n) answered("claude-over", n, 800);
+  db.append("s", R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"next"}})");
+  auto compiled = [&](const char *model) {
+    std::string req = R"({"session_id":"s","max_tokens":10000,"reserved_output_tokens":1000)";
+    if (model) req += std::string(R"(,"model":")") + model + "\"";
+    return db.compile(req + "}");
+  };
+  // 1250 read for every 1000 counted, over 3 responses: 9000 * 1000/1250.
+  std::string b = compiled("claude-x");
+  CHECK(field_text(b, "/budget/available") == "7200");
+  CHECK(field_text(b, "/budget/calibration") ==
+        R"({"model":"claude-x","samples":3,"factor":1.25})");
+  CHECK(std::stoll(field_text(b, "/budget/free")) ==
+        7200 - std::stoll(field_text(b, "/budget/used")));
+  // Two samples say too little; a counter that counts more than the
+  // provider reads leaves the budget as it is; so does no model.
+  for (const char *model : {"claude-few", "claude-over", "claude-unknown"}) {
+    CAPTURE(model);
+    CHECK(field_text(compiled(model), "/budget/available") == "9000");
+  }
+  CHECK(field_text(compiled(nullptr), "/budget").find("calibration") == std::string::npos);
+  // A model named by an empty string is refused, naming the field.
+  std::string bad = R"({"session_id":"s","max_tokens":10,"model":""})";
+  CHECK(test::code_of([&] { db.compile(bad); }) == Code::kInvalidArg);
+}
+
 // The tool calls (id, name, arguments) of the last assistant turn of a
 // compiled request, as "id name args" lines.
 std::string compiled_calls(Engine &db, const char *format) {
@@ -362,7 +405,10 @@ std::string compiled_calls(Engine &db, const char *format) {
   simdjson::dom::parser p;
   simdjson::dom::element doc = p.parse(out);
   std::string lines;
-  for (simdjson::dom::element m : doc["messages"].get_array().value()) {
+  // By value: a range-for over get_array().value() would walk a destroyed
+  // temporary.
+  simdjson::dom::array messages = doc["messages"].get_array().value();
+  for (simdjson::dom::element m : messages) {
     if (std::string_view(m["role"].get_string().value()) != "assistant") continue;
     lines.clear();
     if (simdjson::dom::array calls; !m["tool_calls"].get(calls))
@@ -406,7 +452,8 @@ TEST_CASE("record: a recorded answer compiles back into the same assistant turn"
     std::string e = d.db.record_response("s", options(c.record_format, false),
                                          read_file(kFixtures / c.fixture));
     simdjson::dom::parser p;
-    for (simdjson::dom::element b : p.parse(e)["payload"]["content"].get_array().value()) {
+    simdjson::dom::array blocks = p.parse(e)["payload"]["content"].get_array().value();
+    for (simdjson::dom::element b : blocks) {
       if (std::string_view(b["type"].get_string().value()) != "tool_call") continue;
       d.db.append("s", R"({"type":"ToolCallFinished","actor":"tool","payload":{"tool_call_id":")" +
                            std::string(b["id"].get_string().value()) + R"(","output":"sunny"}})");

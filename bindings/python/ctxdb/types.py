@@ -460,6 +460,9 @@ class CompileRequest(TypedDict, total=False):
     # [{"tool_call_id", "output"?, "is_error"?, "error"?, "name"?}]
     tool_results: List[JSONObject]
     continuation: bool  # the model continues its own finished answer
+    # The model the bundle is for: its stats calibration, when providers
+    # read more tokens than compiles counted, shrinks the budget.
+    model: str
     instructions: List[Instruction]
     tools: List[ToolSpec]
     # redact, builtin_redaction, allow_sensitive, shares, prune,
