@@ -9,7 +9,7 @@
 // into one). Inside a turn, units are the spans nothing may cut: an
 // assistant message with its tool calls and every result answering them.
 //
-// Every call leaves a turn closed (contract: no call without its result).
+// Every call leaves a turn closed (DESIGN §12: no call without its result).
 // A call with no result after which the conversation moved on (a later
 // user prompt or assistant message: it is *abandoned*) gets a synthetic
 // cancelled result right after its call's results, or, with
