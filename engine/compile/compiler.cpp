@@ -549,15 +549,18 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
     if (v == kPruned)
       why += "; its tool output pruned to a preview (" + std::to_string(m.tokens) + " -> " +
              std::to_string(m.pruned_tokens) + " tokens)";
-    if (v == kImageless) {
-      why += "; its images left out to fit, placeholders name their artifacts";
+    if (v == kImageless || (v == kPruned && !m.images.empty())) {
+      if (v == kImageless) why += "; its images left out to fit, placeholders name their artifacts";
       for (const auto &[artifact, image_tokens] : m.images)
         excluded_.push_back({"image:" + artifact,
                              "image",
                              priority,
                              image_tokens,
-                             "budget: the image did not fit; a placeholder in " + m.segment_id +
-                                 " names its artifact",
+                             std::string(v == kPruned ? "budget: its tool output was pruned to "
+                                                        "a preview; a placeholder in "
+                                                      : "budget: the image did not fit; a "
+                                                        "placeholder in ") +
+                                 m.segment_id + " names its artifact",
                              {{"event", m.event_id}, {"artifact", artifact}}});
     }
     take(message_candidate(m, i, priority, v, why));

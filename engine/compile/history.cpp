@@ -285,6 +285,7 @@ void History::add_image_sizes(Message &m) {
   json::JsonWriter w(m.content.size() + 64), bare(m.content.size() + 64);
   int64_t tokens = 0;
   std::string placeholders; // their texts, counted once
+  std::vector<std::string> texts;
   auto image = [&](simdjson::dom::element b) {
     int64_t before = tokens;
     write_image(w, b, tokens);
@@ -294,6 +295,7 @@ void History::add_image_sizes(Message &m) {
         "[image omitted to fit the context: " + std::string(project::string_field(b, "mime_type")) +
         ", artifact " + std::string(id) + "]";
     placeholders += text;
+    texts.push_back(text);
     bare.begin_object().field("type", "text").field("text", text).end_object();
   };
   w.begin_array();
@@ -328,6 +330,27 @@ void History::add_image_sizes(Message &m) {
   m.imageless_tokens = m.tokens + counter_.count(placeholders);
   m.image_tokens = tokens;
   m.tokens += tokens;
+  if (m.pruned_content) add_pruned_placeholders(m, texts, placeholders);
+}
+
+// A pruned tool output keeps its images' placeholders, so a preview never
+// drops an image without naming its artifact.
+void History::add_pruned_placeholders(Message &m, const std::vector<std::string> &texts,
+                                      const std::string &placeholders) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element blocks = json::parse(parser, *m.pruned_content, "pruned content");
+  json::JsonWriter w(m.pruned_content->size() + placeholders.size() + 64);
+  w.begin_array();
+  for (simdjson::dom::element b : blocks.get_array()) {
+    w.begin_object();
+    for (auto [key, value] : b.get_object()) w.key(key).element(value);
+    w.key("content").begin_array();
+    for (const std::string &t : texts)
+      w.begin_object().field("type", "text").field("text", t).end_object();
+    w.end_array().end_object();
+  }
+  m.pruned_content = w.end_array().take();
+  m.pruned_tokens += counter_.count(placeholders);
 }
 
 void History::write_image(json::JsonWriter &w, simdjson::dom::element block, int64_t &tokens) {

@@ -142,6 +142,8 @@ private:
   Row row();
   Message render(const Row &row);
   void add_pruned(Message &m, simdjson::dom::element payload);
+  void add_pruned_placeholders(Message &m, const std::vector<std::string> &texts,
+                               const std::string &placeholders);
   void split_units(Turn &t);
   void set_orphans_aside(Turn &t);
   void add_image_sizes(Message &m);

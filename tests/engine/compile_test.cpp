@@ -638,6 +638,41 @@ TEST_CASE("an image that does not fit becomes a placeholder and an excluded entr
   CHECK(tight.used() < 300);
 }
 
+// An old tool output pruned to a preview keeps its images' placeholders:
+// the preview never drops an image without naming its artifact.
+TEST_CASE("a pruned tool output names its images, and excluded says so") {
+  SessionFixture f;
+  f.add(prompt("take a screenshot of the failing page"));
+  f.add(call("shot"));
+  std::string log;
+  for (int i = 0; i < 2000; ++i) log += "line " + std::to_string(i) + " of the page log\\n";
+  std::string shot =
+      f.add(event("ToolCallFinished", "tool",
+                  R"({"tool_call_id":"shot","output":")" + log +
+                      R"(","content":[{"type":"image","mime_type":"image/png","data":")" +
+                      util::encode_base64(png_head(800, 600)) + R"("}]})"));
+  for (int i = 0; i < 3; ++i) {
+    f.add(event("AssistantMessageCreated", "assistant",
+                R"({"content":[{"type":"text","text":"noted"}]})"));
+    f.add(prompt("next step " + std::to_string(i)));
+  }
+  Bundle b(f.db.compile(request(100000, R"("policy":{"prune":{"keep_recent_turns":1}})")));
+  check_bundle(b);
+  REQUIRE(b.has("msg:" + shot));
+  std::string content;
+  for (auto s : b.segments())
+    if (s["id"].get_string().value() == "msg:" + shot) content = simdjson::to_string(s["content"]);
+  CHECK(content.find("[output pruned to a preview") != std::string::npos);
+  CHECK(content.find("[image omitted to fit the context: image/png, artifact ") !=
+        std::string::npos);
+  std::vector<std::string> out = b.excluded_ids();
+  auto image =
+      std::find_if(out.begin(), out.end(), [](auto &id) { return id.starts_with("image:"); });
+  REQUIRE(image != out.end());
+  CHECK(b.reason_of_excluded(*image).find("pruned to a preview; a placeholder in msg:" + shot) !=
+        std::string::npos);
+}
+
 TEST_CASE("redaction rules replace what they match and say where, never what") {
   SessionFixture f;
   std::string ask = f.add(prompt("deploy with token tok-1234-secret please"));
