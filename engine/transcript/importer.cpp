@@ -1,5 +1,7 @@
 #include "transcript/importer.hpp"
 
+#include "transcript/claude_code.hpp"
+
 #include "store/store.hpp"
 #include "util/sha256.hpp"
 #include "json/json_writer.hpp"
@@ -20,7 +22,6 @@ namespace ctxdb::transcript {
 namespace fs = std::filesystem;
 
 // The readers not merged into this tree yet resolve to null.
-[[gnu::weak]] Parsed parse_claude_code(std::string_view bytes, const ParseOptions &options);
 [[gnu::weak]] Parsed parse_codex(std::string_view bytes, const ParseOptions &options);
 [[gnu::weak]] Parsed parse_pi(std::string_view bytes, const ParseOptions &options);
 
@@ -64,18 +65,16 @@ namespace {
 
 bool ends_with_jsonl(const fs::path &p) { return p.extension() == ".jsonl"; }
 
-// Whether a .jsonl file of an agent's folder is a session. Claude Code
-// keeps projects/<project>/<session>.jsonl and, for the subagents of a
-// session, <session>/subagents/agent-<id>.jsonl; Codex
-// sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl; Pi
+// Whether a .jsonl file of an agent's folder is a session: Claude Code's
+// reader says which of its files are (claude_code.hpp); Codex keeps
+// sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl, Pi
 // sessions/<encoded cwd>/<ts>_<id>.jsonl.
 bool is_session_file(Format format, const fs::path &p) {
   if (!ends_with_jsonl(p)) return false;
-  std::string name = p.filename().string();
   switch (format) {
   case Format::kClaudeCode:
-    return p.parent_path().filename() != "subagents" || name.starts_with("agent-");
-  case Format::kCodex: return name.starts_with("rollout-");
+    return claude_code_file(p.string()).kind != ClaudeCodeFile::kNotASession;
+  case Format::kCodex: return p.filename().string().starts_with("rollout-");
   case Format::kPi: return true;
   }
   return false;

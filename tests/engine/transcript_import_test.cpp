@@ -200,4 +200,154 @@ TEST_CASE("a file no longer beginning with the bytes imported is reported change
   CHECK(event_count(db) == 1);
 }
 
+namespace {
+
+// Claude Code records as its session files hold them (a prompt, and the
+// answer to it: one API message), through the real reader.
+std::string cc_user(const std::string &uuid, const std::string &parent, const std::string &text) {
+  return R"({"type":"user","uuid":")" + uuid + R"(","parentUuid":)" +
+         (parent.empty() ? "null" : "\"" + parent + "\"") +
+         R"(,"sessionId":"S1","cwd":"/w","timestamp":"2025-06-01T10:00:00.000Z","message":{"role":"user","content":")" +
+         text + "\"}}\n";
+}
+
+std::string cc_answer(const std::string &uuid, const std::string &parent, const std::string &text) {
+  return R"({"type":"assistant","uuid":")" + uuid + R"(","parentUuid":")" + parent +
+         R"(","sessionId":"S1","cwd":"/w","timestamp":"2025-06-01T10:00:01.000Z","message":{"id":"msg_)" +
+         uuid +
+         R"(","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":")" +
+         text + R"("}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":2}}})" +
+         "\n";
+}
+
+std::string turn(int n) {
+  std::string u = "u" + std::to_string(n), a = "a" + std::to_string(n);
+  std::string parent = n == 1 ? "" : "a" + std::to_string(n - 1);
+  return cc_user(u, parent, "question " + std::to_string(n)) +
+         cc_answer(a, u, "answer " + std::to_string(n));
+}
+
+struct Imported {
+  std::string report;
+  simdjson::dom::parser parser;
+  simdjson::dom::element file(size_t i) { return entry(parser, report, i); }
+  std::string status(size_t i) { return std::string(file(i)["status"].get_string().value()); }
+  int64_t events(size_t i) { return file(i)["events"].get_int64().value(); }
+};
+
+Imported import(Engine &db, const std::string &format, const std::string &path, bool final = true) {
+  std::string o = options(format, path);
+  if (!final) o = o.substr(0, o.size() - 1) + R"(,"final":false})";
+  return Imported{db.transcript_import(o), {}};
+}
+
+void verifies(Engine &db) {
+  simdjson::dom::parser p;
+  CHECK(p.parse(db.verify(std::nullopt))["ok"].get_bool().value());
+  rebuilds_identically(db);
+}
+
+} // namespace
+
+TEST_CASE("the same file twice changes nothing; a grown file appends only its new lines") {
+  test::TempDir dir;
+  Engine db(dir.file("db.ctxdb"), "");
+  std::string file = dir.file("projects/-w/S1.jsonl");
+  write_file(file, turn(1) + turn(2));
+  Imported first = import(db, "claude-code", dir.file(".").c_str());
+  CHECK(first.status(0) == "imported");
+  CHECK(first.file(0)["session_id"].get_string().value() == "cc-S1");
+  CHECK(first.file(0)["lines"].get_int64().value() == 4);
+  int64_t events = event_count(db);
+  CHECK(first.events(0) == events); // SessionStarted and each record's event
+  verifies(db);
+
+  std::string before = test::snapshot(db);
+  Imported again = import(db, "claude-code", file);
+  CHECK(again.status(0) == "unchanged");
+  CHECK(again.events(0) == 0);
+  CHECK(test::snapshot(db) == before);
+
+  std::ofstream(file, std::ios::app) << turn(3);
+  Imported grown = import(db, "claude-code", file);
+  CHECK(grown.status(0) == "imported");
+  CHECK(grown.file(0)["lines"].get_int64().value() == 2);
+  CHECK(grown.events(0) == 2);
+  CHECK(event_count(db) == events + 2);
+  verifies(db);
+  // The last event of each pass records the bytes read and their hash.
+  CHECK(test::raw_int(dir.file("db.ctxdb"), "SELECT end_offset FROM import_sources") ==
+        int64_t(fs::file_size(file)));
+  CHECK(test::raw_int(dir.file("db.ctxdb"), "SELECT last_line FROM import_sources") == 6);
+}
+
+TEST_CASE("a line changed in the middle is reported, and nothing of the file merged") {
+  test::TempDir dir;
+  Engine db(dir.file("db.ctxdb"), "");
+  std::string file = dir.file("S1.jsonl");
+  write_file(file, turn(1) + turn(2));
+  CHECK(import(db, "claude-code", file).status(0) == "imported");
+  std::string before = test::snapshot(db);
+  write_file(file, turn(1) + cc_user("u2", "a1", "question 2, edited") +
+                       cc_answer("a2", "u2", "answer 2") + turn(3));
+  Imported changed = import(db, "claude-code", file);
+  CHECK(changed.status(0) == "changed");
+  CHECK(changed.events(0) == 0);
+  CHECK(std::string(changed.file(0)["error"].get_string().value()).find("S1.jsonl") !=
+        std::string::npos);
+  CHECK(test::snapshot(db) == before);
+}
+
+TEST_CASE("a torn last line waits for the next pass") {
+  test::TempDir dir;
+  Engine db(dir.file("db.ctxdb"), "");
+  std::string file = dir.file("S1.jsonl");
+  std::string next = turn(2);
+  write_file(file, turn(1) + next.substr(0, 40)); // a writer mid-line
+  Imported torn = import(db, "claude-code", file, false);
+  CHECK(torn.status(0) == "imported");
+  CHECK(torn.file(0)["lines"].get_int64().value() == 2);
+  int64_t events = event_count(db);
+  CHECK(import(db, "claude-code", file, false).status(0) == "unchanged");
+  CHECK(event_count(db) == events);
+
+  write_file(file, turn(1) + next); // the line completed
+  Imported completed = import(db, "claude-code", file);
+  CHECK(completed.status(0) == "imported");
+  CHECK(completed.file(0)["lines"].get_int64().value() == 2);
+  CHECK(event_count(db) == events + 2);
+  verifies(db);
+}
+
+TEST_CASE("a malformed line fails its session, rolled back and named; the others import") {
+  test::TempDir dir;
+  Engine db(dir.file("db.ctxdb"), "");
+  write_file(dir.file("projects/-w/A.jsonl"), turn(1));
+  write_file(dir.file("projects/-w/B.jsonl"), turn(1) + "{\"type\":\"user\",\n" + turn(2));
+  write_file(dir.file("projects/-w/C.jsonl"),
+             turn(1) + R"({"type":"brand-new-record","uuid":"x1","sessionId":"S1"})"
+                       "\n");
+  Imported r = import(db, "claude-code", dir.file("projects"));
+  simdjson::dom::element top = r.parser.parse(r.report);
+  CHECK(top["imported"].get_int64().value() == 2);
+  CHECK(top["failed"].get_int64().value() == 1);
+  CHECK(r.status(0) == "imported");
+  CHECK(r.status(1) == "failed");
+  std::string error(r.file(1)["error"].get_string().value());
+  CHECK(error.find("B.jsonl:3") != std::string::npos);
+  CHECK(r.events(1) == 0);
+  CHECK_FALSE(db.session_exists("cc-B"));
+  CHECK(r.status(2) == "imported");
+  CHECK(r.file(2)["unknown"]["brand-new-record"].get_int64().value() == 1);
+  verifies(db);
+
+  // Fixed, it imports on the next pass.
+  write_file(dir.file("projects/-w/B.jsonl"), turn(1) + turn(2));
+  Imported fixed = import(db, "claude-code", dir.file("projects"));
+  CHECK(fixed.status(0) == "unchanged");
+  CHECK(fixed.status(1) == "imported");
+  CHECK(db.session_exists("cc-B"));
+  verifies(db);
+}
+
 } // namespace transcript_import_test
