@@ -22,7 +22,6 @@ namespace ctxdb::transcript {
 namespace fs = std::filesystem;
 
 // The readers not merged into this tree yet resolve to null.
-[[gnu::weak]] Parsed parse_codex(std::string_view bytes, const ParseOptions &options);
 [[gnu::weak]] Parsed parse_pi(std::string_view bytes, const ParseOptions &options);
 
 std::optional<Format> format_named(std::string_view name) {
