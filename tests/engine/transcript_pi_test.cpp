@@ -1,0 +1,454 @@
+// Pi session files (tests/fixtures/transcripts/pi/, see its README) read
+// as drafts: every entry type, the tree with its active path first, foreign
+// compactions, interrupted turns, old file versions and bad input; then
+// the drafts appended to a real database, verified and compiled.
+#include "engine.hpp"
+#include "error.hpp"
+#include "test_util.hpp"
+#include "transcript/transcript.hpp"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace transcript_pi_test {
+
+using namespace ctxdb;
+using namespace ctxdb::transcript;
+using simdjson::dom::element;
+using test::code_of;
+using test::message_of;
+
+namespace {
+
+const std::filesystem::path kSessions =
+    std::filesystem::path(__FILE__).parent_path().parent_path() / "fixtures" / "transcripts" /
+    "pi" / "sessions";
+
+const char kFull[] =
+    "--home-dev-shop--/2025-01-10T09-00-00-000Z_5f0c2a9e-1b7d-4c3e-9a41-2d6e8f7b1c01.jsonl";
+const char kKeepsNothing[] =
+    "--home-dev-shop--/2025-01-10T10-00-00-000Z_7a3e9b12-0c44-4d8a-b5e1-6f2a9c0d3e02.jsonl";
+const char kTorn[] =
+    "--home-dev-shop--/2025-01-12T16-40-00-000Z_3e4f5061-7283-494a-bdce-3f4a5b6c7d06.jsonl";
+const char kV1[] =
+    "--home-dev-legacy--/2024-10-27T03-33-20-000Z_0b1d2c3e-4f50-4617-8a9b-0c1d2e3f4a03.jsonl";
+const char kV2[] =
+    "--home-dev-legacy--/2024-11-30T20-53-20-000Z_1c2d3e4f-5061-4728-9bac-1d2e3f4a5b04.jsonl";
+const char kMalformed[] =
+    "--home-dev-broken--/2025-01-11T12-53-20-000Z_2d3e4f50-6172-4839-acbd-2e3f4a5b6c05.jsonl";
+
+const char kFullId[] = "pi-5f0c2a9e-1b7d-4c3e-9a41-2d6e8f7b1c01";
+
+std::string read_file(const std::filesystem::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "missing fixture " << p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Parsed parse_bytes(const std::string &bytes, const std::string &file) {
+  ParseOptions o;
+  o.file = file;
+  return parse_pi(bytes, o);
+}
+
+Parsed parse_fixture(const char *name) { return parse_bytes(read_file(kSessions / name), name); }
+
+// The drafts, parsed, by event id, and their ids in append order.
+struct Drafts {
+  explicit Drafts(const Parsed &p) : parsed(p) {
+    parsers.resize(p.events.size());
+    for (size_t i = 0; i < p.events.size(); ++i) {
+      element e = parsers[i].parse(p.events[i].event_json).value();
+      std::string id(e["id"].get_string().value());
+      CHECK_MESSAGE(by_id.emplace(id, e).second, "two drafts with the id " << id);
+      order.push_back(id);
+    }
+  }
+  element operator[](const std::string &id) const {
+    auto it = by_id.find(id);
+    REQUIRE_MESSAGE(it != by_id.end(), "no draft " << id);
+    return it->second;
+  }
+  bool has(const std::string &id) const { return by_id.count(id) == 1; }
+  size_t position(const std::string &id) const {
+    auto it = std::find(order.begin(), order.end(), id);
+    REQUIRE(it != order.end());
+    return static_cast<size_t>(it - order.begin());
+  }
+  const Parsed &parsed;
+  std::vector<simdjson::dom::parser> parsers;
+  std::map<std::string, element> by_id;
+  std::vector<std::string> order;
+};
+
+std::string str(element e, const char *key) {
+  std::string_view s;
+  if (e[key].get(s)) return "";
+  return std::string(s);
+}
+std::string str(simdjson::simdjson_result<element> e) {
+  std::string_view s;
+  if (e.get(s)) return "";
+  return std::string(s);
+}
+int64_t num(simdjson::simdjson_result<element> e) {
+  int64_t n = -1;
+  if (e.get(n)) return -1;
+  return n;
+}
+
+std::string full_id(const std::string &entry) { return std::string(kFullId) + "-" + entry; }
+
+// Every session and draft, appended as the importer does: the engine
+// checks each core payload, the tree and the tool-call pairs.
+void load(Engine &db, const Parsed &p) {
+  for (const DraftSession &s : p.sessions) db.session_create(s.create_json);
+  for (const Draft &d : p.events) {
+    INFO(d.event_json);
+    db.append(d.session_id, d.event_json);
+  }
+}
+
+const char *const kFormats[] = {
+    "canonical", "openai.chat", "openai.responses", "anthropic.messages", "gemini.generate_content",
+    "ai.sdk"};
+
+// A compile of the session's default branch into every format, with a new
+// request (Pi resumes waiting for one).
+void compile_everywhere(Engine &db, const std::string &session, int64_t budget = 200000) {
+  for (const char *format : kFormats) {
+    std::string req = R"({"session_id":")" + session + R"(","max_tokens":)" +
+                      std::to_string(budget) + R"(,"request":"What next?","format":")" + format +
+                      "\"}";
+    INFO(format);
+    std::string out;
+    CHECK_NOTHROW(out = db.compile(req));
+    CHECK(!out.empty());
+  }
+}
+
+} // namespace
+
+TEST_CASE("pi: the header is the session; its id, cwd and first model") {
+  Parsed p = parse_fixture(kFull);
+  REQUIRE(p.sessions.size() == 1);
+  CHECK(p.sessions[0].id == kFullId);
+  CHECK(p.sessions[0].parent_session_id.empty());
+  simdjson::dom::parser parser;
+  element s = parser.parse(p.sessions[0].create_json).value();
+  CHECK(str(s, "id") == kFullId);
+  CHECK(str(s, "event_id") == std::string(kFullId) + "-start");
+  CHECK(num(s["ts"]) == 1736499600000);
+  CHECK(str(s["payload"]["agent_id"]) == "pi");
+  CHECK(str(s["payload"]["model"]) == "claude-sonnet-4-5");
+  CHECK(str(s["payload"]["cwd"]) == "/home/dev/shop");
+  CHECK(num(s["payload"]["source_version"]) == 3);
+  CHECK(str(s["payload"]["provenance"]["format"]) == "pi");
+  CHECK(num(s["payload"]["provenance"]["line"]) == 1);
+  CHECK(str(s["payload"]["provenance"]["record_id"]) == "5f0c2a9e-1b7d-4c3e-9a41-2d6e8f7b1c01");
+  CHECK(p.lines_consumed == 32);
+  CHECK(p.bytes_consumed == static_cast<int64_t>(read_file(kSessions / kFull).size()));
+}
+
+TEST_CASE("pi: the active path comes first, the branch written first after it") {
+  Parsed p = parse_fixture(kFull);
+  Drafts d(p);
+  // Root → the last line's entry, then the branch Pi left.
+  CHECK(d.order.front() == full_id("a0000001"));
+  size_t leaf = d.position(full_id("a000001f"));
+  for (const char *left : {"a0000008", "a0000009", "a000000a"}) {
+    INFO(left);
+    CHECK(d.position(full_id(left)) > leaf);
+  }
+  CHECK(d.position(full_id("a000000b")) < leaf);
+  // parentId → parent_id; a root's parent is the SessionStarted event.
+  CHECK(str(d[full_id("a0000001")], "parent_id") == std::string(kFullId) + "-start");
+  CHECK(str(d[full_id("a0000008")], "parent_id") == full_id("a0000007"));
+  CHECK(str(d[full_id("a000000b")], "parent_id") == full_id("a0000007"));
+  for (const Draft &e : p.events) CHECK(e.session_id == kFullId);
+}
+
+TEST_CASE("pi: messages — prompts with images, answers with thinking, calls and usage") {
+  Parsed p = parse_fixture(kFull);
+  Drafts d(p);
+  element u = d[full_id("a0000003")];
+  CHECK(str(u, "type") == "UserPromptSubmitted");
+  CHECK(str(u, "actor") == "user");
+  CHECK(str(u["payload"]["text"]).starts_with("Fix the failing test"));
+  CHECK(str(u["payload"]["content"].at(0)["type"]) == "image");
+  CHECK(str(u["payload"]["content"].at(0)["mime_type"]) == "image/png");
+  CHECK(str(u["payload"]["content"].at(0)["data"]).starts_with("iVBORw0KGgo"));
+  CHECK(num(u["ts"]) == 1736499604500);
+  element prov = u["payload"]["provenance"].value();
+  CHECK(str(prov, "file") == kFull);
+  CHECK(num(prov["line"]) == 4);
+  CHECK(str(prov, "record_id") == "a0000003");
+
+  // Anthropic: thinking with its signature, a tool call, usage as ctxdb means it.
+  element a = d[full_id("a0000004")]["payload"].value();
+  CHECK(str(d[full_id("a0000004")], "type") == "AssistantMessageCreated");
+  CHECK(str(a, "provider") == "anthropic");
+  CHECK(str(a, "model") == "claude-sonnet-4-5");
+  CHECK(str(a, "stop_reason") == "toolUse");
+  CHECK(str(a["content"].at(0)["type"]) == "thinking");
+  CHECK(str(a["content"].at(0)["signature"]) == "EqQBCkYIBxgCKkA1sig");
+  CHECK(str(a["content"].at(0)["provider"]) == "anthropic");
+  CHECK(str(a["content"].at(1)["text"]) == "Let me read the cart code.");
+  CHECK(str(a["content"].at(2)["type"]) == "tool_call");
+  CHECK(str(a["content"].at(2)["id"]) == "toolu_01");
+  CHECK(str(a["content"].at(2)["args"]["path"]) == "src/cart.ts");
+  CHECK(num(a["usage"]["input_tokens"]) == 1200);
+  CHECK(num(a["usage"]["output_tokens"]) == 80);
+  CHECK(num(a["usage"]["cache_write_tokens"]) == 1100);
+  CHECK(num(a["usage"]["provider_usage"]["totalTokens"]) == 2380);
+  CHECK(str(a, "api") == "anthropic-messages");
+  // Redacted thinking: the opaque data, back to Anthropic only.
+  element r = d[full_id("a0000006")]["payload"]["content"].at(0).value();
+  CHECK(r["redacted"].get_bool().value());
+  CHECK(str(r, "data") == "RedactedOpaqueData==");
+  // A Responses reasoning item, from the item Pi keeps in thinkingSignature.
+  element o = d[full_id("a000000f")]["payload"].value();
+  CHECK(str(o, "provider") == "openai");
+  CHECK(str(o["content"].at(0)["id"]) == "rs_0a1b2c");
+  CHECK(str(o["content"].at(0)["encrypted_content"]) == "gAAAAABencrypted==");
+  CHECK(str(o["content"].at(0)["summary"].at(0)) == "Looking at discount.ts");
+  CHECK(str(o["content"].at(2)["id"]) == "call_5d6e|fc_5d6e");
+  // Gemini: the thought's and the call's signatures.
+  element g = d[full_id("a0000019")]["payload"].value();
+  CHECK(str(g, "provider") == "gemini");
+  CHECK(str(g["content"].at(0)["signature"]) == "CiQB0e2Kb-gemini-sig");
+  CHECK(str(g["content"].at(1)["signature"]) == "CiQB0e2Kb-call-sig");
+  CHECK(str(g["content"].at(1)["provider"]) == "gemini");
+}
+
+TEST_CASE("pi: tool results, errors, images and details") {
+  Drafts d(parse_fixture(kFull));
+  element ok = d[full_id("a0000005")];
+  CHECK(str(ok, "type") == "ToolCallFinished");
+  CHECK(str(ok, "actor") == "tool");
+  CHECK(str(ok["payload"]["tool_call_id"]) == "toolu_01");
+  CHECK(str(ok["payload"]["name"]) == "read");
+  CHECK(str(ok["payload"]["output"]).starts_with("export function total"));
+  element failed = d[full_id("a0000007")];
+  CHECK(str(failed, "type") == "ToolCallFailed");
+  CHECK(failed["payload"]["is_error"].get_bool().value());
+  CHECK(str(d[full_id("a0000009")]["payload"]["details"]["diff"]).starts_with("-  return"));
+  element shot = d[full_id("a000001a")]["payload"].value();
+  CHECK(str(shot, "output") == "Captured the cart page.");
+  CHECK(str(shot["content"].at(0)["type"]) == "image");
+  CHECK(str(shot["content"].at(0)["mime_type"]) == "image/png");
+}
+
+TEST_CASE("pi: an aborted turn's call is cancelled; a left branch's open call too") {
+  Parsed p = parse_fixture(kFull);
+  Drafts d(p);
+  // Pi runs no tool of an aborted turn: its call is closed right after it.
+  std::string cancel = full_id("a0000016-x1");
+  element c = d[cancel];
+  CHECK(str(c, "type") == "ToolCallCancelled");
+  CHECK(str(c, "parent_id") == full_id("a0000016"));
+  CHECK(str(c["payload"]["tool_call_id"]) == "call_7f80");
+  CHECK(str(c["payload"]["name"]) == "bash");
+  CHECK(str(c["payload"]["reason"]) == "the turn was aborted");
+  CHECK(str(d[full_id("a0000016")]["payload"]["stop_reason"]) == "aborted");
+  CHECK(str(d[full_id("a0000016")]["payload"]["error_message"]) == "Request was aborted");
+  CHECK(str(d[full_id("a0000017")], "parent_id") == cancel);
+  // The branch left at a000000a had toolu_04 open: closed after it, from
+  // the line that left it (the branch summary's).
+  element left = d[full_id("a000000a-x1")];
+  CHECK(str(left["payload"]["tool_call_id"]) == "toolu_04");
+  CHECK(str(left, "parent_id") == full_id("a000000a"));
+  CHECK(num(left["payload"]["provenance"]["line"]) == 12);
+  CHECK(str(left["payload"]["provenance"]["record_id"]) == "a000000a");
+  for (const Draft &e : p.events)
+    if (e.event_json.find(R"("id":")" + full_id("a000000a-x1")) != std::string::npos)
+      CHECK(e.first_line == 12);
+}
+
+TEST_CASE("pi: compaction, branch summary, context and custom records") {
+  Parsed p = parse_fixture(kFull);
+  Drafts d(p);
+  element c = d[full_id("a000001b")];
+  CHECK(str(c, "type") == "CompactionCompleted");
+  CHECK(str(c, "actor") == "pi");
+  CHECK(str(c["payload"]["summary"]).starts_with("## Goal"));
+  CHECK(str(c["payload"]["first_kept_event_id"]) == full_id("a0000017"));
+  CHECK(num(c["payload"]["tokens_before"]) == 48210);
+  CHECK(str(c["payload"]["summarizer"]["kind"]) == "foreign");
+  CHECK(str(c["payload"]["summarizer"]["agent"]) == "pi");
+  CHECK(str(c["payload"]["range"]["from_event_id"]) == full_id("a0000001"));
+  CHECK(str(c["payload"]["range"]["to_event_id"]) == full_id("a0000016"));
+  CHECK(str(c["payload"]["details"]["modifiedFiles"].at(0)) == "src/discount.ts");
+
+  element b = d[full_id("a000000b")];
+  CHECK(str(b, "type") == "BranchSummarized");
+  CHECK(str(b["payload"]["text"]).starts_with("The following is a summary of a branch"));
+  CHECK(str(b["payload"]["text"]).find("preferred discount.ts.</summary>") != std::string::npos);
+  CHECK(str(b["payload"]["summary"]["text"]).starts_with("Tried applying"));
+  CHECK(str(b["payload"]["from_leaf_event_id"]) == full_id("a000000a"));
+  CHECK(str(b["payload"]["common_ancestor_event_id"]) == full_id("a0000007"));
+
+  element cm = d[full_id("a0000013")];
+  CHECK(str(cm, "type") == "ContextAdded");
+  CHECK(str(cm, "actor") == "system");
+  CHECK(str(cm["payload"]["kind"]) == "context");
+  CHECK(str(cm["payload"]["source"]) == "extension:reminder");
+  CHECK(str(cm["payload"]["text"]) == "Remember to run the linter before finishing.");
+  element bash = d[full_id("a0000014")];
+  CHECK(str(bash["payload"]["source"]) == "bash_execution");
+  CHECK(str(bash["payload"]["text"]) == "Ran `npm run lint`\n```\nsrc/discount.ts: ok\n```");
+
+  for (auto [entry, type] : {std::pair{"a0000001", "pi.model_change"},
+                             {"a0000002", "pi.thinking_level_change"},
+                             {"a000000c", "pi.label"},
+                             {"a0000012", "pi.custom"},
+                             {"a000001e", "pi.session_info"},
+                             {"a000001f", "pi.workspace_snapshot"}}) {
+    INFO(entry);
+    element e = d[full_id(entry)];
+    CHECK(str(e, "type") == type);
+    CHECK(str(e, "actor") == "pi");
+    CHECK(str(e["payload"]["record"]["id"]) == entry);
+  }
+  CHECK(str(d[full_id("a000000d")]["payload"]["record"]["modelId"]) == "gpt-5");
+  // Only the type the reader does not know is counted.
+  CHECK(p.unknown == std::map<std::string, int64_t>{{"workspace_snapshot", 1}});
+}
+
+TEST_CASE("pi: a compaction that keeps nothing is its own first kept event") {
+  Parsed p = parse_fixture(kKeepsNothing);
+  Drafts d(p);
+  std::string sid = "pi-7a3e9b12-0c44-4d8a-b5e1-6f2a9c0d3e02";
+  element none = d[sid + "-b0000003"]["payload"].value();
+  CHECK(str(none, "first_kept_event_id") == sid + "-b0000003");
+  CHECK(str(none["summarizer"]["agent"]) == "pi");
+  CHECK(none["summarizer"]["from_hook"].get_bool().value());
+  CHECK(num(none["range"]["events"]) == 2);
+  element second = d[sid + "-b0000008"]["payload"].value();
+  CHECK(str(second, "first_kept_event_id") == sid + "-b0000006");
+  CHECK(str(second, "previous_compaction_id") == sid + "-b0000003");
+  CHECK(str(second["range"]["from_event_id"]) == sid + "-b0000004");
+  CHECK(str(second["range"]["to_event_id"]) == sid + "-b0000005");
+}
+
+TEST_CASE("pi: v1 entries get ids from their lines; firstKeptEntryIndex names the kept one") {
+  Parsed p = parse_fixture(kV1);
+  Drafts d(p);
+  std::string sid = "pi-0b1d2c3e-4f50-4617-8a9b-0c1d2e3f4a03";
+  REQUIRE(p.events.size() == 8);
+  CHECK(d.order.front() == sid + "-L2");
+  CHECK(str(d[sid + "-L2"], "parent_id") == sid + "-start");
+  for (int line = 3; line <= 9; ++line)
+    CHECK(str(d[sid + "-L" + std::to_string(line)], "parent_id") ==
+          sid + "-L" + std::to_string(line - 1));
+  element c = d[sid + "-L8"]["payload"].value();
+  CHECK(str(c, "first_kept_event_id") == sid + "-L7");
+  CHECK(str(c, "summary") == "Listed two files, a.txt and b.txt.");
+  CHECK(str(d[sid + "-L5"], "type") == "ToolCallFinished");
+  CHECK(str(d[sid + "-L3"]["payload"]["provenance"]["record_id"]) == "L3");
+  simdjson::dom::parser parser;
+  CHECK(num(parser.parse(p.sessions[0].create_json).value()["payload"]["source_version"]) == 1);
+}
+
+TEST_CASE("pi: v2's hookMessage is an extension's context") {
+  Parsed p = parse_fixture(kV2);
+  Drafts d(p);
+  std::string sid = "pi-1c2d3e4f-5061-4728-9bac-1d2e3f4a5b04";
+  element h = d[sid + "-c0000002"];
+  CHECK(str(h, "type") == "ContextAdded");
+  CHECK(str(h["payload"]["source"]) == "extension:git-status");
+  CHECK(str(h["payload"]["text"]) == "Uncommitted changes: src/main.ts");
+  CHECK(p.unknown.empty());
+}
+
+TEST_CASE("pi: a malformed line is an error naming file and line") {
+  std::string msg = message_of([] { parse_fixture(kMalformed); });
+  CHECK(msg.rfind(std::string(kMalformed) + ":4: ", 0) == 0);
+  CHECK(code_of([] { parse_fixture(kMalformed); }) == Code::kInvalidJson);
+  // A file that does not start with a header is not a Pi session.
+  std::string no_header =
+      R"({"type":"message","id":"x","parentId":null,"message":{"role":"user","content":"hi"}})"
+      "\n";
+  CHECK(code_of([&] { parse_bytes(no_header, "f.jsonl"); }) == Code::kInvalidArg);
+  CHECK(message_of([&] { parse_bytes(no_header, "f.jsonl"); }).rfind("f.jsonl:1: ", 0) == 0);
+  // An entry without its id, in a file of ids.
+  std::string no_id =
+      R"({"type":"session","version":3,"id":"s1","cwd":"/"})"
+      "\n"
+      R"({"type":"message","parentId":null,"message":{"role":"user","content":"hi"}})"
+      "\n";
+  CHECK(message_of([&] { parse_bytes(no_id, "f.jsonl"); }) == "f.jsonl:2: id is missing");
+  // Two entries with one id.
+  std::string twice = R"({"type":"session","version":3,"id":"s1","cwd":"/"})"
+                      "\n"
+                      R"({"type":"label","id":"x","parentId":null,"targetId":"x"})"
+                      "\n"
+                      R"({"type":"label","id":"x","parentId":null,"targetId":"x"})"
+                      "\n";
+  CHECK(message_of([&] { parse_bytes(twice, "f.jsonl"); }) ==
+        "f.jsonl:3: entry id 'x' is already the id of line 2");
+}
+
+TEST_CASE("pi: a torn last line is not consumed, and the call before it stays pending") {
+  std::string bytes = read_file(kSessions / kTorn);
+  Parsed p = parse_bytes(bytes, kTorn);
+  CHECK(p.lines_consumed == 3);
+  CHECK(p.bytes_consumed == static_cast<int64_t>(bytes.rfind('\n') + 1));
+  CHECK(p.events.size() == 2);
+  for (const Draft &e : p.events)
+    CHECK(e.event_json.find("ToolCallCancelled") == std::string::npos);
+}
+
+TEST_CASE("pi: a file read as it grows gives the same drafts, line after line") {
+  std::string bytes = read_file(kSessions / kFull);
+  Parsed full = parse_bytes(bytes, kFull);
+  std::map<std::string, std::string> all;
+  for (const Draft &d : full.events) all[d.event_json] = d.session_id;
+  for (size_t cut = bytes.find('\n'); cut != std::string::npos; cut = bytes.find('\n', cut + 1)) {
+    Parsed part = parse_bytes(bytes.substr(0, cut + 1), kFull);
+    // The session's model is known from the first model change on (Pi
+    // writes the file once it has an answer, so a reader sees it at once).
+    if (cut > bytes.find('\n'))
+      CHECK(part.sessions[0].create_json == full.sessions[0].create_json);
+    for (const Draft &d : part.events) {
+      INFO("cut at byte " << cut << ": " << d.event_json);
+      CHECK(all.count(d.event_json) == 1);
+    }
+  }
+}
+
+TEST_CASE("pi: imported, the database verifies and resumes where Pi does") {
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  Parsed p = parse_fixture(kFull);
+  load(db, p);
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  // main is the active path: its leaf is the last line's entry.
+  simdjson::dom::parser parser;
+  element branches = parser.parse(db.branch_list(kFullId)).value();
+  std::string main_leaf;
+  for (element b : branches.get_array())
+    if (str(b, "name") == "main" || str(b, "id") == "main") main_leaf = str(b, "leaf_event_id");
+  CHECK(main_leaf == full_id("a000001f"));
+  // The compaction in force is Pi's, keeping from a0000017.
+  simdjson::dom::parser cp;
+  element list = cp.parse(db.compactions(kFullId, std::nullopt)).value();
+  REQUIRE(list.get_array().size() == 1);
+  CHECK(str(list.at(0), "event_id") == full_id("a000001b"));
+  CHECK(str(list.at(0), "first_kept_event_id") == full_id("a0000017"));
+  // Nothing pending: the aborted call is cancelled.
+  std::string calls = db.tool_calls(kFullId, std::nullopt);
+  CHECK(calls.find(R"("status":"pending")") == std::string::npos);
+  compile_everywhere(db, kFullId);
+}
+
+} // namespace transcript_pi_test
