@@ -15,7 +15,8 @@
 //
 // Peak memory: the import of a file of --mb and of 4×--mb, each in a
 // child process of its own (this program re-run with --child, so nothing
-// of the parent's is counted), its ru_maxrss from wait4.
+// of the parent's is counted), its ru_maxrss from wait4; beside it, the
+// same measure of the append_batch of the events the file converts to.
 //
 // usage: bench_transcript_import [--mb N] [--rounds R]
 #include "bench_util.hpp"
@@ -116,10 +117,10 @@ std::string import_options(const std::string &file) {
   return R"({"format":"pi","path":")" + file + R"("})";
 }
 
-ctxdb_db *open_fresh(const std::string &path) {
+ctxdb_db *open_fresh(const std::string &path, const char *config = kConfig) {
   for (const char *suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
   ctxdb_db *db = nullptr;
-  check(ctxdb_open(path.c_str(), kConfig, std::strlen(kConfig), &db), nullptr, "open");
+  check(ctxdb_open(path.c_str(), config, std::strlen(config), &db), nullptr, "open");
   return db;
 }
 
@@ -195,27 +196,45 @@ double time_append(const std::string &db_path, const Converted &c) {
   return bench::seconds_since(t0);
 }
 
-// --child DB FILE: one import, in a process of its own.
-int child(const char *db_path, const char *file) {
+std::string read_file(const char *path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// --child DB FILE import|append: in a process of its own, the import of a
+// session file, or the append of what it converts to (FILE: the session
+// id, the session_create JSON, then the events as NDJSON).
+int child(const char *db_path, const char *file, const char *what) {
   ctxdb_db *db = open_fresh(db_path);
-  std::string opts = import_options(file);
   char *out = nullptr;
   size_t n = 0;
-  call(ctxdb_transcript_import(db, opts.data(), opts.size(), &out, &n), db, &out, "import");
+  if (std::strcmp(what, "import") == 0) {
+    std::string opts = import_options(file);
+    call(ctxdb_transcript_import(db, opts.data(), opts.size(), &out, &n), db, &out, "import");
+  } else {
+    std::string text = read_file(file);
+    size_t a = text.find('\n'), b = text.find('\n', a + 1);
+    std::string_view all(text), sid = all.substr(0, a), create = all.substr(a + 1, b - a - 1);
+    call(ctxdb_session_create(db, create.data(), create.size(), &out, &n), db, &out, "create");
+    std::string_view events = all.substr(b + 1);
+    call(ctxdb_append_batch(db, sid.data(), sid.size(), events.data(), events.size(), &out, &n), db,
+         &out, "append_batch");
+  }
   return ctxdb_close(db) == CTXDB_OK ? 0 : 1;
 }
 
-// The peak RSS (KiB) of a child importing `file`.
-long peak_kib(const char *self, const std::string &db_path, const std::string &file) {
+// The peak RSS (KiB) of a child doing `what`.
+long peak_kib(const char *self, const std::string &db_path, const std::string &file,
+              const char *what) {
   pid_t pid = fork();
   if (pid == 0) {
-    execl(self, self, "--child", db_path.c_str(), file.c_str(), (char *)nullptr);
+    execl(self, self, "--child", db_path.c_str(), file.c_str(), what, (char *)nullptr);
     _exit(127);
   }
   int status = 0;
   struct rusage ru {};
   if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("the import child failed");
+    throw std::runtime_error(std::string("the ") + what + " child failed");
   return ru.ru_maxrss;
 }
 
@@ -226,7 +245,7 @@ void write_file(const std::string &path, const std::string &text) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc == 4 && std::strcmp(argv[1], "--child") == 0) return child(argv[2], argv[3]);
+  if (argc == 5 && std::strcmp(argv[1], "--child") == 0) return child(argv[2], argv[3], argv[4]);
   size_t mb = 32;
   int rounds = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -267,15 +286,31 @@ int main(int argc, char **argv) {
     write_file(big, big_text);
     text.clear();
     text.shrink_to_fit();
-    long small_kib = peak_kib(argv[0], dir + "/mem.ctxdb", file);
-    long big_kib = peak_kib(argv[0], dir + "/mem.ctxdb", big);
-    std::printf("  peak RSS of an import: %.1f MB file -> %.1f MB, %.1f MB file -> %.1f MB\n",
-                file_mb, small_kib / 1024.0, double(big_text.size()) / (1 << 20), big_kib / 1024.0);
-    std::printf("{\"bench\":\"transcript_import\",\"file_mb\":%.2f,\"events\":%zu,\"rounds\":%d,"
+    double big_mb = double(big_text.size()) / (1 << 20);
+    big_text.clear();
+    big_text.shrink_to_fit();
+    // [size][0: import, 1: append of the same events]
+    long kib[2][2];
+    const std::string files[2] = {file, big};
+    for (int k = 0; k < 2; ++k) {
+      Converted events = k == 0 ? std::move(c) : convert(dir, big);
+      std::string ndjson = dir + "/events.ndjson";
+      write_file(ndjson, events.session_id + "\n" + events.session_create + "\n" + events.ndjson);
+      events = Converted{};
+      kib[k][0] = peak_kib(argv[0], dir + "/mem.ctxdb", files[k], "import");
+      kib[k][1] = peak_kib(argv[0], dir + "/mem.ctxdb", ndjson, "append");
+    }
+    const double sizes[2] = {file_mb, big_mb};
+    for (int k = 0; k < 2; ++k)
+      std::printf("  peak RSS, %.1f MB file: import %.1f MB, append_batch of its events %.1f MB\n",
+                  sizes[k], kib[k][0] / 1024.0, kib[k][1] / 1024.0);
+    std::printf("{\"bench\":\"transcript_import\",\"file_mb\":%.2f,\"rounds\":%d,"
                 "\"import_mb_s\":%.2f,\"append_mb_s\":%.2f,\"ratio\":%.3f,\"peak_rss_mb\":["
-                "[%.1f,%.1f],[%.1f,%.1f]]}\n",
-                file_mb, c.events, rounds, import_rate, append_rate, import_rate / append_rate,
-                file_mb, small_kib / 1024.0, double(big_text.size()) / (1 << 20), big_kib / 1024.0);
+                "{\"file_mb\":%.1f,\"import\":%.1f,\"append\":%.1f},"
+                "{\"file_mb\":%.1f,\"import\":%.1f,\"append\":%.1f}]}\n",
+                file_mb, rounds, import_rate, append_rate, import_rate / append_rate, file_mb,
+                kib[0][0] / 1024.0, kib[0][1] / 1024.0, big_mb, kib[1][0] / 1024.0,
+                kib[1][1] / 1024.0);
     fs::remove_all(dir);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "bench_transcript_import: %s\n", e.what());
