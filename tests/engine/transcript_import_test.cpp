@@ -39,6 +39,14 @@ int64_t event_count(Engine &db) {
   return p.parse(db.verify(std::nullopt))["events"].get_int64().value();
 }
 
+// The report is what transcript_import_result.schema.json says.
+void matches_schema(const std::string &report) {
+  INFO(report);
+  simdjson::dom::parser p;
+  CHECK_NOTHROW(store::embedded_schema("json/transcript_import_result.schema.json")
+                    .validate(json::parse(p, report, "report"), ""));
+}
+
 // rebuild --check: the projections, import_sources among them, replay to
 // what they hold.
 void rebuilds_identically(Engine &db) {
@@ -181,6 +189,7 @@ TEST_CASE("a file no longer beginning with the bytes imported is reported change
   write_file(file, "{\"type\":\"session\",\"id\":\"2\"}\n{\"grown\":true}\n");
   simdjson::dom::parser p;
   std::string report = db.transcript_import(options("pi", file));
+  matches_schema(report);
   simdjson::dom::element e = entry(p, report, 0);
   CHECK(e["status"].get_string().value() == "changed");
   CHECK(e["session_id"].get_string().value() == "pi-1");
@@ -328,6 +337,7 @@ TEST_CASE("a malformed line fails its session, rolled back and named; the others
              turn(1) + R"({"type":"brand-new-record","uuid":"x1","sessionId":"S1"})"
                        "\n");
   Imported r = import(db, "claude-code", dir.file("projects"));
+  matches_schema(r.report);
   simdjson::dom::element top = r.parser.parse(r.report);
   CHECK(top["imported"].get_int64().value() == 2);
   CHECK(top["failed"].get_int64().value() == 1);
