@@ -15,7 +15,7 @@
 //
 // Peak memory: the import of a file of --mb and of 4×--mb, each in a
 // child process of its own (this program re-run with --child, so nothing
-// of the parent's is counted), its ru_maxrss from wait4; beside it, the
+// of the parent's is counted), its VmHWM; beside it, the
 // same measure of the append_batch of the events the file converts to.
 //
 // usage: bench_transcript_import [--mb N] [--rounds R]
@@ -35,8 +35,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef CTXDB_BENCH_BUILD_TYPE
@@ -201,6 +199,15 @@ std::string read_file(const char *path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// This process's peak RSS (KiB), from /proc/self/status.
+long vm_hwm_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("VmHWM:")) return std::strtol(line.c_str() + 6, nullptr, 10);
+  return -1;
+}
+
 // --child DB FILE import|append: in a process of its own, the import of a
 // session file, or the append of what it converts to (FILE: the session
 // id, the session_create JSON, then the events as NDJSON).
@@ -220,22 +227,24 @@ int child(const char *db_path, const char *file, const char *what) {
     call(ctxdb_append_batch(db, sid.data(), sid.size(), events.data(), events.size(), &out, &n), db,
          &out, "append_batch");
   }
-  return ctxdb_close(db) == CTXDB_OK ? 0 : 1;
+  if (ctxdb_close(db) != CTXDB_OK) return 1;
+  std::printf("%ld\n", vm_hwm_kib());
+  return 0;
 }
 
-// The peak RSS (KiB) of a child doing `what`.
+// The peak RSS (KiB) of a child doing `what`: its VmHWM, read by the
+// child itself at its end. (wait4's ru_maxrss would not do: it keeps the
+// RSS the process had before its exec, the parent's at the fork.)
 long peak_kib(const char *self, const std::string &db_path, const std::string &file,
               const char *what) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl(self, self, "--child", db_path.c_str(), file.c_str(), what, (char *)nullptr);
-    _exit(127);
-  }
-  int status = 0;
-  struct rusage ru {};
-  if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  std::string command =
+      std::string("'") + self + "' --child '" + db_path + "' '" + file + "' " + what;
+  std::FILE *p = popen(command.c_str(), "r");
+  long kib = -1;
+  if (!p || std::fscanf(p, "%ld", &kib) != 1) kib = -1;
+  if (!p || pclose(p) != 0 || kib < 0)
     throw std::runtime_error(std::string("the ") + what + " child failed");
-  return ru.ru_maxrss;
+  return kib;
 }
 
 void write_file(const std::string &path, const std::string &text) {
