@@ -2,8 +2,10 @@
 // as drafts: every entry type, the tree with its active path first, foreign
 // compactions, interrupted turns, old file versions and bad input; then
 // the drafts appended to a real database, verified and compiled.
+#include "bundle_checks.hpp"
 #include "engine.hpp"
 #include "error.hpp"
+#include "provider_checks.hpp"
 #include "test_util.hpp"
 #include "transcript/transcript.hpp"
 
@@ -122,18 +124,38 @@ const char *const kFormats[] = {
     "canonical", "openai.chat", "openai.responses", "anthropic.messages", "gemini.generate_content",
     "ai.sdk"};
 
-// A compile of the session's default branch into every format, with a new
-// request (Pi resumes waiting for one).
-void compile_everywhere(Engine &db, const std::string &session, int64_t budget = 200000) {
-  for (const char *format : kFormats) {
-    std::string req = R"({"session_id":")" + session + R"(","max_tokens":)" +
-                      std::to_string(budget) + R"(,"request":"What next?","format":")" + format +
-                      "\"}";
+std::string compile_request(const std::string &session, int64_t budget, const char *format) {
+  return R"({"session_id":")" + session + R"(","max_tokens":)" + std::to_string(budget) +
+         R"(,"request":"What next?","format":")" + format + "\"}";
+}
+
+// A compile of the session's default branch with a new request (Pi
+// resumes waiting for one): the bundle keeps every invariant, and each
+// provider's request passes that provider's documented rules.
+std::string compile_everywhere(Engine &db, const std::string &session, int64_t budget = 200000) {
+  std::string canonical = db.compile(compile_request(session, budget, "canonical"));
+  test::Bundle b(canonical);
+  test::check_bundle(b);
+  for (const char *format : test::provider_checks::kProviderFormats) {
     INFO(format);
     std::string out;
-    CHECK_NOTHROW(out = db.compile(req));
-    CHECK(!out.empty());
+    CHECK_NOTHROW(out = db.compile(compile_request(session, budget, format)));
+    test::provider_checks::check_provider(out, format);
   }
+  return canonical;
+}
+
+// The events a compile sends, in order: what Pi's buildSessionContext
+// gives the model on resume (the summary first, then the kept messages).
+std::vector<std::string> sent_events(const std::string &bundle) {
+  simdjson::dom::parser p;
+  std::vector<std::string> out;
+  for (element s : p.parse(bundle).value()["segments"].get_array()) {
+    std::string kind = str(s, "kind");
+    if (kind != "summary" && kind != "message") continue;
+    out.push_back(str(s["sources"].at(0)["id"]));
+  }
+  return out;
 }
 
 } // namespace
@@ -417,8 +439,7 @@ TEST_CASE("pi: a file read as it grows gives the same drafts, line after line") 
     Parsed part = parse_bytes(bytes.substr(0, cut + 1), kFull);
     // The session's model is known from the first model change on (Pi
     // writes the file once it has an answer, so a reader sees it at once).
-    if (cut > bytes.find('\n'))
-      CHECK(part.sessions[0].create_json == full.sessions[0].create_json);
+    if (cut > bytes.find('\n')) CHECK(part.sessions[0].create_json == full.sessions[0].create_json);
     for (const Draft &d : part.events) {
       INFO("cut at byte " << cut << ": " << d.event_json);
       CHECK(all.count(d.event_json) == 1);
@@ -448,7 +469,92 @@ TEST_CASE("pi: imported, the database verifies and resumes where Pi does") {
   // Nothing pending: the aborted call is cancelled.
   std::string calls = db.tool_calls(kFullId, std::nullopt);
   CHECK(calls.find(R"("status":"pending")") == std::string::npos);
-  compile_everywhere(db, kFullId);
+  std::string bundle = compile_everywhere(db, kFullId);
+  CHECK(sent_events(bundle) == std::vector<std::string>{full_id("a000001b"), full_id("a0000017"),
+                                                        full_id("a0000019"), full_id("a000001a"),
+                                                        full_id("a000001c"), full_id("a000001d")});
+  // Appended again, nothing changes: the ids are the source's.
+  std::string before = test::export_all(db);
+  load(db, p);
+  CHECK(test::export_all(db) == before);
+}
+
+TEST_CASE("pi: the other fixtures import, verify and compile as Pi resumes them") {
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  for (const char *name : {kKeepsNothing, kV1, kV2}) load(db, parse_fixture(name));
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  std::string nothing = "pi-7a3e9b12-0c44-4d8a-b5e1-6f2a9c0d3e02";
+  CHECK(sent_events(compile_everywhere(db, nothing)) ==
+        std::vector<std::string>{nothing + "-b0000008", nothing + "-b0000006",
+                                 nothing + "-b0000007", nothing + "-b0000009",
+                                 nothing + "-b000000a"});
+  std::string v1 = "pi-0b1d2c3e-4f50-4617-8a9b-0c1d2e3f4a03";
+  CHECK(sent_events(compile_everywhere(db, v1)) ==
+        std::vector<std::string>{v1 + "-L8", v1 + "-L7", v1 + "-L9"});
+  std::string v2 = "pi-1c2d3e4f-5061-4728-9bac-1d2e3f4a5b04";
+  compile_everywhere(db, v2);
+}
+
+// A long session as Pi writes it: turns of a prompt, a call, its result
+// and an answer, compacted every 125 turns keeping the turn before.
+std::string long_session(int turns) {
+  std::string out =
+      R"({"type":"session","version":3,"id":"long-1","timestamp":"2025-02-01T00:00:00.000Z","cwd":"/home/dev/big"})"
+      "\n";
+  std::string parent = "null";
+  int n = 0;
+  auto add = [&](const std::string &body) {
+    std::string id = "e" + std::to_string(++n);
+    out += R"({"type":)" + body.substr(0, body.find(',')) + R"(,"id":")" + id + R"(","parentId":)" +
+           parent + R"(,"timestamp":"2025-02-01T00:00:00.000Z",)" +
+           body.substr(body.find(',') + 1) + "}\n";
+    parent = "\"" + id + "\"";
+    return id;
+  };
+  std::string previous_user;
+  for (int t = 1; t <= turns; ++t) {
+    std::string call = "toolu_" + std::to_string(t);
+    std::string user = add(R"("message","message":{"role":"user","content":"Step )" +
+                           std::to_string(t) + R"(: run the next check.","timestamp":1})");
+    add(R"("message","message":{"role":"assistant","content":[{"type":"toolCall","id":")" + call +
+        R"(","name":"bash","arguments":{"command":"make check-)" + std::to_string(t) +
+        R"("}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":20,"cacheRead":900,"cacheWrite":0,"totalTokens":1020,"cost":{"total":0.001}},"stopReason":"toolUse","timestamp":1})");
+    add(R"("message","message":{"role":"toolResult","toolCallId":")" + call +
+        R"(","toolName":"bash","content":[{"type":"text","text":"check )" + std::to_string(t) +
+        R"( passed\nall good"}],"isError":false,"timestamp":1})");
+    add(R"("message","message":{"role":"assistant","content":[{"type":"text","text":"Check )" +
+        std::to_string(t) +
+        R"( passed."}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":5,"cacheRead":1000,"cacheWrite":0,"totalTokens":1015,"cost":{"total":0.001}},"stopReason":"stop","timestamp":1})");
+    if (t % 125 == 0)
+      add(R"("compaction","summary":"Checks 1 to )" + std::to_string(t) +
+          R"( passed.","firstKeptEntryId":")" + previous_user + R"(","tokensBefore":50000)");
+    previous_user = user;
+  }
+  return out;
+}
+
+TEST_CASE("pi: a long session imports, verifies and compiles within a small budget") {
+  std::string bytes = long_session(520);
+  Parsed p = parse_bytes(bytes, "long.jsonl");
+  CHECK(p.events.size() == 520 * 4 + 4);
+  CHECK(p.lines_consumed == 520 * 4 + 4 + 1);
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  load(db, p);
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  simdjson::dom::parser cp;
+  CHECK(cp.parse(db.compactions("pi-long-1", std::nullopt)).value().get_array().size() == 4);
+  // Pi's last compaction keeps turns 499 on: what is sent is small.
+  std::string bundle = compile_everywhere(db, "pi-long-1", 8000);
+  CHECK(sent_events(bundle).front() == "pi-long-1-e2004");
+  CHECK(sent_events(bundle)[1] == "pi-long-1-e1996");
+  // And ctxdb compacts it further, below its own budget.
+  CHECK(test::field(db.compact("pi-long-1", R"({"keep_recent_tokens":300})", nullptr), "status") ==
+        "compacted");
+  test::Bundle after(db.compile(compile_request("pi-long-1", 2000, "canonical")));
+  test::check_bundle(after);
+  CHECK(after.used() <= 2000);
 }
 
 } // namespace transcript_pi_test
