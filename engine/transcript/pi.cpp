@@ -666,6 +666,7 @@ private:
     std::string_view role = entry ? "custom" : string_or(m, "role");
     if (role == "hookMessage") role = "custom";
     std::string text, source;
+    Parts parts;
     if (role == "bashExecution") {
       text = bash_execution_text(m);
       source = "bash_execution";
@@ -678,12 +679,16 @@ private:
              std::string(kCompactionSummarySuffix);
       source = "compaction_summary";
     } else {
-      Parts parts = read_parts(w, m, entry ? "" : "message", out_.unknown);
+      parts = read_parts(w, m, entry ? "" : "message", out_.unknown);
       text = std::move(parts.text);
-      source = "extension:" + std::string(string_or(m, "customType"));
+      // ContextAdded's source is at most 200 characters.
+      source = "extension:" + std::string(string_or(m, "customType").substr(0, 180));
     }
     json::JsonWriter j;
     j.begin_object().field("kind", "context").field("text", text).field("source", source);
+    write_images(j, parts);
+    // An extension's metadata, which Pi does not send the model.
+    if (auto d = field(m, "details"); d && role == "custom") j.key("details").element(*d);
     j.end_object();
     h.type = "ContextAdded";
     h.actor = "system";

@@ -325,6 +325,7 @@ TEST_CASE("pi: compaction, branch summary, context and custom records") {
   CHECK(str(cm["payload"]["kind"]) == "context");
   CHECK(str(cm["payload"]["source"]) == "extension:reminder");
   CHECK(str(cm["payload"]["text"]) == "Remember to run the linter before finishing.");
+  CHECK(str(cm["payload"]["details"]["source"]) == "lint-ext");
   element bash = d[full_id("a0000014")];
   CHECK(str(bash["payload"]["source"]) == "bash_execution");
   CHECK(str(bash["payload"]["text"]) == "Ran `npm run lint`\n```\nsrc/discount.ts: ok\n```");
@@ -389,6 +390,8 @@ TEST_CASE("pi: v2's hookMessage is an extension's context") {
   CHECK(str(h, "type") == "ContextAdded");
   CHECK(str(h["payload"]["source"]) == "extension:git-status");
   CHECK(str(h["payload"]["text"]) == "Uncommitted changes: src/main.ts");
+  CHECK(str(h["payload"]["content"].at(0)["mime_type"]) == "image/png");
+  CHECK(str(h["payload"]["details"]["branch"]) == "main");
   CHECK(p.unknown.empty());
 }
 
@@ -493,7 +496,13 @@ TEST_CASE("pi: the other fixtures import, verify and compile as Pi resumes them"
   CHECK(sent_events(compile_everywhere(db, v1)) ==
         std::vector<std::string>{v1 + "-L8", v1 + "-L7", v1 + "-L9"});
   std::string v2 = "pi-1c2d3e4f-5061-4728-9bac-1d2e3f4a5b04";
-  compile_everywhere(db, v2);
+  // The extension's message is context at its place, not the user's words.
+  std::string v2_bundle = compile_everywhere(db, v2);
+  CHECK(v2_bundle.find("Uncommitted changes: src/main.ts") != std::string::npos);
+  std::string state = db.state(v2, std::nullopt, std::nullopt);
+  INFO(state);
+  CHECK(state.find(R"("user_goal":{"text":"Check the build.")") != std::string::npos);
+  CHECK(state.find(R"("request":{"text":"Check the build.")") != std::string::npos);
 }
 
 // A long session as Pi writes it: turns of a prompt, a call, its result
