@@ -120,6 +120,12 @@ void load(Engine &db, const Parsed &p) {
   }
 }
 
+// verify passes and every projection rebuilds from the log as it is.
+void check_consistent(Engine &db) {
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
 const char *const kFormats[] = {
     "canonical", "openai.chat", "openai.responses", "anthropic.messages", "gemini.generate_content",
     "ai.sdk"};
@@ -455,7 +461,7 @@ TEST_CASE("pi: imported, the database verifies and resumes where Pi does") {
   Engine db(dir.file("pi.ctxdb"), "");
   Parsed p = parse_fixture(kFull);
   load(db, p);
-  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  check_consistent(db);
   // main is the active path: its leaf is the last line's entry.
   simdjson::dom::parser parser;
   element branches = parser.parse(db.branch_list(kFullId)).value();
@@ -486,7 +492,7 @@ TEST_CASE("pi: the other fixtures import, verify and compile as Pi resumes them"
   test::TempDir dir;
   Engine db(dir.file("pi.ctxdb"), "");
   for (const char *name : {kKeepsNothing, kV1, kV2}) load(db, parse_fixture(name));
-  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  check_consistent(db);
   std::string nothing = "pi-7a3e9b12-0c44-4d8a-b5e1-6f2a9c0d3e02";
   CHECK(sent_events(compile_everywhere(db, nothing)) ==
         std::vector<std::string>{nothing + "-b0000008", nothing + "-b0000006",
@@ -551,7 +557,7 @@ TEST_CASE("pi: a long session imports, verifies and compiles within a small budg
   test::TempDir dir;
   Engine db(dir.file("pi.ctxdb"), "");
   load(db, p);
-  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  check_consistent(db);
   simdjson::dom::parser cp;
   CHECK(cp.parse(db.compactions("pi-long-1", std::nullopt)).value().get_array().size() == 4);
   // Pi's last compaction keeps turns 499 on: what is sent is small.
@@ -564,6 +570,61 @@ TEST_CASE("pi: a long session imports, verifies and compiles within a small budg
   test::Bundle after(db.compile(compile_request("pi-long-1", 2000, "canonical")));
   test::check_bundle(after);
   CHECK(after.used() <= 2000);
+}
+
+TEST_CASE("pi: call ids a server reuses or leaves empty still pair; a call the turn left is "
+          "cancelled before the next prompt") {
+  // Some OpenAI-compatible servers number calls per answer ("call_0").
+  std::string bytes = R"({"type":"session","version":3,"id":"ids","cwd":"/"})"
+                      "\n";
+  std::string parent = "null";
+  int n = 0;
+  auto add = [&](const std::string &message) {
+    std::string id = "f" + std::to_string(++n);
+    bytes += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
+             R"(,"timestamp":"2025-03-01T00:00:00.000Z","message":)" + message + "}\n";
+    parent = "\"" + id + "\"";
+  };
+  auto answer = [](const std::string &id) {
+    return R"({"role":"assistant","content":[{"type":"toolCall","id":")" + id +
+           R"(","name":"ls","arguments":{}}],"api":"openai-completions","provider":"local","model":"m","usage":{},"stopReason":"toolUse"})";
+  };
+  auto result = [](const std::string &id) {
+    return R"({"role":"toolResult","toolCallId":")" + id +
+           R"(","toolName":"ls","content":[{"type":"text","text":"a"}],"isError":false})";
+  };
+  add(R"({"role":"user","content":"list twice"})");
+  add(answer("call_0"));
+  add(result("call_0"));
+  add(answer("call_0"));
+  add(result("call_0"));
+  add(answer(""));
+  add(result(""));
+  add(R"({"role":"assistant","content":[{"type":"text","text":"done"}],"api":"openai-completions","provider":"local","model":"m","stopReason":"stop"})");
+  add(answer("call_9")); // f9: its result never written (Pi stopped)
+  add(R"({"role":"user","content":"go on"})");
+  add(R"({"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"openai-completions","provider":"local","model":"m","stopReason":"stop"})");
+  Parsed p = parse_bytes(bytes, "ids.jsonl");
+  Drafts d(p);
+  CHECK(str(d["pi-ids-f2"]["payload"]["content"].at(0)["id"]) == "call_0");
+  CHECK(str(d["pi-ids-f3"]["payload"]["tool_call_id"]) == "call_0");
+  CHECK(str(d["pi-ids-f4"]["payload"]["content"].at(0)["id"]) == "call_0-f4");
+  CHECK(str(d["pi-ids-f5"]["payload"]["tool_call_id"]) == "call_0-f4");
+  CHECK(str(d["pi-ids-f6"]["payload"]["content"].at(0)["id"]) == "call-f6");
+  CHECK(str(d["pi-ids-f7"]["payload"]["tool_call_id"]) == "call-f6");
+  element c = d["pi-ids-f10-c1"];
+  CHECK(str(c, "type") == "ToolCallCancelled");
+  CHECK(str(c["payload"]["tool_call_id"]) == "call_9");
+  CHECK(str(c["payload"]["reason"]) == "the conversation moved on without a result");
+  CHECK(str(c, "parent_id") == "pi-ids-f9");
+  CHECK(num(c["payload"]["provenance"]["line"]) == 11);
+  CHECK(str(d["pi-ids-f10"], "parent_id") == "pi-ids-f10-c1");
+  CHECK(d.position("pi-ids-f10-c1") + 1 == d.position("pi-ids-f10"));
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  load(db, p);
+  check_consistent(db);
+  compile_everywhere(db, "pi-ids");
 }
 
 } // namespace transcript_pi_test
