@@ -514,18 +514,23 @@ private:
     std::vector<std::string> here;
     for (size_t n = 0; n < en.calls.size(); ++n) {
       Call &c = en.calls[n];
-      c.sent = c.id.empty() ? "call" : c.id;
+      std::string base = c.id.empty() ? "call" : c.id;
+      c.sent = base;
       auto taken = [&](const std::string &id) {
         if (std::find(here.begin(), here.end(), id) != here.end()) return true;
         auto it = call_users_.find(id);
         if (it == call_users_.end()) return false;
-        return std::any_of(it->second.begin(), it->second.end(),
+        // Newest first: on a path, the nearest user is the cheapest to reach.
+        return std::any_of(it->second.rbegin(), it->second.rend(),
                            [&](size_t a) { return is_ancestor(a, i); });
       };
       if (c.id.empty() || taken(c.sent)) c.sent += "-" + en.source_id;
       if (taken(c.sent)) c.sent += "-" + std::to_string(n + 1);
       here.push_back(c.sent);
       call_users_[c.sent].push_back(i);
+      // Listed under the id it was renamed from too: the next call reusing
+      // it finds this, its nearest user, in a few steps.
+      if (c.sent != base) call_users_[base].push_back(i);
     }
   }
 
