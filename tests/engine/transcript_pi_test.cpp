@@ -627,4 +627,37 @@ TEST_CASE("pi: call ids a server reuses or leaves empty still pair; a call the t
   compile_everywhere(db, "pi-ids");
 }
 
+TEST_CASE("pi: the fixture folder through the importer: each session on its own, the bad one "
+          "named") {
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  std::string options = R"({"format":"pi","path":")" + kSessions.string() + "\"}";
+  for (int pass = 1; pass <= 2; ++pass) {
+    INFO("pass " << pass);
+    simdjson::dom::parser parser;
+    element r = parser.parse(db.transcript_import(options)).value();
+    CHECK(num(r["imported"]) == (pass == 1 ? 5 : 0));
+    CHECK(num(r["unchanged"]) == (pass == 1 ? 0 : 5));
+    CHECK(num(r["failed"]) == 1);
+    for (element s : r["sessions"].get_array()) {
+      std::string file = str(s, "file");
+      INFO(file);
+      CHECK(s["active_branch_id"].error() == simdjson::NO_SUCH_FIELD); // main is Pi's leaf
+      if (file.find("--home-dev-broken--") != std::string::npos) {
+        CHECK(str(s, "status") == "failed");
+        CHECK(str(s, "error").find(".jsonl:4: ") != std::string::npos);
+      } else if (file.find("5f0c2a9e") != std::string::npos && pass == 1) {
+        CHECK(num(s["unknown"]["workspace_snapshot"]) == 1);
+        CHECK(num(s["lines"]) == 32);
+      } else if (file.find("3e4f5061") != std::string::npos && pass == 1) {
+        CHECK(num(s["lines"]) == 3); // the torn line waits
+      }
+    }
+  }
+  check_consistent(db);
+  CHECK(sent_events(compile_everywhere(db, kFullId)) ==
+        std::vector<std::string>{full_id("a000001b"), full_id("a0000017"), full_id("a0000019"),
+                                 full_id("a000001a"), full_id("a000001c"), full_id("a000001d")});
+}
+
 } // namespace transcript_pi_test
