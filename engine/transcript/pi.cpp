@@ -297,6 +297,7 @@ public:
     index_entries();
     emit_session();
     for (size_t i : emission_order()) emit(i);
+    emit_extra_headers();
     return std::move(out_);
   }
 
@@ -465,6 +466,11 @@ private:
     s.create_json = session_create_json(s.id, start_id_, "pi", entry_ts(h), w.str(),
                                         provenance(header_.line, string_or(h, "id")));
     out_.sessions.push_back(std::move(s));
+  }
+
+  // Headers after the first, which Pi ignores: kept last, so that the
+  // active path is the first child of the SessionStarted event (main).
+  void emit_extra_headers() {
     for (size_t li : extra_headers_) {
       element e = parse(li);
       add(custom_event_json(event_id("L" + std::to_string(lines_[li].number)), kFormat, "session",

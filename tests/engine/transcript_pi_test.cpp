@@ -660,4 +660,28 @@ TEST_CASE("pi: the fixture folder through the importer: each session on its own,
                                  full_id("a000001a"), full_id("a000001c"), full_id("a000001d")});
 }
 
+TEST_CASE("pi: an entry whose parent is unknown is a root; a second header is kept last") {
+  std::string bytes =
+      R"({"type":"session","version":3,"id":"two","cwd":"/"}
+{"type":"message","id":"g1","parentId":null,"message":{"role":"user","content":"first"}}
+{"type":"message","id":"g2","parentId":"g1","message":{"role":"assistant","content":[{"type":"text","text":"one"}],"api":"anthropic-messages","provider":"anthropic","model":"m","stopReason":"stop"}}
+{"type":"session","version":3,"id":"two","cwd":"/"}
+{"type":"message","id":"g3","parentId":"gone","message":{"role":"user","content":"again"}}
+{"type":"message","id":"g4","parentId":"g3","message":{"role":"assistant","content":[{"type":"text","text":"two"}],"api":"anthropic-messages","provider":"anthropic","model":"m","stopReason":"stop"}}
+)";
+  Parsed p = parse_bytes(bytes, "two.jsonl");
+  Drafts d(p);
+  CHECK(d.order ==
+        std::vector<std::string>{"pi-two-g3", "pi-two-g4", "pi-two-g1", "pi-two-g2", "pi-two-L4"});
+  CHECK(str(d["pi-two-g3"], "parent_id") == "pi-two-start");
+  CHECK(str(d["pi-two-L4"], "type") == "pi.session");
+  CHECK(p.unknown.empty());
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  load(db, p);
+  check_consistent(db);
+  CHECK(sent_events(compile_everywhere(db, "pi-two")) ==
+        std::vector<std::string>{"pi-two-g3", "pi-two-g4"});
+}
+
 } // namespace transcript_pi_test
