@@ -82,8 +82,9 @@ enum class Kind {
 };
 
 struct Call {
-  std::string id;
+  std::string id; // as Pi wrote it
   std::string name;
+  std::string sent; // as the events name it (see assign_call_ids)
 };
 
 struct Entry {
@@ -91,6 +92,7 @@ struct Entry {
   std::string source_id; // Pi's id ("L<line>" in a v1 file)
   std::string event_id;
   int64_t parent = -1; // index; -1 for a root
+  int64_t depth = 0;   // entries above it
   Kind kind = Kind::kRecord;
   std::string custom_type;   // kRecord / kUnknown: the event type's tail
   std::vector<Call> calls;   // an assistant's tool calls
@@ -261,7 +263,7 @@ provider::Block read_tool_call(std::string_view what, element b, std::string_vie
                                const Family &f) {
   provider::Block k;
   k.kind = provider::Block::kToolCall;
-  k.id = std::string(provider::need_string(what, b, "id", path));
+  k.id = std::string(opt_string(what, b, "id", path).value_or(""));
   k.name = std::string(provider::need_string(what, b, "name", path));
   auto args = field(b, "arguments");
   std::string_view s;
@@ -295,6 +297,7 @@ public:
     index_entries();
     emit_session();
     for (size_t i : emission_order()) emit(i);
+    emit_extra_headers();
     return std::move(out_);
   }
 
@@ -354,7 +357,10 @@ private:
                        std::to_string(entries_[it->second].line));
       en.event_id = event_id(en.source_id);
       classify(w, type, e, en);
-      if (en.parent >= 0) ++entries_[en.parent].children;
+      if (en.parent >= 0) {
+        ++entries_[en.parent].children;
+        en.depth = entries_[en.parent].depth + 1;
+      }
       entries_.push_back(std::move(en));
       line_of_.push_back(li);
     }
@@ -375,7 +381,7 @@ private:
           for (element b : *blocks)
             if (string_or(b, "type") == "toolCall")
               en.calls.push_back(
-                  {std::string(string_or(b, "id")), std::string(string_or(b, "name"))});
+                  {std::string(string_or(b, "id")), std::string(string_or(b, "name")), ""});
         std::string_view stop = string_or(m, "stopReason");
         // Pi runs no tool of such a turn (agent/src/agent-loop.ts).
         en.closes_calls = (stop == "aborted" || stop == "error") && !en.calls.empty();
@@ -460,6 +466,11 @@ private:
     s.create_json = session_create_json(s.id, start_id_, "pi", entry_ts(h), w.str(),
                                         provenance(header_.line, string_or(h, "id")));
     out_.sessions.push_back(std::move(s));
+  }
+
+  // Headers after the first, which Pi ignores: kept last, so that the
+  // active path is the first child of the SessionStarted event (main).
+  void emit_extra_headers() {
     for (size_t li : extra_headers_) {
       element e = parse(li);
       add(custom_event_json(event_id("L" + std::to_string(lines_[li].number)), kFormat, "session",
@@ -484,7 +495,7 @@ private:
   void cancel(const Call &c, std::string id, std::string &parent, std::string_view reason,
               int64_t line, std::string_view record_id) {
     json::JsonWriter w;
-    w.begin_object().field("tool_call_id", c.id);
+    w.begin_object().field("tool_call_id", c.sent);
     if (!c.name.empty()) w.field("name", c.name);
     w.field("reason", reason.substr(0, 2000)).end_object();
     add(event_json({id, "ToolCallCancelled", "tool", std::nullopt, parent}, w.str(),
@@ -499,6 +510,41 @@ private:
     for (const Call &c : calls)
       cancel(c, en.event_id + "-" + suffix + std::to_string(++n), parent, reason, line,
              en.source_id);
+  }
+
+  // A call keeps Pi's id unless ctxdb cannot take it: an empty one, or one
+  // an earlier call on its path already has (a call id names one call per
+  // path): those get "<id>-<entry id>[-<n>]", which their results follow.
+  void assign_call_ids(size_t i) {
+    Entry &en = entries_[i];
+    std::vector<std::string> here;
+    for (size_t n = 0; n < en.calls.size(); ++n) {
+      Call &c = en.calls[n];
+      std::string base = c.id.empty() ? "call" : c.id;
+      c.sent = base;
+      auto taken = [&](const std::string &id) {
+        if (std::find(here.begin(), here.end(), id) != here.end()) return true;
+        auto it = call_users_.find(id);
+        if (it == call_users_.end()) return false;
+        // Newest first: on a path, the nearest user is the cheapest to reach.
+        return std::any_of(it->second.rbegin(), it->second.rend(),
+                           [&](size_t a) { return is_ancestor(a, i); });
+      };
+      if (c.id.empty() || taken(c.sent)) c.sent += "-" + en.source_id;
+      if (taken(c.sent)) c.sent += "-" + std::to_string(n + 1);
+      here.push_back(c.sent);
+      call_users_[c.sent].push_back(i);
+      // Listed under the id it was renamed from too: the next call reusing
+      // it finds this, its nearest user, in a few steps.
+      if (c.sent != base) call_users_[base].push_back(i);
+    }
+  }
+
+  bool is_ancestor(size_t a, size_t i) const {
+    for (int64_t j = entries_[i].parent; j >= 0 && entries_[j].depth >= entries_[a].depth;
+         j = entries_[j].parent)
+      if (static_cast<size_t>(j) == a) return true;
+    return false;
   }
 
   void emit(size_t i) {
@@ -520,14 +566,16 @@ private:
         kind = Kind::kRecord;
         en.custom_type = "message.toolResult";
       } else {
+        result_call_id_ = it->sent;
         open.erase(it);
       }
     }
+    if (kind == Kind::kAssistant) assign_call_ids(i);
     EventHead head{en.event_id, "", "", entry_ts(e), parent};
     Provenance prov = provenance(en.line, en.source_id);
     switch (kind) {
     case Kind::kUser: user(w, e, head, prov); break;
-    case Kind::kAssistant: assistant(w, e, head, prov); break;
+    case Kind::kAssistant: assistant(w, e, en.calls, head, prov); break;
     case Kind::kToolResult: tool_result(w, e, head, prov); break;
     case Kind::kContext: context(w, e, head, prov); break;
     case Kind::kCompaction: compaction(i, e, head, prov); break;
@@ -578,7 +626,8 @@ private:
     add(event_json(h, j.str(), p), p.line);
   }
 
-  void assistant(const std::string &w, element e, EventHead &h, const Provenance &p) {
+  void assistant(const std::string &w, element e, const std::vector<Call> &calls, EventHead &h,
+                 const Provenance &p) {
     element m = e["message"].value();
     std::string_view api = string_or(m, "api"), prov = string_or(m, "provider"),
                      model = string_or(m, "model");
@@ -588,7 +637,7 @@ private:
     a.model = std::string(model);
     if (auto s = string_or(m, "stopReason"); !s.empty()) a.stop_reason = std::string(s);
     if (auto blocks = provider::opt_array(w, m, "content", "message")) {
-      size_t i = 0;
+      size_t i = 0, next_call = 0;
       for (element b : *blocks) {
         std::string bp = provider::index_path("message.content", i++);
         std::string_view type = provider::need_string(w, b, "type", bp);
@@ -600,6 +649,7 @@ private:
           read_thinking(b, f, a.blocks);
         } else if (type == "toolCall") {
           a.blocks.push_back(read_tool_call(w, b, bp, f));
+          a.blocks.back().id = calls[next_call++].sent;
         } else if (type == "image") {
           provider::Block k;
           k.kind = provider::Block::kImage;
@@ -647,7 +697,7 @@ private:
     Parts parts = read_parts(w, m, "message", out_.unknown);
     bool is_error = provider::opt_bool(w, m, "isError", "message");
     json::JsonWriter j;
-    j.begin_object().field("tool_call_id", provider::need_string(w, m, "toolCallId", "message"));
+    j.begin_object().field("tool_call_id", result_call_id_);
     if (auto name = string_or(m, "toolName"); !name.empty()) j.field("name", name);
     j.field("output", parts.text);
     if (is_error) j.key("is_error").boolean(true);
@@ -666,6 +716,7 @@ private:
     std::string_view role = entry ? "custom" : string_or(m, "role");
     if (role == "hookMessage") role = "custom";
     std::string text, source;
+    Parts parts;
     if (role == "bashExecution") {
       text = bash_execution_text(m);
       source = "bash_execution";
@@ -678,12 +729,16 @@ private:
              std::string(kCompactionSummarySuffix);
       source = "compaction_summary";
     } else {
-      Parts parts = read_parts(w, m, entry ? "" : "message", out_.unknown);
+      parts = read_parts(w, m, entry ? "" : "message", out_.unknown);
       text = std::move(parts.text);
-      source = "extension:" + std::string(string_or(m, "customType"));
+      // ContextAdded's source is at most 200 characters.
+      source = "extension:" + std::string(string_or(m, "customType").substr(0, 180));
     }
     json::JsonWriter j;
     j.begin_object().field("kind", "context").field("text", text).field("source", source);
+    write_images(j, parts);
+    // An extension's metadata, which Pi does not send the model.
+    if (auto d = field(m, "details"); d && role == "custom") j.key("details").element(*d);
     j.end_object();
     h.type = "ContextAdded";
     h.actor = "system";
@@ -812,6 +867,8 @@ private:
   int64_t active_leaf_ = -1;
   std::vector<std::vector<Call>> open_; // per entry: calls open at its end
   std::vector<std::string> tail_;       // per entry: its last event's id
+  std::unordered_map<std::string, std::vector<size_t>> call_users_; // call id → its entries
+  std::string result_call_id_; // the call the tool result being written answers
 };
 
 } // namespace

@@ -4,9 +4,11 @@
 // their documentation. CTXDB_UPDATE_GOLDEN=1 rewrites the golden files
 // (review the diff before committing it).
 #include "agent_events.hpp"
+#include "bundle_checks.hpp"
 #include "compile/adapters.hpp"
 #include "engine.hpp"
 #include "error.hpp"
+#include "provider_checks.hpp"
 #include "test_util.hpp"
 #include "util/base64.hpp"
 #include "json/json_schema.hpp"
@@ -26,249 +28,13 @@
 namespace adapters_test {
 
 using namespace ctxdb;
+using namespace ctxdb::test::provider_checks;
 using compile::convert_bundle;
+using test::kLatestContextOpener;
+using test::without_breakpoints;
 using simdjson::dom::element;
 
 namespace {
-
-const std::filesystem::path kFixtures =
-    std::filesystem::path(__FILE__).parent_path().parent_path() / "fixtures" / "providers";
-
-std::string read_fixture(const std::string &name) {
-  std::ifstream in(kFixtures / name, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing fixture " << name);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-const char *const kProviderFormats[] = {"openai.chat", "openai.responses", "anthropic.messages",
-                                        "gemini.generate_content", "ai.sdk"};
-
-std::string schema_name(std::string_view format) {
-  std::string s(format);
-  for (char &c : s)
-    if (c == '.') c = '_';
-  return s + ".request.schema.json";
-}
-
-// (a) the output has the provider's documented shape.
-void check_schema(const std::string &out, std::string_view format) {
-  std::string name = schema_name(format);
-  json::Schema schema = json::Schema::parse(read_fixture(name), name);
-  simdjson::dom::parser p;
-  INFO(format << ": " << out);
-  CHECK_NOTHROW(schema.validate(json::parse(p, out, "output"), "request"));
-}
-
-std::string str(element e, const char *key) { return std::string(e[key].get_string().value()); }
-
-bool has(element e, const char *key) { return !e[key].error(); }
-
-// By value, so that a range-for does not iterate a destroyed temporary.
-simdjson::dom::array array_at(element e, const char *key) { return e[key].get_array().value(); }
-
-bool blank(std::string_view s) {
-  return s.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos;
-}
-
-// No text block anywhere is empty or whitespace only: Anthropic refuses
-// them ("text content blocks must contain non-whitespace text",
-// https://docs.anthropic.com/en/api/messages), and no provider reads one.
-// Reasoning parts are opaque state, not text the model reads.
-void check_no_blank_text(element e) {
-  if (e.is_array())
-    for (element v : simdjson::dom::array(e)) check_no_blank_text(v);
-  if (!e.is_object()) return;
-  std::string_view type, text;
-  bool reasoning = !e["type"].get(type) && type == "reasoning";
-  if (!reasoning && !e["text"].get(text)) CHECK_MESSAGE(!blank(text), "a blank text block");
-  for (auto [k, v] : simdjson::dom::object(e)) check_no_blank_text(v);
-}
-
-// (b) the rules the schemas cannot express. OpenAI Chat
-// (https://platform.openai.com/docs/guides/function-calling): a tool message
-// answers a call of the assistant message just before it (only tool messages
-// between); every call is answered before the next non-tool message;
-// content is null only beside tool_calls; tool content is text only.
-void check_openai_chat(element doc) {
-  std::set<std::string> open;
-  for (element m : array_at(doc, "messages")) {
-    std::string role = str(m, "role");
-    if (role == "tool") {
-      CHECK_MESSAGE(open.erase(str(m, "tool_call_id")) == 1,
-                    "tool message without its call just before: " << str(m, "tool_call_id"));
-      CHECK(m["content"].is_string());
-      continue;
-    }
-    CHECK_MESSAGE(open.empty(), "calls left unanswered before a " << role << " message");
-    open.clear();
-    simdjson::dom::array calls;
-    if (role == "assistant" && !m["tool_calls"].get(calls)) {
-      // arguments are not checked as JSON: a string the model wrote goes
-      // back as it was, valid or not, as OpenAI documents it may be.
-      for (element c : calls) CHECK(open.insert(str(c, "id")).second);
-    } else {
-      CHECK_FALSE(m["content"].is_null());
-    }
-  }
-  CHECK_MESSAGE(open.empty(), "calls left unanswered at the end");
-}
-
-// Responses (https://platform.openai.com/docs/guides/function-calling):
-// every function_call_output answers an earlier function_call, each call is
-// answered; a reasoning item is followed by the item it preceded
-// (https://platform.openai.com/docs/guides/reasoning).
-void check_openai_responses(element doc) {
-  std::set<std::string> calls, answered;
-  std::string prev;
-  for (element item : array_at(doc, "input")) {
-    std::string type = str(item, "type");
-    if (prev == "reasoning") CHECK(type != "function_call_output");
-    if (type == "function_call") {
-      CHECK(calls.insert(str(item, "call_id")).second);
-    } else if (type == "function_call_output") {
-      CHECK_MESSAGE(calls.count(str(item, "call_id")) == 1,
-                    "output without an earlier call: " << str(item, "call_id"));
-      CHECK(answered.insert(str(item, "call_id")).second);
-    } else if (type == "message" && str(item, "role") == "assistant") {
-      CHECK(item["content"].is_string());
-    }
-    prev = type;
-  }
-  CHECK(calls == answered);
-}
-
-// Anthropic (https://docs.anthropic.com/en/api/messages and
-// https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use):
-// the first message is the user's and roles alternate strictly; in a user
-// message the tool_result blocks come first, each answering a tool_use of
-// the assistant message just before, and every tool_use there is answered;
-// thinking only in assistant turns, never with cache_control; at most 4
-// cache_control in all
-// (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
-// Returns how many there are.
-int check_anthropic(element doc) {
-  int cache = 0;
-  auto count = [&](element e) { cache += has(e, "cache_control") ? 1 : 0; };
-  simdjson::dom::array list;
-  if (!doc["system"].get(list))
-    for (element b : list) count(b);
-  if (!doc["tools"].get(list))
-    for (element t : list) count(t);
-  std::string prev;
-  std::set<std::string> uses;
-  bool first = true;
-  for (element m : array_at(doc, "messages")) {
-    std::string role = str(m, "role");
-    if (first) CHECK(role == "user");
-    CHECK(role != prev);
-    std::set<std::string> answered;
-    bool past_results = false;
-    for (element b : array_at(m, "content")) {
-      count(b);
-      std::string type = str(b, "type");
-      if (type == "thinking" || type == "redacted_thinking") {
-        CHECK(role == "assistant");
-        CHECK_FALSE(has(b, "cache_control"));
-      }
-      if (type == "tool_result") {
-        CHECK(role == "user");
-        CHECK_MESSAGE(!past_results, "a tool_result after other blocks");
-        CHECK_MESSAGE(uses.count(str(b, "tool_use_id")) == 1,
-                      "tool_result not answering the message before: " << str(b, "tool_use_id"));
-        answered.insert(str(b, "tool_use_id"));
-      } else {
-        past_results = true;
-      }
-    }
-    if (role == "user") CHECK_MESSAGE(answered == uses, "tool_use left unanswered");
-    uses.clear();
-    if (role == "assistant")
-      for (element b : array_at(m, "content"))
-        if (str(b, "type") == "tool_use") uses.insert(str(b, "id"));
-    prev = role;
-    first = false;
-  }
-  CHECK(cache <= 4);
-  return cache;
-}
-
-// Gemini (https://ai.google.dev/gemini-api/docs/function-calling): contents
-// alternate user / model starting with the user; the functionResponse parts
-// of a user content answer the functionCall parts of the model content just
-// before, all of them, by id and name.
-void check_gemini(element doc) {
-  std::string prev;
-  std::map<std::string, std::string> calls;
-  bool first = true;
-  for (element c : array_at(doc, "contents")) {
-    std::string role = str(c, "role");
-    if (first) CHECK(role == "user");
-    CHECK(role != prev);
-    std::map<std::string, std::string> answered;
-    for (element part : array_at(c, "parts")) {
-      if (has(part, "functionResponse")) {
-        CHECK(role == "user");
-        element r = part["functionResponse"].value();
-        answered[str(r, "id")] = str(r, "name");
-      }
-      if (has(part, "thought")) CHECK(role == "model");
-    }
-    if (role == "user") CHECK_MESSAGE(answered == calls, "functionCall left unanswered");
-    calls.clear();
-    if (role == "model")
-      for (element part : array_at(c, "parts"))
-        if (has(part, "functionCall")) {
-          element f = part["functionCall"].value();
-          calls[str(f, "id")] = str(f, "name");
-          CHECK(has(part, "thoughtSignature"));
-        }
-    prev = role;
-    first = false;
-  }
-}
-
-// AI SDK (packages/provider-utils/src/types/model-message.ts): tool-result
-// parts live in tool messages and answer an earlier tool-call by id and
-// name; every call is answered.
-void check_ai_sdk(element doc) {
-  std::map<std::string, std::string> calls, answered;
-  for (element m : array_at(doc, "messages")) {
-    std::string role = str(m, "role");
-    if (role == "system") {
-      CHECK(m["content"].is_string());
-      continue;
-    }
-    for (element part : array_at(m, "content")) {
-      std::string type = str(part, "type");
-      if (type == "tool-call") {
-        CHECK(role == "assistant");
-        calls[str(part, "toolCallId")] = str(part, "toolName");
-      }
-      if (type == "tool-result") {
-        CHECK(role == "tool");
-        CHECK(calls[str(part, "toolCallId")] == str(part, "toolName"));
-        answered[str(part, "toolCallId")] = str(part, "toolName");
-      }
-      if (role == "tool") CHECK(type == "tool-result");
-    }
-  }
-  CHECK(calls == answered);
-}
-
-void check_provider(const std::string &out, std::string_view format) {
-  check_schema(out, format);
-  INFO(format << ": " << out);
-  simdjson::dom::parser p;
-  element doc = json::parse(p, out, "output");
-  check_no_blank_text(doc);
-  if (format == "openai.chat") check_openai_chat(doc);
-  if (format == "openai.responses") check_openai_responses(doc);
-  if (format == "anthropic.messages") check_anthropic(doc);
-  if (format == "gemini.generate_content") check_gemini(doc);
-  if (format == "ai.sdk") check_ai_sdk(doc);
-}
 
 int anthropic_breakpoints(const std::string &out) {
   simdjson::dom::parser p;
@@ -821,27 +587,14 @@ TEST_CASE("two consecutive turns share the output prefix up to the cache breakpo
                                        "," + segment("user", text("u2"), "message", 10) + "," +
                                        segment("context", text("Plan: b"), "plan"),
                                    80);
-  auto strip = [](std::string s) {
-    const std::string mark = R"(,"cache_control":{"type":"ephemeral"})";
-    for (size_t at; (at = s.find(mark)) != std::string::npos;) s.erase(at, mark.size());
-    return s;
-  };
-  std::map<std::string, std::string> opener = {
-      {"openai.chat", R"({"role":"user","content":[{"type":"text","text":"<context>)"},
-      {"openai.responses", R"({"type":"message","role":"user","content":[{"type":"input_text",)"
-                           R"("text":"<context>)"},
-      {"anthropic.messages", R"(,{"type":"text","text":"<context>)"},
-      {"gemini.generate_content", R"(,{"text":"<context>)"},
-      {"ai.sdk", R"({"role":"user","content":[{"type":"text","text":"<context>)"},
-  };
   for (const char *format : kProviderFormats) {
     CAPTURE(format);
     std::string a = convert_bundle(first, format), b = convert_bundle(second, format);
     check_provider(a, format);
     check_provider(b, format);
-    a = strip(a);
-    b = strip(b);
-    size_t end = a.find(opener[format]);
+    a = without_breakpoints(a);
+    b = without_breakpoints(b);
+    size_t end = a.find(kLatestContextOpener.at(format));
     REQUIRE(end != std::string::npos);
     CHECK(end > a.find("\"x\"")); // the history, the tool result included
     CHECK(b.compare(0, end, a, 0, end) == 0);

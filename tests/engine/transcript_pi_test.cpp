@@ -2,8 +2,10 @@
 // as drafts: every entry type, the tree with its active path first, foreign
 // compactions, interrupted turns, old file versions and bad input; then
 // the drafts appended to a real database, verified and compiled.
+#include "bundle_checks.hpp"
 #include "engine.hpp"
 #include "error.hpp"
+#include "provider_checks.hpp"
 #include "test_util.hpp"
 #include "transcript/transcript.hpp"
 
@@ -118,22 +120,48 @@ void load(Engine &db, const Parsed &p) {
   }
 }
 
+// verify passes and every projection rebuilds from the log as it is.
+void check_consistent(Engine &db) {
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+}
+
 const char *const kFormats[] = {
     "canonical", "openai.chat", "openai.responses", "anthropic.messages", "gemini.generate_content",
     "ai.sdk"};
 
-// A compile of the session's default branch into every format, with a new
-// request (Pi resumes waiting for one).
-void compile_everywhere(Engine &db, const std::string &session, int64_t budget = 200000) {
-  for (const char *format : kFormats) {
-    std::string req = R"({"session_id":")" + session + R"(","max_tokens":)" +
-                      std::to_string(budget) + R"(,"request":"What next?","format":")" + format +
-                      "\"}";
+std::string compile_request(const std::string &session, int64_t budget, const char *format) {
+  return R"({"session_id":")" + session + R"(","max_tokens":)" + std::to_string(budget) +
+         R"(,"request":"What next?","format":")" + format + "\"}";
+}
+
+// A compile of the session's default branch with a new request (Pi
+// resumes waiting for one): the bundle keeps every invariant, and each
+// provider's request passes that provider's documented rules.
+std::string compile_everywhere(Engine &db, const std::string &session, int64_t budget = 200000) {
+  std::string canonical = db.compile(compile_request(session, budget, "canonical"));
+  test::Bundle b(canonical);
+  test::check_bundle(b);
+  for (const char *format : test::provider_checks::kProviderFormats) {
     INFO(format);
     std::string out;
-    CHECK_NOTHROW(out = db.compile(req));
-    CHECK(!out.empty());
+    CHECK_NOTHROW(out = db.compile(compile_request(session, budget, format)));
+    test::provider_checks::check_provider(out, format);
   }
+  return canonical;
+}
+
+// The events a compile sends, in order: what Pi's buildSessionContext
+// gives the model on resume (the summary first, then the kept messages).
+std::vector<std::string> sent_events(const std::string &bundle) {
+  simdjson::dom::parser p;
+  std::vector<std::string> out;
+  for (element s : p.parse(bundle).value()["segments"].get_array()) {
+    std::string kind = str(s, "kind");
+    if (kind != "summary" && kind != "message") continue;
+    out.push_back(str(s["sources"].at(0)["id"]));
+  }
+  return out;
 }
 
 } // namespace
@@ -303,6 +331,7 @@ TEST_CASE("pi: compaction, branch summary, context and custom records") {
   CHECK(str(cm["payload"]["kind"]) == "context");
   CHECK(str(cm["payload"]["source"]) == "extension:reminder");
   CHECK(str(cm["payload"]["text"]) == "Remember to run the linter before finishing.");
+  CHECK(str(cm["payload"]["details"]["source"]) == "lint-ext");
   element bash = d[full_id("a0000014")];
   CHECK(str(bash["payload"]["source"]) == "bash_execution");
   CHECK(str(bash["payload"]["text"]) == "Ran `npm run lint`\n```\nsrc/discount.ts: ok\n```");
@@ -367,6 +396,8 @@ TEST_CASE("pi: v2's hookMessage is an extension's context") {
   CHECK(str(h, "type") == "ContextAdded");
   CHECK(str(h["payload"]["source"]) == "extension:git-status");
   CHECK(str(h["payload"]["text"]) == "Uncommitted changes: src/main.ts");
+  CHECK(str(h["payload"]["content"].at(0)["mime_type"]) == "image/png");
+  CHECK(str(h["payload"]["details"]["branch"]) == "main");
   CHECK(p.unknown.empty());
 }
 
@@ -417,8 +448,7 @@ TEST_CASE("pi: a file read as it grows gives the same drafts, line after line") 
     Parsed part = parse_bytes(bytes.substr(0, cut + 1), kFull);
     // The session's model is known from the first model change on (Pi
     // writes the file once it has an answer, so a reader sees it at once).
-    if (cut > bytes.find('\n'))
-      CHECK(part.sessions[0].create_json == full.sessions[0].create_json);
+    if (cut > bytes.find('\n')) CHECK(part.sessions[0].create_json == full.sessions[0].create_json);
     for (const Draft &d : part.events) {
       INFO("cut at byte " << cut << ": " << d.event_json);
       CHECK(all.count(d.event_json) == 1);
@@ -431,7 +461,7 @@ TEST_CASE("pi: imported, the database verifies and resumes where Pi does") {
   Engine db(dir.file("pi.ctxdb"), "");
   Parsed p = parse_fixture(kFull);
   load(db, p);
-  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  check_consistent(db);
   // main is the active path: its leaf is the last line's entry.
   simdjson::dom::parser parser;
   element branches = parser.parse(db.branch_list(kFullId)).value();
@@ -448,7 +478,210 @@ TEST_CASE("pi: imported, the database verifies and resumes where Pi does") {
   // Nothing pending: the aborted call is cancelled.
   std::string calls = db.tool_calls(kFullId, std::nullopt);
   CHECK(calls.find(R"("status":"pending")") == std::string::npos);
-  compile_everywhere(db, kFullId);
+  std::string bundle = compile_everywhere(db, kFullId);
+  CHECK(sent_events(bundle) == std::vector<std::string>{full_id("a000001b"), full_id("a0000017"),
+                                                        full_id("a0000019"), full_id("a000001a"),
+                                                        full_id("a000001c"), full_id("a000001d")});
+  // Appended again, nothing changes: the ids are the source's.
+  std::string before = test::export_all(db);
+  load(db, p);
+  CHECK(test::export_all(db) == before);
+}
+
+TEST_CASE("pi: the other fixtures import, verify and compile as Pi resumes them") {
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  for (const char *name : {kKeepsNothing, kV1, kV2}) load(db, parse_fixture(name));
+  check_consistent(db);
+  std::string nothing = "pi-7a3e9b12-0c44-4d8a-b5e1-6f2a9c0d3e02";
+  CHECK(sent_events(compile_everywhere(db, nothing)) ==
+        std::vector<std::string>{nothing + "-b0000008", nothing + "-b0000006",
+                                 nothing + "-b0000007", nothing + "-b0000009",
+                                 nothing + "-b000000a"});
+  std::string v1 = "pi-0b1d2c3e-4f50-4617-8a9b-0c1d2e3f4a03";
+  CHECK(sent_events(compile_everywhere(db, v1)) ==
+        std::vector<std::string>{v1 + "-L8", v1 + "-L7", v1 + "-L9"});
+  std::string v2 = "pi-1c2d3e4f-5061-4728-9bac-1d2e3f4a5b04";
+  // The extension's message is context at its place, not the user's words.
+  std::string v2_bundle = compile_everywhere(db, v2);
+  CHECK(v2_bundle.find("Uncommitted changes: src/main.ts") != std::string::npos);
+  std::string state = db.state(v2, std::nullopt, std::nullopt);
+  INFO(state);
+  CHECK(state.find(R"("user_goal":{"text":"Check the build.")") != std::string::npos);
+  CHECK(state.find(R"("request":{"text":"Check the build.")") != std::string::npos);
+}
+
+// A long session as Pi writes it: turns of a prompt, a call, its result
+// and an answer, compacted every 125 turns keeping the turn before.
+std::string long_session(int turns) {
+  std::string out =
+      R"({"type":"session","version":3,"id":"long-1","timestamp":"2025-02-01T00:00:00.000Z","cwd":"/home/dev/big"})"
+      "\n";
+  std::string parent = "null";
+  int n = 0;
+  auto add = [&](const std::string &body) {
+    std::string id = "e" + std::to_string(++n);
+    out += R"({"type":)" + body.substr(0, body.find(',')) + R"(,"id":")" + id + R"(","parentId":)" +
+           parent + R"(,"timestamp":"2025-02-01T00:00:00.000Z",)" +
+           body.substr(body.find(',') + 1) + "}\n";
+    parent = "\"" + id + "\"";
+    return id;
+  };
+  std::string previous_user;
+  for (int t = 1; t <= turns; ++t) {
+    std::string call = "toolu_" + std::to_string(t);
+    std::string user = add(R"("message","message":{"role":"user","content":"Step )" +
+                           std::to_string(t) + R"(: run the next check.","timestamp":1})");
+    add(R"("message","message":{"role":"assistant","content":[{"type":"toolCall","id":")" + call +
+        R"(","name":"bash","arguments":{"command":"make check-)" + std::to_string(t) +
+        R"("}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":20,"cacheRead":900,"cacheWrite":0,"totalTokens":1020,"cost":{"total":0.001}},"stopReason":"toolUse","timestamp":1})");
+    add(R"("message","message":{"role":"toolResult","toolCallId":")" + call +
+        R"(","toolName":"bash","content":[{"type":"text","text":"check )" + std::to_string(t) +
+        R"( passed\nall good"}],"isError":false,"timestamp":1})");
+    add(R"("message","message":{"role":"assistant","content":[{"type":"text","text":"Check )" +
+        std::to_string(t) +
+        R"( passed."}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":5,"cacheRead":1000,"cacheWrite":0,"totalTokens":1015,"cost":{"total":0.001}},"stopReason":"stop","timestamp":1})");
+    if (t % 125 == 0)
+      add(R"("compaction","summary":"Checks 1 to )" + std::to_string(t) +
+          R"( passed.","firstKeptEntryId":")" + previous_user + R"(","tokensBefore":50000)");
+    previous_user = user;
+  }
+  return out;
+}
+
+TEST_CASE("pi: a long session imports, verifies and compiles within a small budget") {
+  std::string bytes = long_session(520);
+  Parsed p = parse_bytes(bytes, "long.jsonl");
+  CHECK(p.events.size() == 520 * 4 + 4);
+  CHECK(p.lines_consumed == 520 * 4 + 4 + 1);
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  load(db, p);
+  check_consistent(db);
+  simdjson::dom::parser cp;
+  CHECK(cp.parse(db.compactions("pi-long-1", std::nullopt)).value().get_array().size() == 4);
+  // Pi's last compaction keeps turns 499 on: what is sent is small.
+  std::string bundle = compile_everywhere(db, "pi-long-1", 8000);
+  CHECK(sent_events(bundle).front() == "pi-long-1-e2004");
+  CHECK(sent_events(bundle)[1] == "pi-long-1-e1996");
+  // And ctxdb compacts it further, below its own budget.
+  CHECK(test::field(db.compact("pi-long-1", R"({"keep_recent_tokens":300})", nullptr), "status") ==
+        "compacted");
+  test::Bundle after(db.compile(compile_request("pi-long-1", 2000, "canonical")));
+  test::check_bundle(after);
+  CHECK(after.used() <= 2000);
+}
+
+TEST_CASE("pi: call ids a server reuses or leaves empty still pair; a call the turn left is "
+          "cancelled before the next prompt") {
+  // Some OpenAI-compatible servers number calls per answer ("call_0").
+  std::string bytes = R"({"type":"session","version":3,"id":"ids","cwd":"/"})"
+                      "\n";
+  std::string parent = "null";
+  int n = 0;
+  auto add = [&](const std::string &message) {
+    std::string id = "f" + std::to_string(++n);
+    bytes += R"({"type":"message","id":")" + id + R"(","parentId":)" + parent +
+             R"(,"timestamp":"2025-03-01T00:00:00.000Z","message":)" + message + "}\n";
+    parent = "\"" + id + "\"";
+  };
+  auto answer = [](const std::string &id) {
+    return R"({"role":"assistant","content":[{"type":"toolCall","id":")" + id +
+           R"(","name":"ls","arguments":{}}],"api":"openai-completions","provider":"local","model":"m","usage":{},"stopReason":"toolUse"})";
+  };
+  auto result = [](const std::string &id) {
+    return R"({"role":"toolResult","toolCallId":")" + id +
+           R"(","toolName":"ls","content":[{"type":"text","text":"a"}],"isError":false})";
+  };
+  add(R"({"role":"user","content":"list twice"})");
+  add(answer("call_0"));
+  add(result("call_0"));
+  add(answer("call_0"));
+  add(result("call_0"));
+  add(answer(""));
+  add(result(""));
+  add(R"({"role":"assistant","content":[{"type":"text","text":"done"}],"api":"openai-completions","provider":"local","model":"m","stopReason":"stop"})");
+  add(answer("call_9")); // f9: its result never written (Pi stopped)
+  add(R"({"role":"user","content":"go on"})");
+  add(R"({"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"openai-completions","provider":"local","model":"m","stopReason":"stop"})");
+  Parsed p = parse_bytes(bytes, "ids.jsonl");
+  Drafts d(p);
+  CHECK(str(d["pi-ids-f2"]["payload"]["content"].at(0)["id"]) == "call_0");
+  CHECK(str(d["pi-ids-f3"]["payload"]["tool_call_id"]) == "call_0");
+  CHECK(str(d["pi-ids-f4"]["payload"]["content"].at(0)["id"]) == "call_0-f4");
+  CHECK(str(d["pi-ids-f5"]["payload"]["tool_call_id"]) == "call_0-f4");
+  CHECK(str(d["pi-ids-f6"]["payload"]["content"].at(0)["id"]) == "call-f6");
+  CHECK(str(d["pi-ids-f7"]["payload"]["tool_call_id"]) == "call-f6");
+  element c = d["pi-ids-f10-c1"];
+  CHECK(str(c, "type") == "ToolCallCancelled");
+  CHECK(str(c["payload"]["tool_call_id"]) == "call_9");
+  CHECK(str(c["payload"]["reason"]) == "the conversation moved on without a result");
+  CHECK(str(c, "parent_id") == "pi-ids-f9");
+  CHECK(num(c["payload"]["provenance"]["line"]) == 11);
+  CHECK(str(d["pi-ids-f10"], "parent_id") == "pi-ids-f10-c1");
+  CHECK(d.position("pi-ids-f10-c1") + 1 == d.position("pi-ids-f10"));
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  load(db, p);
+  check_consistent(db);
+  compile_everywhere(db, "pi-ids");
+}
+
+TEST_CASE("pi: the fixture folder through the importer: each session on its own, the bad one "
+          "named") {
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  std::string options = R"({"format":"pi","path":")" + kSessions.string() + "\"}";
+  for (int pass = 1; pass <= 2; ++pass) {
+    INFO("pass " << pass);
+    simdjson::dom::parser parser;
+    element r = parser.parse(db.transcript_import(options)).value();
+    CHECK(num(r["imported"]) == (pass == 1 ? 5 : 0));
+    CHECK(num(r["unchanged"]) == (pass == 1 ? 0 : 5));
+    CHECK(num(r["failed"]) == 1);
+    for (element s : r["sessions"].get_array()) {
+      std::string file = str(s, "file");
+      INFO(file);
+      CHECK(s["active_branch_id"].error() == simdjson::NO_SUCH_FIELD); // main is Pi's leaf
+      if (file.find("--home-dev-broken--") != std::string::npos) {
+        CHECK(str(s, "status") == "failed");
+        CHECK(str(s, "error").find(".jsonl:4: ") != std::string::npos);
+      } else if (file.find("5f0c2a9e") != std::string::npos && pass == 1) {
+        CHECK(num(s["unknown"]["workspace_snapshot"]) == 1);
+        CHECK(num(s["lines"]) == 32);
+      } else if (file.find("3e4f5061") != std::string::npos && pass == 1) {
+        CHECK(num(s["lines"]) == 3); // the torn line waits
+      }
+    }
+  }
+  check_consistent(db);
+  CHECK(sent_events(compile_everywhere(db, kFullId)) ==
+        std::vector<std::string>{full_id("a000001b"), full_id("a0000017"), full_id("a0000019"),
+                                 full_id("a000001a"), full_id("a000001c"), full_id("a000001d")});
+}
+
+TEST_CASE("pi: an entry whose parent is unknown is a root; a second header is kept last") {
+  std::string bytes =
+      R"({"type":"session","version":3,"id":"two","cwd":"/"}
+{"type":"message","id":"g1","parentId":null,"message":{"role":"user","content":"first"}}
+{"type":"message","id":"g2","parentId":"g1","message":{"role":"assistant","content":[{"type":"text","text":"one"}],"api":"anthropic-messages","provider":"anthropic","model":"m","stopReason":"stop"}}
+{"type":"session","version":3,"id":"two","cwd":"/"}
+{"type":"message","id":"g3","parentId":"gone","message":{"role":"user","content":"again"}}
+{"type":"message","id":"g4","parentId":"g3","message":{"role":"assistant","content":[{"type":"text","text":"two"}],"api":"anthropic-messages","provider":"anthropic","model":"m","stopReason":"stop"}}
+)";
+  Parsed p = parse_bytes(bytes, "two.jsonl");
+  Drafts d(p);
+  CHECK(d.order ==
+        std::vector<std::string>{"pi-two-g3", "pi-two-g4", "pi-two-g1", "pi-two-g2", "pi-two-L4"});
+  CHECK(str(d["pi-two-g3"], "parent_id") == "pi-two-start");
+  CHECK(str(d["pi-two-L4"], "type") == "pi.session");
+  CHECK(p.unknown.empty());
+  test::TempDir dir;
+  Engine db(dir.file("pi.ctxdb"), "");
+  load(db, p);
+  check_consistent(db);
+  CHECK(sent_events(compile_everywhere(db, "pi-two")) ==
+        std::vector<std::string>{"pi-two-g3", "pi-two-g4"});
 }
 
 } // namespace transcript_pi_test
