@@ -1,6 +1,7 @@
 // Claude Code session files read as drafts (engine/transcript/claude_code.cpp),
 // over the fixtures in tests/fixtures/transcripts/claude-code/ (README.md
 // there says what each covers), then appended to a real database.
+#include "bundle_checks.hpp"
 #include "test_util.hpp"
 #include "transcript/claude_code.hpp"
 #include "transcript/transcript.hpp"
@@ -364,6 +365,7 @@ TEST_CASE("imported into a database: verify passes, every format compiles, words
   append_all(db, agent);
   append_all(db, legacy);
   CHECK(field(db.verify(std::nullopt), "ok") == "true");
+  CHECK_NOTHROW(db.rebuild(R"({"check":true})"));
   // The goal is the real first prompt, not a command wrapper.
   std::string state = db.state("cc-" + kShopId, std::nullopt, std::nullopt);
   INFO(state);
@@ -383,6 +385,10 @@ TEST_CASE("imported into a database: verify passes, every format compiles, words
     CHECK(out.find("Don't edit yet: first show me the diff you intend.") == std::string::npos);
     CHECK(count(out, "2. The fix (multiply by 1 + TAX) is agreed but not applied.") == 1);
     CHECK(out.find("Now apply the fix and run the tests.") == std::string::npos);
+    if (std::string_view(format) == "canonical") {
+      Bundle b(out);
+      check_bundle(b);
+    }
   }
   for (const char *s : {"cc-0a0b0c0d-0000-4000-8000-000000000002"})
     CHECK_NOTHROW(db.compile(std::string(R"({"session_id":")") + s +
@@ -404,12 +410,16 @@ TEST_CASE("a long session: every record kept, and it compiles within a small bud
   Engine db(dir.file("long.ctxdb"), "");
   append_all(db, p);
   CHECK(field(db.verify(std::nullopt), "ok") == "true");
+  CHECK_NOTHROW(db.rebuild(R"({"check":true})"));
   for (const char *format : kFormats) {
     INFO(format);
     CHECK_NOTHROW(db.compile(R"({"session_id":")" + id +
                              R"(","max_tokens":4000,"request":"Summarize.","format":")" + format +
                              "\"}"));
   }
+  Bundle b(db.compile(R"({"session_id":")" + id + R"(","max_tokens":4000,"request":"Summarize."})"));
+  check_bundle(b);
+  CHECK(b.used() <= 4000);
 }
 
 } // namespace transcript_claude_code_test
