@@ -288,6 +288,14 @@ struct OpenCall {
   std::string prompt;
 };
 
+struct OtherBlock {
+  int64_t line = 0;
+  std::string json;
+};
+
+void keep_others(element content, std::initializer_list<std::string_view> known, int64_t line,
+                 std::vector<OtherBlock> &out);
+
 struct PathState {
   std::vector<OpenCall> open;
   std::string last_event; // the event the next one on this path follows
@@ -319,6 +327,8 @@ private:
   void emit_assistant(int i, const std::vector<int> &chain, size_t pos, PathState &st);
   void emit_user(int i, PathState &st);
   void emit_results(int i, element doc, const std::vector<element> &blocks, PathState &st);
+  void emit_others(PathState &st, const std::string &id, int64_t ts, std::string_view uuid,
+                   const std::vector<OtherBlock> &others);
   void emit_system(int i, PathState &st);
   void emit_compaction(int i, element doc, PathState &st);
   void cancel(PathState &st, const std::string &id_base, int64_t line, int64_t ts,
@@ -649,9 +659,12 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
   }
   provider::Answer answer;
   int64_t first = r.line, last = r.line;
+  std::vector<OtherBlock> others;
   for (int j : lines) {
     element doc = parse(j);
     std::string here = where(o_.file, rec(j).line);
+    keep_others(message_content(doc, here), {"text", "tool_use", "thinking", "redacted_thinking"},
+                rec(j).line, others);
     provider::Answer part;
     try {
       part = provider::anthropic_message(doc["message"].value());
@@ -675,6 +688,7 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
   std::string id = event_id(r);
   add(st, id, "AssistantMessageCreated", "assistant", ts_of(i), provider::write_payload(answer),
       first, last, r.uuid);
+  emit_others(st, id, ts_of(i), r.uuid, others);
   for (const provider::Block &b : answer.blocks) {
     if (b.kind != provider::Block::kToolCall) continue;
     OpenCall c{b.id, b.name, r.message_id, "", ""};
@@ -685,6 +699,27 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
     }
     st.open.push_back(std::move(c));
   }
+}
+
+// Content blocks of a type no core event holds (a server tool's blocks, a
+// document): each kept as claude-code.content_block {block}.
+void keep_others(element content, std::initializer_list<std::string_view> known, int64_t line,
+                 std::vector<OtherBlock> &out) {
+  simdjson::dom::array a;
+  if (content.get(a)) return;
+  for (element b : a) {
+    std::string_view t = str(b, "type");
+    if (std::find(known.begin(), known.end(), t) == known.end())
+      out.push_back({line, json::canonical(b)});
+  }
+}
+
+void SessionReader::emit_others(PathState &st, const std::string &id, int64_t ts,
+                                std::string_view uuid, const std::vector<OtherBlock> &others) {
+  int n = 0;
+  for (const OtherBlock &o : others)
+    add(st, id + "-k" + std::to_string(++n), "claude-code.content_block", kFormat, ts,
+        "{\"block\":" + o.json + "}", o.line, o.line, uuid);
 }
 
 // A tool result's output: its text, and its images as blocks.
@@ -763,6 +798,11 @@ void SessionReader::emit_user(int i, PathState &st) {
     ++n_images;
   }
   images.end_array();
+  std::vector<OtherBlock> others;
+  if (r.meta)
+    keep_others(content, {"text", "tool_result"}, r.line, others);
+  else
+    keep_others(content, {"text", "image", "tool_result"}, r.line, others);
   emit_results(i, doc, blocks, st);
   // The prompt takes the record's id; context blocks the first free one.
   bool has_words = !words.empty() || n_images > 0;
@@ -783,15 +823,17 @@ void SessionReader::emit_user(int i, PathState &st) {
   };
   for (const Ctx &c : ctx)
     if (c.before_words || !has_words) emit_ctx(c);
-  if (!has_words) return;
-  cancel(st, id + "-c", r.line, ts, "the user spoke before this call's result came");
-  json::JsonWriter p;
-  p.begin_object().field("text", words);
-  if (n_images) p.raw_field("content", images.str());
-  p.end_object();
-  add(st, id, "UserPromptSubmitted", "user", ts, p.take(), r.line, r.line, r.uuid);
-  for (const Ctx &c : ctx)
-    if (!c.before_words) emit_ctx(c);
+  if (has_words) {
+    cancel(st, id + "-c", r.line, ts, "the user spoke before this call's result came");
+    json::JsonWriter p;
+    p.begin_object().field("text", words);
+    if (n_images) p.raw_field("content", images.str());
+    p.end_object();
+    add(st, id, "UserPromptSubmitted", "user", ts, p.take(), r.line, r.line, r.uuid);
+    for (const Ctx &c : ctx)
+      if (!c.before_words) emit_ctx(c);
+  }
+  emit_others(st, id, ts, r.uuid, others);
 }
 
 // A user line's tool_result blocks, each paired with the call open on this

@@ -299,6 +299,15 @@ TEST_CASE("an older file: its sidechain in the same file, found by its task") {
   CHECK(started.get("child_session_id") == main + "-l-s1");
   // The hook's progress line hangs off the call: a record of its own.
   CHECK(find(evs, main + "-l-p1").type == "claude-code.progress");
+  // Blocks no core event holds, kept beside their message.
+  CHECK(find(evs, main + "-l-u1").get("text") == "List the TODOs in src/, and those of the spec.");
+  CHECK(find(evs, main + "-l-u1-k1").type == "claude-code.content_block");
+  CHECK(find(evs, main + "-l-u1-k1").get("block").starts_with(R"({"type":"document")"));
+  CHECK(find(evs, main + "-l-a2-k1").get("block").starts_with(R"({"type":"server_tool_use")"));
+  CHECK(
+      find(evs, main + "-l-a2-k2").get("block").starts_with(R"({"type":"web_search_tool_result")"));
+  CHECK(find(evs, main + "-l-a2").get("content") ==
+        R"([{"type":"text","text":"One TODO: src/a.py:3 (retry)."}])");
   auto side = events(p, main + "-l-s1");
   REQUIRE(side.size() == 2);
   CHECK(side[0].get("text") == "Find every TODO comment under src/");
@@ -417,7 +426,8 @@ TEST_CASE("a long session: every record kept, and it compiles within a small bud
                              R"(","max_tokens":4000,"request":"Summarize.","format":")" + format +
                              "\"}"));
   }
-  Bundle b(db.compile(R"({"session_id":")" + id + R"(","max_tokens":4000,"request":"Summarize."})"));
+  Bundle b(
+      db.compile(R"({"session_id":")" + id + R"(","max_tokens":4000,"request":"Summarize."})"));
   check_bundle(b);
   CHECK(b.used() <= 4000);
 }
