@@ -546,12 +546,15 @@ void SessionReader::emit_path(int leaf, bool is_main) {
     for (int m : meta_after_[size_t(i)]) emit_custom(m, st, "");
     after_[size_t(i)] = st;
   }
-  if (is_main || st.open.empty()) return;
+  bool talks =
+      std::any_of(chain.begin(), chain.end(), [&](int i) { return rec(i).conversational; });
+  if (is_main || st.open.empty() || !talks) return;
   // A branch the conversation left (a rewind): its pending calls end
-  // where a later line shows the conversation went on elsewhere.
-  int64_t leaf_line = rec(chain.back()).line;
-  for (int i = 0; i < size(); ++i)
-    if (rec(i).chain && rec(i).line > leaf_line) {
+  // where a later line shows the conversation went on elsewhere. (A branch
+  // of bookkeeping alone, such as a hook's progress, leaves nothing.)
+  int last = chain.back();
+  for (int i = last + 1; i < size(); ++i)
+    if (rec(i).chain) {
       cancel(st, event_id(rec(chain.back())) + "-b", rec(i).line, ts_of(i),
              "the conversation went back to an earlier point and went on from there");
       return;
@@ -1086,6 +1089,13 @@ Parsed parse_claude_code(std::string_view bytes, const ParseOptions &options) {
     for (const Line &l : lines) recs.push_back(read_record(parser, l, options));
   }
   std::vector<SessionInfo> sessions = sessions_of(recs, options);
+  if (!options.final && std::none_of(recs.begin(), recs.end(), [](auto &r) { return r.chain; })) {
+    // No conversation yet (a snapshot written before the first prompt):
+    // the session is made from its first record, so all of it waits.
+    out.lines_consumed = 0;
+    out.bytes_consumed = 0;
+    return out;
+  }
   if (!options.final) {
     // Hold back a message still being written: the lines from its first on
     // wait for the next pass.
