@@ -428,6 +428,9 @@ TEST_CASE("imported into a database: verify passes, every format compiles, words
     CHECK(out.find("Don't edit yet: first show me the diff you intend.") == std::string::npos);
     CHECK(count(out, "2. The fix (multiply by 1 + TAX) is agreed but not applied.") == 1);
     CHECK(out.find("Now apply the fix and run the tests.") == std::string::npos);
+    // What Claude Code said in the user's turn is context, marked so.
+    CHECK(count(out, "Compacted (ctrl+o to see full summary)") == 1);
+    CHECK(out.find("<context source=") != std::string::npos);
     if (std::string_view(format) == "canonical") {
       Bundle b(out);
       check_bundle(b);
