@@ -790,7 +790,7 @@ void SessionReader::emit_user(int i, PathState &st) {
   for (element b : blocks) {
     std::string_view t = str(b, "type");
     if (t == "text") add_text(str(b, "text"));
-    if (t != "image" || r.meta) continue;
+    if (t != "image") continue;
     auto src = child(b, "source");
     if (!src) continue;
     images.begin_object()
@@ -802,14 +802,14 @@ void SessionReader::emit_user(int i, PathState &st) {
   }
   images.end_array();
   std::vector<OtherBlock> others;
-  if (r.meta)
-    keep_others(content, {"text", "tool_result"}, r.line, others);
-  else
-    keep_others(content, {"text", "image", "tool_result"}, r.line, others);
+  keep_others(content, {"text", "image", "tool_result"}, r.line, others);
   emit_results(i, doc, blocks, st);
   // The prompt takes the record's id; context blocks the first free one.
-  bool has_words = !words.empty() || n_images > 0;
+  // Images go with the user's words, or with the first context block when
+  // Claude Code sent them (an isMeta line).
+  bool has_words = !r.meta && (!words.empty() || n_images > 0);
   bool plain_free = !has_words;
+  if (!has_words && n_images > 0 && ctx.empty()) ctx.push_back({classify("", true), "", true});
   int contexts = 0;
   auto emit_ctx = [&](const Ctx &c) {
     if (c.part.source == "interruption")
@@ -818,8 +818,9 @@ void SessionReader::emit_user(int i, PathState &st) {
     p.begin_object()
         .field("kind", c.part.kind)
         .field("text", c.text)
-        .field("source", c.part.source)
-        .end_object();
+        .field("source", c.part.source);
+    if (!has_words && n_images > 0 && plain_free) p.raw_field("content", images.str());
+    p.end_object();
     std::string cid = plain_free ? id : id + "-x" + std::to_string(++contexts);
     plain_free = false;
     add(st, cid, "ContextAdded", "system", ts, p.take(), r.line, r.line, r.uuid);

@@ -320,6 +320,10 @@ TEST_CASE("an older file: its sidechain in the same file, found by its task") {
   auto side = events(p, main + "-l-s1");
   REQUIRE(side.size() == 2);
   CHECK(side[0].get("text") == "Find every TODO comment under src/");
+  const Ev &shot = find(evs, main + "-l-m1");
+  CHECK(shot.type == "ContextAdded");
+  CHECK(shot.get("source") == "meta");
+  CHECK(shot.get("content").starts_with(R"([{"type":"image","data":"iVBOR)"));
   CHECK(p.unknown.empty());
 }
 
