@@ -40,7 +40,11 @@
 //    <task-notification> ("task_notification"), <system-reminder>
 //    ("system_reminder"), "[Request interrupted by user…]"
 //    ("interruption"); CLAUDE.md contents are kind "instructions"
-//    ("claude_md"). isCompactSummary → CompactionCompleted.
+//    ("claude_md"); an image on an isMeta line goes with its context.
+//    isCompactSummary → CompactionCompleted. A result whose call is not
+//    open on its path → claude-code.orphan_tool_result.
+//  - content blocks no core event holds (a document, a server tool's
+//    blocks) → claude-code.content_block {block}, after their message.
 //  - system compact_boundary + the isCompactSummary line after it →
 //    CompactionCompleted: Claude keeps nothing before the boundary, so
 //    first_kept_event_id is the compaction's own id; the boundary itself
@@ -57,9 +61,19 @@
 //  - sidechain records of a session file (older versions) and a
 //    subagents/ file → their own DraftSession, cc-<sessionId>-<agentId>.
 //
-// The uuid tree: the path Claude resumes (root → the last record) is
-// emitted first, so it becomes the branch `main`; every other branch after
-// it, forking where its first record's parent is.
+// The uuid tree: the path Claude resumes (root → the last message, and on
+// to the last record when that one follows it) is emitted first, so it
+// becomes the branch `main`; every other branch after it, forking where its
+// first record's parent is. A record without a uuid (a snapshot, a title)
+// goes after the node written before it. Every event gives its parent_id.
+//
+// Ids: a record's main event is <session>-<uuid>; the others it yields add
+// -r<n> (its n-th tool result), -s<n> / -f<n> (the subagent around it),
+// -c<n> (calls it closed), -x<n> (more context), -k<n> (other blocks); a
+// left branch's closed calls <session>-<leaf uuid>-b<n>; a record without
+// a uuid <session>-L<line>. The SessionStarted is made from the first
+// record with a uuid (cwd, version, git branch), so it never changes as
+// the file grows; model and titles come later, as their own events.
 #include "transcript/claude_code.hpp"
 
 #include "error.hpp"
@@ -943,9 +957,9 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
       .field("to_event_id", st.last_event)
       .end_object();
   if (tokens_before >= 0) w.field("tokens_before", tokens_before);
-  w.key("summarizer").begin_object().field("kind", "foreign").field("agent", kFormat);
+  w.key("summarizer").begin_object().field("kind", "foreign").field("agent", kFormat).end_object();
   if (!trigger.empty()) w.field("trigger", trigger);
-  w.end_object().end_object();
+  w.end_object();
   add(st, id, "CompactionCompleted", kFormat, ts_of(i), w.take(), r.line, r.line, r.uuid);
 }
 
