@@ -64,8 +64,10 @@
 // The uuid tree: the path Claude resumes (root → the last message, and on
 // to the last record when that one follows it) is emitted first, so it
 // becomes the branch `main`; every other branch after it, forking where its
-// first record's parent is. A record without a uuid (a snapshot, a title)
-// goes after the node written before it. Every event gives its parent_id.
+// first record's parent is. Nodes off the path that hold no message (a
+// hook's progress) go in line after their parent rather than fork; a
+// record without a uuid (a snapshot, a title) goes after the node written
+// before it. Every event gives its parent_id.
 //
 // Ids: a record's main event is <session>-<uuid>; the others it yields add
 // -r<n> (its n-th tool result), -s<n> / -f<n> (the subagent around it),
@@ -336,6 +338,7 @@ private:
   std::vector<int> path_to(int leaf, int &attach);
   void recover(std::vector<int> &chain);
   void emit_path(int leaf, bool is_main);
+  void emit_bookkeeping_under(int i, PathState &st);
   void emit_record(int i, const std::vector<int> &chain, size_t pos, PathState &st);
   void emit_custom(int i, PathState &st, std::string id);
   void emit_assistant(int i, const std::vector<int> &chain, size_t pos, PathState &st);
@@ -372,6 +375,8 @@ private:
   std::vector<int> meta_first_;              // ... before any node
   std::unordered_map<std::string, std::vector<int>> group_; // message.id (+ side) → lines
   std::vector<bool> emitted_, included_;
+  std::vector<bool> talks_;      // a subtree holds a user or assistant node
+  std::vector<bool> on_path_;    // a node of the path being emitted
   std::vector<PathState> after_; // the path's state after each node
   PathState start_;
 };
@@ -438,6 +443,13 @@ void SessionReader::index_tree() {
       if (latest_[size_t(c)] > best) best = latest_[size_t(c)];
     latest_[size_t(i)] = best;
   }
+  talks_.assign(size_t(n), false);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int i = *it;
+    talks_[size_t(i)] = rec(i).conversational;
+    for (int c : kids_[size_t(i)]) talks_[size_t(i)] = talks_[size_t(i)] || talks_[size_t(c)];
+  }
+  on_path_.assign(size_t(n), false);
   emitted_.assign(size_t(n), false);
   included_.assign(size_t(n), false);
   after_.assign(size_t(n), {});
@@ -547,19 +559,35 @@ void SessionReader::run() {
   }
 }
 
+// Nodes under `i` off the path that hold no message (a hook's progress, a
+// system note): in line, right after it, rather than branches of their own.
+void SessionReader::emit_bookkeeping_under(int i, PathState &st) {
+  for (int k : kids_[size_t(i)]) {
+    if (emitted_[size_t(k)] || on_path_[size_t(k)] || talks_[size_t(k)]) continue;
+    emitted_[size_t(k)] = true;
+    emit_record(k, {k}, 0, st);
+    for (int m : meta_after_[size_t(k)]) emit_custom(m, st, "");
+    emit_bookkeeping_under(k, st);
+    after_[size_t(k)] = st;
+  }
+}
+
 void SessionReader::emit_path(int leaf, bool is_main) {
   int attach = -1;
   std::vector<int> chain = path_to(leaf, attach);
   if (chain.empty()) return;
   recover(chain);
   PathState st = attach >= 0 ? after_[size_t(attach)] : start_;
+  for (int i : chain) on_path_[size_t(i)] = true;
   for (size_t pos = 0; pos < chain.size(); ++pos) {
     int i = chain[pos];
     emitted_[size_t(i)] = true;
     emit_record(i, chain, pos, st);
     for (int m : meta_after_[size_t(i)]) emit_custom(m, st, "");
+    emit_bookkeeping_under(i, st);
     after_[size_t(i)] = st;
   }
+  for (int i : chain) on_path_[size_t(i)] = false;
   bool talks =
       std::any_of(chain.begin(), chain.end(), [&](int i) { return rec(i).conversational; });
   if (is_main || st.open.empty() || !talks) return;

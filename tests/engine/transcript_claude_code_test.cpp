@@ -307,8 +307,11 @@ TEST_CASE("an older file: its sidechain in the same file, found by its task") {
   auto evs = events(p, main);
   const Ev &started = find(evs, main + "-l-t1-s1");
   CHECK(started.get("child_session_id") == main + "-l-s1");
-  // The hook's progress line hangs off the call: a record of its own.
+  // The hook's progress line hangs off the call: a record in line after
+  // it, not a branch of its own.
   CHECK(find(evs, main + "-l-p1").type == "claude-code.progress");
+  CHECK(find(evs, main + "-l-p1").parent == main + "-l-a1");
+  CHECK(find(evs, main + "-l-t1-s1").parent == main + "-l-p1");
   // Blocks no core event holds, kept beside their message.
   CHECK(find(evs, main + "-l-u1").get("text") == "List the TODOs in src/, and those of the spec.");
   CHECK(find(evs, main + "-l-u1-k1").type == "claude-code.content_block");
@@ -441,6 +444,15 @@ TEST_CASE("imported into a database: verify passes, every format compiles, words
       check_bundle(b);
     }
   }
+  // Two branches in the session: main, and the one the rewind left.
+  simdjson::dom::parser sp;
+  CHECK(sp.parse(db.branch_list("cc-" + kShopId)).get_array().value().size() == 2);
+  // One branch: the progress line is in line, not a fork.
+  simdjson::dom::parser bp;
+  CHECK(bp.parse(db.branch_list("cc-0a0b0c0d-0000-4000-8000-000000000002"))
+            .get_array()
+            .value()
+            .size() == 1);
   for (const char *s : {"cc-0a0b0c0d-0000-4000-8000-000000000002"})
     CHECK_NOTHROW(db.compile(std::string(R"({"session_id":")") + s +
                              R"(","max_tokens":100000,"request":"More?"})"));
