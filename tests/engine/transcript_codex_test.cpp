@@ -550,6 +550,42 @@ TEST_CASE("codex: a long session") {
   CHECK(b.used() <= 4000);
 }
 
+TEST_CASE("codex: what a shell result says of its run") {
+  const std::string meta =
+      R"({"timestamp":"2025-11-06T08:00:00.000Z","type":"session_meta","payload":{"id":"s1",)"
+      R"("timestamp":"2025-11-06T08:00:00.000Z","cwd":"/w","originator":"o","cli_version":"1"}})"
+      "\n";
+  auto run = [&](const std::string &output_json) {
+    std::string bytes =
+        meta +
+        R"({"timestamp":"2025-11-06T08:00:01.000Z","type":"response_item","payload":)"
+        R"({"type":"function_call","name":"exec_command","arguments":"{}","call_id":"c1"}})"
+        "\n"
+        R"({"timestamp":"2025-11-06T08:00:02.000Z","type":"response_item","payload":)"
+        R"({"type":"function_call_output","call_id":"c1","output":)" +
+        output_json + "}}\n";
+    Parsed p = parse(bytes, "rollout-x.jsonl");
+    return std::make_unique<Ev>(p.events.back().event_json);
+  };
+  auto exec = run(R"("Chunk ID: 1a2b\nWall time: 0.2500 seconds\nProcess exited with code 2\n)"
+                  R"(Original token count: 3\nOutput:\nExit code: 0\n")");
+  CHECK(exec->str("type") == "ToolCallFailed");
+  CHECK(exec->payload()["exit_code"].get_int64().value() == 2);
+  CHECK(exec->payload()["duration_ms"].get_int64().value() == 250);
+  auto plain = run(R"("Exit code: 0\nWall time: 1 seconds\nOutput:\nok\n")");
+  CHECK(plain->str("type") == "ToolCallFinished");
+  CHECK(plain->payload()["exit_code"].get_int64().value() == 0);
+  CHECK(plain->payload()["duration_ms"].get_int64().value() == 1000);
+  // Text that only mentions an exit code says nothing of the run.
+  auto prose = run(R"("the docs say: Exit code: 3 means busy")");
+  CHECK(prose->str("type") == "ToolCallFinished");
+  CHECK_FALSE(prose->has("exit_code"));
+  auto failed = run(R"({"content":"denied by the sandbox","success":false})");
+  CHECK(failed->str("type") == "ToolCallFailed");
+  CHECK(failed->pstr("output") == "denied by the sandbox");
+  CHECK(failed->payload()["is_error"].get_bool().value());
+}
+
 TEST_CASE("codex: which files of a tree are sessions") {
   CHECK(transcript::is_codex_rollout(kFull));
   CHECK(transcript::is_codex_rollout(
