@@ -548,6 +548,18 @@ TEST_CASE("codex: a long session") {
   test::Bundle b(out);
   test::check_bundle(b, true);
   CHECK(b.used() <= 4000);
+
+  // Compacted by ctxdb, it compiles below its budget with the summary first.
+  std::string done = db.compact(sid, R"({"keep_recent_tokens":1500})", nullptr);
+  INFO(done.substr(0, 400));
+  REQUIRE(test::field(done, "status") == "compacted");
+  CHECK(std::stoll(test::field(done, "tokens_after")) <
+        std::stoll(test::field(done, "tokens_before")));
+  test::Bundle after(db.compile(std::string(R"({"session_id":")") + sid +
+                                R"(","max_tokens":6000,"continuation":true})"));
+  test::check_bundle(after, true);
+  CHECK(after.used() <= 6000);
+  CHECK(test::field(db.verify(sid), "ok") == "true");
 }
 
 TEST_CASE("codex: what a shell result says of its run") {
