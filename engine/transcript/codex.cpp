@@ -397,7 +397,6 @@ private:
   simdjson::dom::parser parser_;        // the current line
   simdjson::dom::parser output_parser_; // a tool output's JSON, while the line's is in use
   std::string session_;
-  bool meta_seen_ = false;
   std::optional<int64_t> ts_; // the current line's time (or the latest one known)
   std::string model_;
   std::optional<Response> response_;
@@ -568,12 +567,11 @@ void Reader::record(element rec, const Line &l) {
 
 void Reader::session_meta(element meta, element record, const Line &l, const std::string &path) {
   std::string w = where(l);
-  if (meta_seen_ || !session_.empty()) {
+  if (!session_.empty()) {
     // A fork starts with a copy of its parent's records: the first meta is the session's.
     ensure_session(l);
     return custom(line_id(l), "session_meta", record, l, true);
   }
-  meta_seen_ = true;
   std::string_view id = pv::need_string(w, meta, "id", path);
   if (auto t = pv::opt_string(w, meta, "timestamp", path); t && !ts_) ts_ = iso8601_ms(*t);
   session_ = "codex-" + sanitize_id(id);
@@ -961,10 +959,7 @@ void Reader::kept_item(element item, const Line &l, const std::string &id,
   // Calls, outputs, reasoning and the encrypted compaction item: copies the
   // conversation has no place for after a summary (their call ids are
   // already answered earlier in the log).
-  out_.events.push_back({session_,
-                         custom_event_json(id, kFormat, "replacement_history." + std::string(type),
-                                           ts_, "", item, prov(l.number)),
-                         l.number, l.number});
+  custom(id, "replacement_history." + std::string(type), item, l, true);
 }
 
 } // namespace
