@@ -475,6 +475,13 @@ CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **
                      [&](ctxdb::Engine &e) { return e.import(arg(ndjson, len, "ndjson")); });
 }
 
+CTXDB_API int ctxdb_transcript_import(ctxdb_db *db, const char *options_json, size_t len,
+                                      char **out, size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.transcript_import(arg(options_json, len, "options_json"));
+  });
+}
+
 CTXDB_API int ctxdb_artifact_put(ctxdb_db *db, const void *data, size_t len, const char *meta_json,
                                  size_t meta_len, char **out, size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {

@@ -8,6 +8,7 @@
 #include "provider/response.hpp"
 #include "store/fts_merge.hpp"
 #include "token/bpe.hpp"
+#include "transcript/importer.hpp"
 #include "util/ids.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -19,14 +20,16 @@ Engine::Engine(const std::string &path, std::string_view config_json)
       state_(store_, log_, payloads_), stats_(store_, payloads_),
       messages_(store_, payloads_, *counter_), tool_calls_(store_, log_.tree(), payloads_),
       files_(store_, payloads_), compactions_(store_, log_.tree(), payloads_),
-      context_builds_(store_, payloads_), search_(store_, log_.tree()),
-      memories_(store_, payloads_), purger_(store_, payloads_), artifacts_(store_),
+      context_builds_(store_, payloads_), import_sources_(store_, payloads_),
+      search_(store_, log_.tree()), memories_(store_, payloads_), purger_(store_, payloads_),
+      artifacts_(store_),
       spiller_(artifacts_, log::SpillConfig::parse(config_json),
                [this](std::string_view call_id, const log::SpillPlace &at) {
                  return tool_calls_.call_name(at.session_no, call_id, at.branch_no, at.parent_seq);
                }),
-      projections_{&sessions_, &state_,       &stats_,          &messages_, &tool_calls_,
-                   &files_,    &compactions_, &context_builds_, &search_,   &memories_} {
+      projections_{&sessions_,       &state_,  &stats_,       &messages_,
+                   &tool_calls_,     &files_,  &compactions_, &context_builds_,
+                   &import_sources_, &search_, &memories_} {
   // The purger first: a purge's secure delete must be on before any
   // projection deletes what it removes (memory/purger.hpp).
   log_.add_observer(&purger_);
@@ -105,6 +108,13 @@ std::string Engine::import(std::string_view ndjson) {
   json::JsonWriter w;
   w.begin_object().field("imported", r.imported).field("skipped", r.skipped).end_object();
   return w.take();
+}
+
+std::string Engine::transcript_import(std::string_view options_json) {
+  transcript::ImportOptions options = transcript::parse_import_options(options_json);
+  store_.require_writable();
+  transcript::Importer importer(log_, import_sources_);
+  return importer.run(options).to_json();
 }
 
 namespace {

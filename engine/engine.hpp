@@ -16,6 +16,7 @@
 #include "project/compactions.hpp"
 #include "project/context_builds.hpp"
 #include "project/files.hpp"
+#include "project/import_sources.hpp"
 #include "project/messages.hpp"
 #include "project/payload_cache.hpp"
 #include "project/search_index.hpp"
@@ -54,6 +55,13 @@ public:
   // Imports the export stream: events, and the artifact records after
   // them (artifact/transfer.hpp), in one transaction.
   std::string import(std::string_view ndjson);
+  // Another agent's session files (Claude Code, Codex, Pi;
+  // engine/transcript/importer.hpp): options
+  // transcript_import_options.schema.json, report
+  // transcript_import_result.schema.json. One transaction per file; a
+  // file that fails is reported and rolled back, the others go on. A
+  // missing path is kNotFound, a read-only handle kReadOnly.
+  std::string transcript_import(std::string_view options_json);
   // The export stream a page at a time (ctxdb_export): the events of one
   // session (or of all), then the records of the artifacts they refer to
   // (every artifact for all). A page may hold fewer than limit rows; an
@@ -253,6 +261,7 @@ private:
   project::Files files_;
   project::Compactions compactions_;
   project::ContextBuilds context_builds_;
+  project::ImportSources import_sources_;
   project::SearchIndex search_;
   memory::Memories memories_;
   memory::Purger purger_; // an observer of the log, not a projection

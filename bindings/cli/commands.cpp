@@ -11,8 +11,12 @@
 
 #include <ctxdb/ctxdb.hpp>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 namespace cli {
 namespace {
@@ -287,7 +291,82 @@ int cmd_export(const Args &args) {
   return 0;
 }
 
+// ---- import --from: other agents' session files ----------------------------
+
+volatile std::sig_atomic_t g_stop = 0;
+
+extern "C" void on_stop_signal(int) { g_stop = 1; }
+
+// One pass's report: a line per file that is not unchanged, then the counts.
+void print_transcript_report(const std::string &report, bool json) {
+  if (json) {
+    std::printf("%s\n", report.c_str());
+    std::fflush(stdout);
+    return;
+  }
+  JsonDoc doc(report);
+  for (element f : array_of(doc.root()["sessions"].value(), "sessions")) {
+    std::string status(get_string(f, "status"));
+    if (status == "unchanged") continue;
+    std::printf("%-9s %s  %s", status.c_str(), std::string(get_string(f, "session_id")).c_str(),
+                std::string(get_string(f, "file")).c_str());
+    if (status == "imported")
+      std::printf("  (%lld events, %lld lines)", static_cast<long long>(get_int(f, "events")),
+                  static_cast<long long>(get_int(f, "lines")));
+    if (auto error = get_string(f, "error"); !error.empty())
+      std::printf("\n          %s", std::string(error).c_str());
+    std::printf("\n");
+  }
+  std::printf("imported %lld, unchanged %lld, changed %lld, failed %lld\n",
+              static_cast<long long>(get_int(doc.root(), "imported")),
+              static_cast<long long>(get_int(doc.root(), "unchanged")),
+              static_cast<long long>(get_int(doc.root(), "changed")),
+              static_cast<long long>(get_int(doc.root(), "failed")));
+  std::fflush(stdout);
+}
+
+std::string transcript_options(const std::string &format, const std::string &path, bool final) {
+  return "{\"format\":" + json_quote(format) + ",\"path\":" + json_quote(path) +
+         ",\"final\":" + (final ? "true" : "false") + "}";
+}
+
+// Passes until SIGINT or SIGTERM, each reading what the agents appended
+// since (final:false: a message still being written waits), then a final
+// pass. The exit status is the final pass's.
+int import_transcripts(const Args &args, const std::string &format) {
+  const std::string &path = args.positional.at(0);
+  bool follow = args.has("--follow");
+  if (args.value("--interval") && !follow) throw UsageError("--interval needs --follow");
+  double interval = 2.0;
+  if (auto text = args.value("--interval")) {
+    char *end = nullptr;
+    interval = std::strtod(text->c_str(), &end);
+    if (end == text->c_str() || *end || !(interval > 0) || interval > 86400)
+      throw UsageError("--interval must be a number of seconds (0 < S <= 86400), not '" + *text +
+                       "'");
+  }
+  auto db = open_db(args, Access::create);
+  if (follow) {
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+    while (!g_stop) {
+      print_transcript_report(db.transcript_import(transcript_options(format, path, false)),
+                              args.has("--json"));
+      // Slept in short steps, so that a signal ends the wait soon.
+      for (double slept = 0; slept < interval && !g_stop; slept += 0.05)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  std::string report = db.transcript_import(transcript_options(format, path, true));
+  print_transcript_report(report, args.has("--json"));
+  JsonDoc doc(report);
+  return get_int(doc.root(), "failed") > 0 ? 1 : 0;
+}
+
 int cmd_import(const Args &args) {
+  if (auto format = args.value("--from")) return import_transcripts(args, *format);
+  if (args.has("--follow") || args.value("--interval") || args.has("--json"))
+    throw UsageError("--follow, --interval and --json go with --from");
   std::string ndjson = read_input(args.positional.at(0));
   auto db = open_db(args, Access::create);
   JsonDoc result(db.import_ndjson(ndjson));
@@ -676,13 +755,31 @@ const CommandSpec kCommands[] = {
      "\n"
      "  --events-only  the events alone\n",
      {}, {"--events-only"}, 0, 1, cmd_export},
-    {"import", "FILE", "import an export (FILE, or - for stdin)",
+    {"import", "FILE | --from claude-code|codex|pi PATH [--follow [--interval S]] [--json]",
+     "import an export, or another agent's session files",
      "Imports NDJSON written by 'ctxdb export' in one transaction. Events\n"
      "already present with identical content are skipped; a hash or seq that\n"
      "does not match is an error naming the line. Artifacts are stored (or\n"
      "only their references, when the bytes are there already); a chunk or\n"
-     "content that fails its hash is CTXDB_CORRUPT and nothing is imported.\n",
-     {}, {}, 1, 1, cmd_import},
+     "content that fails its hash is CTXDB_CORRUPT and nothing is imported.\n"
+     "FILE may be - for stdin.\n"
+     "\n"
+     "With --from, PATH is another agent's session file, or its folder:\n"
+     "~/.claude (Claude Code), ~/.codex (Codex), ~/.pi/agent (Pi), or any\n"
+     "folder below. Each session file is imported in one transaction, and\n"
+     "incrementally: importing again changes nothing, a file that grew adds\n"
+     "its new records, a file changed in its middle is reported and not\n"
+     "merged, and a malformed line fails its file (naming file and line)\n"
+     "while the others go on. Prints each file imported, changed or failed,\n"
+     "then the counts; exits 1 when a file failed.\n"
+     "\n"
+     "  --from F      the agent that wrote PATH: claude-code, codex or pi\n"
+     "  --follow      keep importing what the agents append (a message still\n"
+     "                being written waits), a pass every --interval seconds,\n"
+     "                until SIGINT or SIGTERM, then a final pass\n"
+     "  --interval S  seconds between passes (default 2)\n"
+     "  --json        print each pass's report as JSON instead\n",
+     {"--from", "--interval"}, {"--follow", "--json"}, 1, 1, cmd_import},
     // ---- Tokenizer
     {"tokens", "[FILE|-] [--encoding E] [--specials MODE] [--ids]",
      "count the tokens of a file (or stdin) exactly",

@@ -433,6 +433,24 @@ BatchResult EventLog::append_batch(std::string_view session_id, std::string_view
   });
 }
 
+void EventLog::write_batch(const std::function<void(Batch &)> &fn) {
+  write([&](Writes &w) {
+    Batch batch(*this, w);
+    fn(batch);
+    return 0;
+  });
+}
+
+const Event &EventLog::Batch::create_session(std::string_view json) {
+  EventDraft d = log_.parser_.parse_session_create(json);
+  return log_.place(d, w_);
+}
+
+const Event &EventLog::Batch::append(std::string_view session_id, std::string_view json) {
+  EventDraft d = log_.parser_.parse_append(json, session_id);
+  return log_.place(d, w_);
+}
+
 ImportResult EventLog::import(std::string_view ndjson, const ImportExtras *extras) {
   return write([&](Writes &w) {
     ImportResult r;

@@ -99,6 +99,14 @@ public:
   BatchResult append_batch(std::string_view session_id, std::string_view ndjson);
   ImportResult import(std::string_view ndjson, const ImportExtras *extras = nullptr);
 
+  // Appends to several sessions in one write transaction: fn places
+  // events through the Batch it is given, each as create_session() and
+  // append() would place it. If fn (or a placement) throws, nothing it
+  // placed is written. An importer of other agents' files writes a file's
+  // sessions and events this way.
+  class Batch;
+  void write_batch(const std::function<void(Batch &)> &fn);
+
   // Reads return events as stored; locate() adds their branch.
   std::optional<Event> find(std::string_view id);
   // Up to `limit` events of a session with from_seq <= seq <= to_seq.
@@ -189,6 +197,20 @@ private:
   EventParser parser_;
   std::vector<EventObserver *> observers_;
   Spiller *spiller_ = nullptr;
+};
+
+// The placements of one write_batch. A returned event lives until the
+// next placement.
+class EventLog::Batch {
+public:
+  const Event &create_session(std::string_view json);
+  const Event &append(std::string_view session_id, std::string_view json);
+
+private:
+  friend class EventLog;
+  Batch(EventLog &log, Writes &w) : log_(log), w_(w) {}
+  EventLog &log_;
+  Writes &w_;
 };
 
 } // namespace ctxdb::log

@@ -286,6 +286,32 @@ CTXDB_API int ctxdb_export(ctxdb_db *db, const char *session_id, size_t id_len,
 CTXDB_API int ctxdb_import(ctxdb_db *db, const char *ndjson, size_t len, char **out,
                            size_t *out_len);
 
+/* Imports another agent's session files: Claude Code, Codex or Pi JSONL,
+ * read by the engine's own readers into ctxdb sessions and events (each
+ * event's payload.provenance names its file and lines). options_json
+ * (transcript_import_options.schema.json): {"format": "claude-code" |
+ * "codex" | "pi", "path": a session file or a folder as the agent keeps it
+ * (~/.claude, ~/.codex, ~/.pi/agent or one below), "final"?: true (false
+ * while the agent may still be writing: a message whose next part is not
+ * written yet waits)}. Each file is imported in one transaction, and
+ * incrementally: event ids derive from the source's ids, and a file
+ * imported before is read on from its last imported line, so a second
+ * import changes nothing and a grown file adds only its new records; a
+ * torn last line waits for the next call. A file that no longer begins
+ * with the bytes imported from it is reported "changed" and not merged; a
+ * malformed line fails its file (rolled back, the error naming file and
+ * line) and the other files go on: both still return CTXDB_OK, the report
+ * says which. *out (transcript_import_result.schema.json): {"format",
+ * "sessions": [{"file", "session_id", "status": "imported" | "unchanged" |
+ * "failed" | "changed", "events", "lines", "unknown": {record type: count},
+ * "error"?, "active_branch_id"?}], "imported", "unchanged", "changed",
+ * "failed"}. Bad options are CTXDB_INVALID_JSON / CTXDB_INVALID_UTF8 /
+ * CTXDB_INVALID_ARG (an unknown format among them), a path that does not
+ * exist CTXDB_NOT_FOUND, a read-only handle CTXDB_READONLY; then nothing
+ * is imported. */
+CTXDB_API int ctxdb_transcript_import(ctxdb_db *db, const char *options_json, size_t len,
+                                      char **out, size_t *out_len);
+
 /* ---- the session tree -------------------------------------------------- */
 
 /* Every event of a session lies on one branch; the path of a branch is the

@@ -377,6 +377,16 @@ public:
     return detail::take(out, n);
   }
 
+  // Another agent's session files imported (ctxdb_transcript_import);
+  // options e.g. {"format":"pi","path":"/home/me/.pi/agent"}. The report
+  // lists each file: imported, unchanged, failed or changed.
+  std::string transcript_import(std::string_view options) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_transcript_import(db_, options.data(), options.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   // ---- artifacts ----
 
   // Stores bytes; meta e.g. {"kind":"command_log","name":"build.log"}.

@@ -26,7 +26,8 @@ from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
                     FileWriteRef, ImportResult, Memory, MemoryForgetResult,
                     IndexMerge, MemoryRetrieval, Message, MessageBlock,
                     OptimizeReport, RebuildReport, Session, SessionInput, State, Stats,
-                    TableChecksum, ToolCall, ToolCallResult, VerifyReport)
+                    TableChecksum, ToolCall, ToolCallResult, TranscriptFile,
+                    TranscriptImportResult, VerifyReport)
 from .types import (Bundle, BundleBudget, BundleExclusion, BundleRedaction, BundleSegment,
                     BundleSource, CompileRequest, Instruction, ToolSpec)
 from .types import SearchHit, SearchResult
@@ -42,6 +43,7 @@ __all__ = [
     "LibraryError", "LibraryNotFound", "AbiMismatch",
     "Event", "EventInput", "Session", "SessionInput", "BatchResult",
     "BrokenLink", "VerifyReport", "ImportResult", "RebuildReport", "OptimizeReport",
+    "TranscriptFile", "TranscriptImportResult",
     "IndexMerge",
     "TableChecksum", "Branch", "Children", "Message", "MessageBlock",
     "ToolCall", "ToolCallResult", "FileInfo", "FileReadRef", "FileWriteRef",

@@ -158,6 +158,11 @@ _proto("ctxdb_optimize", c_int,
 _proto("ctxdb_import", c_int,
        ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_transcript_import(ctxdb_db *db, const char *options_json, size_t len,
+#                             char **out, size_t *out_len);
+_proto("ctxdb_transcript_import", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
 # ---- the session tree -------------------------------------------------------------
 
 # int ctxdb_branch_fork(ctxdb_db *db, const char *session_id, size_t id_len,

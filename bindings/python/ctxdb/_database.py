@@ -21,7 +21,7 @@ from .errors import InternalError, Misuse, error_for, last_error
 from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Bundle,
                     Children, CompileRequest, Event, FileInfo, ImportResult, Message,
                     OptimizeReport, RebuildReport, Session, State, Stats, ToolCall,
-                    VerifyReport)
+                    TranscriptImportResult, VerifyReport)
 from .errors import InternalError, Misuse, last_error
 from .types import SearchResult
 from ctypes import byref, c_size_t, c_void_p, cast, string_at
@@ -1130,6 +1130,29 @@ class Database:
         from export(), or JSON lines)."""
         text = _ndjson(data, "import_ndjson()")
         return json.loads(self._out(_capi.ctxdb_import, text, len(text)))
+
+    def import_transcript(self, format: str, path: PathLike, *,
+                          final: bool = True) -> TranscriptImportResult:
+        """Imports another agent's session files: ``format`` is
+        "claude-code", "codex" or "pi", ``path`` a session file or the
+        agent's folder (~/.claude, ~/.codex, ~/.pi/agent, or one below).
+        Each file is imported in one transaction and incrementally: a second
+        call changes nothing, a file that grew adds its new records. A file
+        changed in its middle is reported "changed" and not merged; a
+        malformed line fails its file (rolled back, the error naming file
+        and line) while the others go on: the report lists each file.
+        ``final=False`` while an agent may still be writing (a message whose
+        next part is not written yet waits). An unknown format raises
+        InvalidInput, a missing path NotFound, a read-only handle ReadOnly."""
+        if not isinstance(format, str):
+            raise TypeError(f"import_transcript(): format must be a str, "
+                            f"not {type(format).__name__}")
+        if not isinstance(final, bool):
+            raise TypeError(f"import_transcript(): final must be a bool, "
+                            f"not {type(final).__name__}")
+        options = _json({"format": format, "path": os.fsdecode(_path(path)), "final": final},
+                        "import_transcript() options")
+        return json.loads(self._out(_capi.ctxdb_transcript_import, options, len(options)))
 
     # ---- Memory (DESIGN §7) ----------------------------------------------------
 

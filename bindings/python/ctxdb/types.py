@@ -133,6 +133,31 @@ class ImportResult(TypedDict):
     skipped: int
 
 
+class _TranscriptFileOptional(TypedDict, total=False):
+    error: str  # failed, changed: why, naming the file and the line
+    active_branch_id: str  # the source's active leaf's branch, when it is not main
+
+
+class TranscriptFile(_TranscriptFileOptional):
+    """One session file in a transcript import report."""
+    file: str  # its absolute path, as its events' provenance records it
+    session_id: str  # the file's own session ("" when it failed before it was known)
+    status: str  # "imported" | "unchanged" | "failed" | "changed"
+    events: int  # events appended by this pass
+    lines: int  # lines read past those imported before
+    unknown: Dict[str, int]  # record types the reader does not know, kept as custom events
+
+
+class TranscriptImportResult(TypedDict):
+    """What import_transcript did (ctxdb_transcript_import)."""
+    format: str  # "claude-code" | "codex" | "pi"
+    sessions: List[TranscriptFile]  # one per session file, in path order
+    imported: int
+    unchanged: int
+    changed: int
+    failed: int
+
+
 class _BranchOptional(TypedDict, total=False):
     name: str  # "main" for main; a fork's name when it was given one
     parent_branch_id: str  # absent for main
