@@ -598,6 +598,41 @@ TEST_CASE("codex: what a shell result says of its run") {
   CHECK(failed->payload()["is_error"].get_bool().value());
 }
 
+TEST_CASE("codex: the fixture tree through the importer, twice") {
+  test::TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  std::string opts = R"({"format":"codex","path":")" + (kRoot / "sessions").string() + R"("})";
+  simdjson::dom::parser p;
+  std::string first = db.transcript_import(opts);
+  INFO(first);
+  simdjson::dom::element report = p.parse(first).value();
+  simdjson::dom::array sessions = report["sessions"].get_array().value();
+  REQUIRE(sessions.size() == 5);
+  std::map<std::string, std::string> status;
+  for (simdjson::dom::element s : sessions)
+    status[std::string(s["session_id"].get_string().value())] =
+        std::string(s["status"].get_string().value());
+  CHECK(status[kSid] == "imported");
+  CHECK(status["codex-019a3b10-7c2e-7f31-9a0d-2c5be81f4e77"] == "imported");
+  CHECK(status["codex-5973b6c0-94b8-487b-a530-2aeb6098ae0e"] == "imported");
+  CHECK(status["codex-019a5d32-1c4e-7f53-9c2f-4e7da03b6a99"] == "imported"); // up to its tear
+  simdjson::dom::element bad = sessions.at(3);
+  CHECK(bad["status"].get_string().value() == "failed");
+  CHECK(std::string_view(bad["error"].get_string().value()).find(kMalformed + ":3:") !=
+        std::string_view::npos);
+  CHECK(sessions.at(1)["unknown"]["world_state"].get_int64().value() == 1);
+  CHECK(report["failed"].get_int64().value() == 1);
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+
+  std::string log = test::export_all(db);
+  std::string again = db.transcript_import(opts);
+  INFO(again);
+  simdjson::dom::parser p2;
+  CHECK(p2.parse(again)["unchanged"].get_int64().value() == 4);
+  CHECK(test::export_all(db) == log);
+}
+
 TEST_CASE("codex: which files of a tree are sessions") {
   CHECK(transcript::is_codex_rollout(kFull));
   CHECK(transcript::is_codex_rollout(
