@@ -305,7 +305,7 @@ export interface BranchViewOptions {
 /** One typed block of a message; its fields depend on its type. */
 export interface MessageBlock {
   type: 'text' | 'tool_call' | 'tool_result' | 'thinking' | 'image' | 'file_ref'
-    | 'artifact_ref' | 'summary';
+    | 'artifact_ref' | 'summary' | 'context';
   text?: string;
   /** tool_call: the call id. */
   id?: string;
@@ -319,6 +319,10 @@ export interface MessageBlock {
   /** summary: a structured summary. */
   summary?: JsonObject;
   first_kept_event_id?: string;
+  /** context: standing instructions, or context at its place in the conversation. */
+  kind?: 'instructions' | 'context';
+  /** context: what it was (agents_md, environment_context, …). */
+  source?: string;
   [key: string]: JsonValue | undefined;
 }
 
@@ -330,7 +334,7 @@ export interface Message {
   ts: number;
   /** The branch its event is on (an ancestor's before a fork). */
   branch_id: string;
-  role: 'user' | 'assistant' | 'tool' | 'summary';
+  role: 'user' | 'assistant' | 'tool' | 'summary' | 'context';
   /** Counted once, at append. */
   tokens: number;
   token_counter: string;
@@ -668,7 +672,7 @@ export interface SearchOptions {
   sessionId?: string;
   /** Only the messages on this branch's path (a name needs sessionId). */
   branchId?: string;
-  role?: 'user' | 'assistant' | 'tool' | 'summary';
+  role?: 'user' | 'assistant' | 'tool' | 'summary' | 'context';
   /** Only events of this type. */
   type?: string;
   /** ts >= since (ms since the Unix epoch). */
@@ -689,7 +693,7 @@ export interface SearchHit {
   seq: number;
   ts: number;
   type: string;
-  role: 'user' | 'assistant' | 'tool' | 'summary';
+  role: 'user' | 'assistant' | 'tool' | 'summary' | 'context';
   /** Which step found it: whole words, substrings (trigrams), or a scan. */
   match: 'words' | 'substring' | 'scan';
   /** bm25 of the index that matched: lower is better; 0 for a scan. */
@@ -718,6 +722,8 @@ export interface Stats {
       assistant: number;
       tool: number;
       summary: number;
+      /** ContextAdded, both kinds. */
+      context: number;
       total: number;
     };
     /** One meaning whatever the provider: input is uncached; output includes reasoning. */

@@ -8,7 +8,11 @@
 // json::JsonWriter, a pure function of the bundle's bytes and the artifacts
 // it names: the same bundle gives byte-identical output.
 //
-// Placement (by position in the bundle). Segments of role "context" before
+// Placement (by position in the bundle). A ContextAdded of kind context is
+// a user segment (kind context) whose text is already marked
+// "<context source=…>…</context>": every format sends it as the user-side
+// message it is, merged where a provider requires alternation; one of kind
+// instructions is a developer segment. Segments of role "context" before
 // the first conversation segment (user, assistant, tool) are standing
 // context (the summary): they go with the instructions — an openai
 // `developer` message, an Anthropic system block (the last system block

@@ -3,6 +3,7 @@
 #include "artifact/artifact.hpp"
 #include "compile/history.hpp"
 #include "compile/segment.hpp"
+#include "log/event.hpp"
 #include "project/agent_state.hpp"
 #include "project/branch_path.hpp"
 #include "project/payload_cache.hpp"
@@ -26,10 +27,10 @@ using simdjson::dom::element;
 // Where a segment goes in the prompt (DESIGN §5): what changes least first,
 // so consecutive compiles share the longest prefix; the recent tail last.
 //
-// Standing context (the summary) goes with the instructions, before the
-// conversation; what changes every turn (goal, plan, open questions, files,
-// decisions, facts, memories) after it, as the latest turn's context, so
-// that a compile's prefix is the previous compile's whole conversation.
+// Standing context (the summary) goes with the instructions (the request's,
+// then the log's ContextAdded instructions), before the conversation; what changes every turn
+// (goal, plan, open questions, files, decisions, facts, memories) after it, as the latest turn's
+// context, so that a compile's prefix is the previous compile's whole conversation.
 enum Slot {
   kInstructions,
   kTools,
@@ -37,6 +38,7 @@ enum Slot {
   kStateRequest,
   kConversation,
   kExplicitRequest,
+  kTrailingContext, // context messages after everything else on the branch
   kGoal,
   kPlan,
   kOpenQuestions,
@@ -96,6 +98,7 @@ private:
   int64_t calibrated_available();
   void resolve_target();
   void collect_fixed();
+  void collect_log_instructions();
   void read_newest_turn();
   void check_end(const Turn *newest) const;
   void drop_repeated_goal();
@@ -158,6 +161,22 @@ private:
   memory::Retrieval memories_;
   std::vector<Excluded> excluded_;
 };
+
+// A context message of the newest turn after which only context follows
+// (and that has no images, which the latest turn's text block cannot hold):
+// the branch's very end.
+bool trailing_context(const Turn &newest, const Message &m) {
+  if (m.imageless_content) return false;
+  bool after = false;
+  for (const Message &other : newest.messages) {
+    if (&other == &m)
+      after = true;
+    else if (after && other.role != std::string_view("context"))
+      return false;
+  }
+  return after && std::any_of(newest.messages.begin(), newest.messages.end(),
+                              [](auto &o) { return o.role != std::string_view("context"); });
+}
 
 // Fewer than this many responses say too little about a counter's error.
 constexpr int64_t kMinCalibrationSamples = 3;
@@ -244,6 +263,7 @@ void Compilation::collect_fixed() {
                                  in.kind + " instructions: always included",
                                  {{"request", "instructions[" + std::to_string(i) + "]"}}));
   }
+  collect_log_instructions();
   if (!req_.tools_json.empty()) {
     Candidate c;
     c.slot = kTools;
@@ -343,6 +363,47 @@ void Compilation::collect_fixed() {
                                  "the files read and modified on this branch", sources));
 }
 
+// Every ContextAdded of kind instructions on the branch path, compacted or
+// not: standing instructions, in log order after the request's, each
+// distinct text once (its repeats named as sources). Role developer: the
+// host's own instructions keep the system role they were given.
+void Compilation::collect_log_instructions() {
+  constexpr char kInstructionRows[] =
+      "SELECT e.id,e.payload,e.visibility FROM messages m "
+      "JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
+      "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role='instructions' ORDER BY m.seq";
+  std::vector<std::pair<std::string, size_t>> seen; // text -> its candidate in p0_
+  for (const Instruction &in : req_.instructions) seen.emplace_back(in.text, SIZE_MAX);
+  simdjson::dom::parser parser;
+  project::for_each_row(src_.store, kInstructionRows, path_, [&](SQLite::Statement &q, auto &) {
+    std::string id = q.getColumn(0).getString();
+    std::string payload_text = q.getColumn(1).getString(), visibility = q.getColumn(2).getString();
+    if (!req_.allow_sensitive && log::is_sensitive(parser, visibility)) {
+      excluded_.push_back({"instructions:" + id,
+                           "instructions",
+                           0,
+                           std::nullopt,
+                           "sensitive: its visibility keeps it out unless allow_sensitive",
+                           {{"event", id}}});
+      return;
+    }
+    element payload = json::parse(parser, payload_text, "ContextAdded payload");
+    std::string text(string_field(payload, "text"));
+    auto same = std::find_if(seen.begin(), seen.end(), [&](auto &s) { return s.first == text; });
+    if (same != seen.end()) {
+      if (same->second != SIZE_MAX) add_source(p0_[same->second].segment.sources, "event", id);
+      return;
+    }
+    std::string source(string_field(payload, "source"));
+    seen.emplace_back(text, p0_.size());
+    p0_.push_back(text_candidate(
+        kInstructions, "instructions:" + id, "instructions", 0, "developer", std::move(text),
+        "standing instructions from the log" + (source.empty() ? "" : " (" + source + ")") +
+            ": always included",
+        {{"event", id}}));
+  });
+}
+
 Turn *Compilation::turn(size_t i) {
   while (turns_.size() <= i) {
     std::optional<Turn> t = history_->next_turn();
@@ -394,10 +455,12 @@ void Compilation::read_newest_turn() {
 // continuation the host asks for.
 void Compilation::check_end(const Turn *newest) const {
   if (!newest || req_.request || !req_.tool_results.empty() || req_.continuation) return;
-  const Message &last = newest->messages.back();
-  if (last.role != std::string_view("assistant")) return;
+  // Context after the answer is not a request: the model would have nothing to answer.
+  auto last = std::find_if(newest->messages.rbegin(), newest->messages.rend(),
+                           [](auto &m) { return m.role != std::string_view("context"); });
+  if (last == newest->messages.rend() || last->role != std::string_view("assistant")) return;
   throw Error(Code::kConflict,
-              "the branch ends on the assistant's finished answer (event " + last.event_id +
+              "the branch ends on the assistant's finished answer (event " + last->event_id +
                   ") and the compile has no new request: give \"request\" (the next user "
                   "turn), or \"continuation\": true for the model to continue that answer");
 }
@@ -407,10 +470,15 @@ Candidate Compilation::message_candidate(Message &m, size_t turn, int priority, 
   bool pruned = v == kPruned;
   Candidate c;
   bool is_request = m.event_id == request_event_id_ && m.role == std::string_view("user");
+  bool context = m.role == std::string_view("context");
   c.segment.id = m.segment_id;
-  c.segment.kind = is_request ? "request" : "message";
+  c.segment.kind = is_request ? "request" : context ? "context" : "message";
   c.segment.priority = priority;
-  c.segment.role = m.role;
+  // Context sits in the user-side turn at its place, marked (History); at
+  // the branch's very end it joins the latest turn's context.
+  bool trailing = context && turn == 0 && trailing_context(turns_[0], m);
+  c.segment.role = context && !trailing ? "user" : m.role;
+  if (trailing) c.slot = kTrailingContext;
   c.segment.content = std::move(pruned            ? *m.pruned_content
                                 : v == kImageless ? *m.imageless_content
                                                   : m.content);
@@ -508,8 +576,10 @@ void Compilation::leave(const Segment &s, std::string reason) {
 
 void Compilation::leave_message(const Message &m, size_t, int priority, std::string reason) {
   bool is_request = m.event_id == request_event_id_ && m.role == std::string_view("user");
-  excluded_.push_back({m.segment_id, is_request ? "request" : "message", priority, m.tokens,
-                       std::move(reason), m.sources});
+  const char *kind = is_request                              ? "request"
+                     : m.role == std::string_view("context") ? "context"
+                                                             : "message";
+  excluded_.push_back({m.segment_id, kind, priority, m.tokens, std::move(reason), m.sources});
 }
 
 void Compilation::fit_fixed(Candidate *c) {

@@ -26,7 +26,8 @@ namespace {
 // more than twice the range.
 constexpr char kMessages[] =
     "SELECT seq,role,tokens,token_counter FROM messages "
-    "WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 AND role<>'summary' ORDER BY seq DESC";
+    "WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 AND role NOT IN ('summary','instructions') "
+    "ORDER BY seq DESC";
 constexpr char kPosRange[] =
     "SELECT (SELECT pos FROM events WHERE session_no=?1 AND seq BETWEEN ?2 AND ?3 "
     "ORDER BY seq LIMIT 1),"
@@ -38,7 +39,8 @@ constexpr char kEventsByPos[] = "SELECT seq,id,type,payload,visibility FROM even
 constexpr char kJoined[] =
     "SELECT m.seq,m.role,m.tokens,m.token_counter,e.id,e.type,e.payload,e.visibility "
     "FROM messages m JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
-    "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role<>'summary' "
+    "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role NOT IN "
+    "('summary','instructions') "
     "ORDER BY m.seq DESC";
 
 // A text column of the current row, in place ("" for NULL).
@@ -49,6 +51,27 @@ std::string_view text_column(SQLite::Statement &q, int i) {
 }
 
 constexpr std::string_view kWithheld = "[withheld: sensitive]";
+constexpr std::string_view kContextClose = "\n</context>";
+
+// The opening tag of a context message, its source as an attribute (the
+// characters that would end it escaped).
+std::string context_tag(std::string_view source) {
+  if (source.empty()) return "<context>\n";
+  std::string tag = "<context source=\"";
+  for (char c : source) {
+    if (c == '"')
+      tag += "&quot;";
+    else if (c == '&')
+      tag += "&amp;";
+    else if (c == '<')
+      tag += "&lt;";
+    else if (c == '>')
+      tag += "&gt;";
+    else
+      tag += c;
+  }
+  return tag + "\">\n";
+}
 
 // Routes every string value of a message through the redactor, keeping
 // per-rule counts. Its buffers belong to the History, so rendering a
@@ -215,7 +238,10 @@ History::Row History::row() {
   Row r;
   r.seq = q.getColumn(0).getInt64();
   std::string_view role = text_column(q, 1);
-  r.role = role == "user" ? "user" : role == "assistant" ? "assistant" : "tool";
+  r.role = role == "user"        ? "user"
+           : role == "assistant" ? "assistant"
+           : role == "context"   ? "context"
+                                 : "tool";
   r.tokens = q.getColumn(2).getInt64();
   r.same_counter = text_column(q, 3) == counter_.name();
   // The event's columns: after the message's in the join, else the
@@ -268,6 +294,7 @@ Message History::render(const Row &row) {
     if (!filter_hits_.empty()) m.redactions = notes(segment_id(), filter_hits_);
     recount = !m.redactions.empty();
   }
+  if (m.role == std::string_view("context")) tokens += mark_context(m);
   if (m.role == std::string_view("tool") && !sensitive && tokens > options_.prune_min_tokens)
     add_pruned(m, payload);
   if (recount) tokens = count_blocks(counter_, count_parser_, m.content);
@@ -275,6 +302,29 @@ Message History::render(const Row &row) {
   if (!sensitive && options_.artifacts && row.payload.find(R"("type":"image")") != row.payload.npos)
     add_image_sizes(m);
   return m;
+}
+
+// A context message enters as the user-side text "<context source=…>\n…\n
+// </context>" (its images after it): marked, so the model never reads it
+// as the user's words. The tokens the marker adds.
+int64_t History::mark_context(Message &m) {
+  simdjson::dom::element blocks = json::parse(count_parser_, m.content, "content");
+  json::JsonWriter w(m.content.size() + 64);
+  int64_t added = 0;
+  w.begin_array();
+  for (simdjson::dom::element b : blocks.get_array()) {
+    if (project::string_field(b, "type") != "context") {
+      w.element(b);
+      continue;
+    }
+    std::string open = context_tag(project::string_field(b, "source"));
+    added += counter_.count(open) + counter_.count(kContextClose);
+    std::string text =
+        open + std::string(project::string_field(b, "text")) + std::string(kContextClose);
+    w.begin_object().field("type", "text").field("text", text).end_object();
+  }
+  m.content = w.end_array().take();
+  return added;
 }
 
 // Images enter as refs (no pixels) with their width and height, read from
@@ -460,7 +510,10 @@ void History::close_calls(Turn &t) {
   // Older turns always have a user prompt after them (the next turn's).
   bool moved_on = !newest;
   for (size_t j = t.messages.size(); j-- > 0;) {
-    if (t.messages[j].role == std::string_view("tool")) continue;
+    // Context is neither side speaking: the conversation has not moved on.
+    if (t.messages[j].role == std::string_view("tool") ||
+        t.messages[j].role == std::string_view("context"))
+      continue;
     size_t at = j + 1; // after the call's results, which adapters keep beside it
     while (at < t.messages.size() && t.messages[at].role == std::string_view("tool")) ++at;
     std::vector<Message> added;

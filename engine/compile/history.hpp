@@ -4,10 +4,11 @@
 // (redacted, withheld when sensitive) with its token count.
 //
 // A turn is a user message and everything after it up to the next user
-// message; a turn is never ended between a tool call and its result (a
-// result that arrives after a later user message pulls the turns between
-// into one). Inside a turn, units are the spans nothing may cut: an
-// assistant message with its tool calls and every result answering them.
+// message (a context message, a ContextAdded of kind context, is part of
+// the turn it sits in, never its head; instructions are not history); a turn is never ended between
+// a tool call and its result (a result that arrives after a later user message pulls the turns
+// between into one). Inside a turn, units are the spans nothing may cut: an assistant message with
+// its tool calls and every result answering them.
 //
 // Every call leaves a turn closed (DESIGN §12: no call without its result).
 // A call with no result after which the conversation moved on (a later
@@ -47,7 +48,7 @@ inline constexpr int64_t kFramingTokens = 4;
 struct Message {
   int64_t seq = 0;
   std::string event_id;
-  const char *role = "user"; // user | assistant | tool
+  const char *role = "user"; // user | assistant | tool | context (a ContextAdded)
   std::string content;       // a JSON array of blocks, as it enters
   int64_t tokens = 0;        // of content, framing included
   std::vector<RedactionNote> redactions;
@@ -130,7 +131,7 @@ private:
   // payload out of SQLite first.
   struct Row {
     int64_t seq;
-    const char *role;  // user | assistant | tool (static)
+    const char *role;  // user | assistant | tool | context (static)
     bool same_counter; // counted by this compile's counter
     std::string_view event_id, type, payload, visibility;
     int64_t tokens;
@@ -141,6 +142,7 @@ private:
   std::optional<std::pair<int64_t, int64_t>> pos_range(int64_t first, int64_t last);
   Row row();
   Message render(const Row &row);
+  int64_t mark_context(Message &m);
   void add_pruned(Message &m, simdjson::dom::element payload);
   void add_pruned_placeholders(Message &m, const std::vector<std::string> &texts,
                                const std::string &placeholders);

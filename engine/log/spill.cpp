@@ -80,7 +80,8 @@ const char *text_field(std::string_view type) {
 
 // Types whose `content` blocks may hold base64 images.
 bool has_blocks(std::string_view type) {
-  return is_tool_result(type) || type == "UserPromptSubmitted" || type == "AssistantMessageCreated";
+  return is_tool_result(type) || type == "UserPromptSubmitted" ||
+         type == "AssistantMessageCreated" || type == "ContextAdded";
 }
 
 // Head, tail or both of `text`, ending on whole lines when the budget

@@ -17,7 +17,7 @@
 //     else tail for shells, head for file readers, head_tail otherwise.
 //   - FileRead `content` the same way (head; content_bytes, content_lines).
 //   - image blocks with base64 data in `content` (UserPromptSubmitted,
-//     AssistantMessageCreated, ToolCallFinished/Failed) become
+//     AssistantMessageCreated, ToolCallFinished/Failed, ContextAdded) become
 //     {type: image, artifact_id, mime_type, bytes}, whatever their size.
 // A payload that already names an artifact_id or carries spill is left as
 // it is (the host stored the whole itself, or sends a stored event back).

@@ -60,6 +60,16 @@ void write_tool_result(json::JsonWriter &w, std::string_view type, simdjson::dom
   w.end_object();
 }
 
+// A ContextAdded: one context block (its kind, what it was, its text),
+// then its stored images.
+void write_context(json::JsonWriter &w, simdjson::dom::element p) {
+  w.begin_object().field("type", "context");
+  copy_string(w, p, "kind");
+  copy_string(w, p, "source");
+  w.field("text", string_field(p, "text")).end_object();
+  if (has_images(p)) write_images(w, p);
+}
+
 void write_summary(json::JsonWriter &w, simdjson::dom::element p) {
   simdjson::dom::element s = p["summary"].value();
   w.begin_object().field("type", "summary");
@@ -69,6 +79,12 @@ void write_summary(json::JsonWriter &w, simdjson::dom::element p) {
     w.raw_field("summary", json::canonical(s));
   copy_string(w, p, "first_kept_event_id");
   w.end_object();
+}
+
+// The role a view shows: a ContextAdded is context whatever its kind (its
+// block says which); the table keeps instructions apart for the compile.
+const char *view_role(const char *stored) {
+  return std::string_view(stored) == "instructions" ? "context" : stored;
 }
 
 } // namespace
@@ -92,14 +108,22 @@ const char *Messages::role_of(std::string_view type) {
   // What an abandoned branch tried (engine/compact/), told to the branch
   // that continues from its fork point: its "text" is read as the user's.
   if (type == "BranchSummarized") return "user";
+  if (type == "ContextAdded") return "context";
   return nullptr;
 }
 
+const char *Messages::role_of(std::string_view type, simdjson::dom::element payload) {
+  const char *role = role_of(type);
+  if (type == "ContextAdded" && string_field(payload, "kind") == "instructions")
+    return "instructions";
+  return role;
+}
+
 void Messages::on_append(const log::Event &e) {
-  const char *role = role_of(e.type);
-  if (!role) return;
-  pending_.push_back(
-      {e.session_no, e.seq, e.branch_no, role, count_tokens(*counter_, e.type, payloads_.get(e))});
+  if (!role_of(e.type)) return;
+  simdjson::dom::element payload = payloads_.get(e);
+  pending_.push_back({e.session_no, e.seq, e.branch_no, role_of(e.type, payload),
+                      count_tokens(*counter_, e.type, payload)});
   // A replay is one long transaction: keep what waits in memory bounded.
   if (pending_.size() == kMaxPending) flush();
 }
@@ -138,6 +162,8 @@ void Messages::write_blocks(json::JsonWriter &w, std::string_view type,
         .field("text", string_field(payload, "text"))
         .end_object();
     if (has_images(payload)) write_images(w, payload);
+  } else if (role == "context") {
+    write_context(w, payload);
   } else if (role == "tool")
     write_tool_result(w, type, payload);
   else
@@ -162,7 +188,7 @@ int64_t block_tokens(const token::Counter &counter, simdjson::dom::element block
 int64_t Messages::count_tokens(const token::Counter &counter, std::string_view type,
                                simdjson::dom::element p) {
   std::string_view role = role_of(type);
-  if (role == "user") return counter.count(string_field(p, "text"));
+  if (role == "user" || role == "context") return counter.count(string_field(p, "text"));
   if (type == "ToolCallCancelled") return counter.count(cancelled_text(string_field(p, "reason")));
   if (role == "tool")
     return counter.count(string_field(p, "output")) + counter.count(string_field(p, "error"));
@@ -185,7 +211,7 @@ std::string Messages::path_json(const BranchPath &path) {
         .field("seq", q.getColumn(1).getInt64())
         .field("ts", q.getColumn(2).getInt64())
         .field("branch_id", branch)
-        .field("role", q.getColumn(3).getString())
+        .field("role", view_role(q.getColumn(3).getText()))
         .field("tokens", q.getColumn(4).getInt64())
         .field("token_counter", q.getColumn(5).getString());
     std::string payload = q.getColumn(7).getString();

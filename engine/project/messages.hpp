@@ -9,6 +9,11 @@
 //                                         cancelled_text(reason) its text]
 //   CompactionCompleted      → summary   [summary]
 //   BranchSummarized         → user      [text]
+//   ContextAdded             → context   [context {kind, source, text}, its
+//                                         stored images]; stored with role
+//                                         instructions for kind instructions
+//                                         (a compile reads them apart), shown
+//                                         as context
 //
 // Tokens are counted once, at append, by the engine's active counter
 // (Engine::set_token_counter) and stored with its name, so a compile never
@@ -55,6 +60,9 @@ public:
 
   // The role of the message an event type carries, or nullptr for none.
   static const char *role_of(std::string_view type);
+  // The role its row is stored with: role_of(type), but instructions for a
+  // ContextAdded of kind instructions.
+  static const char *role_of(std::string_view type, simdjson::dom::element payload);
   // The tokens of what the model reads of a message event's payload: its
   // texts, and each tool call's name and args, counted one string at a time
   // (so a change to one string changes the sum by that string's count).

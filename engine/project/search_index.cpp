@@ -47,9 +47,9 @@ constexpr char kProbeGrams[] = "SELECT rowid FROM search_grams WHERE search_gram
 constexpr char kEvent[] = "SELECT session_no,seq,ts,type,id FROM events WHERE pos=?1";
 constexpr char kSessionId[] = "SELECT session_id FROM chains WHERE session_no=?1";
 
-constexpr const char *kMessageTypes[] = {"UserPromptSubmitted", "AssistantMessageCreated",
-                                         "ToolCallFinished",    "ToolCallFailed",
-                                         "CompactionCompleted", "BranchSummarized"};
+constexpr const char *kMessageTypes[] = {
+    "UserPromptSubmitted", "AssistantMessageCreated", "ToolCallFinished", "ToolCallFailed",
+    "ToolCallCancelled",   "CompactionCompleted",     "BranchSummarized", "ContextAdded"};
 constexpr int64_t kMaxLimit = 1000;
 constexpr size_t kContextBytes = 60; // either side of a match we mark ourselves
 

@@ -219,7 +219,7 @@ void timing(json::JsonWriter &w, const char *key, const SessionStats &s, StatFie
 // The tokens of the messages projection's rows, by role.
 struct Counted {
   std::string counter;
-  int64_t user = 0, assistant = 0, tool = 0, summary = 0;
+  int64_t user = 0, assistant = 0, tool = 0, summary = 0, context = 0;
 };
 
 constexpr char kCountedOne[] = "SELECT role,SUM(tokens),MIN(token_counter),MAX(token_counter) "
@@ -234,10 +234,11 @@ Counted counted(store::Store &store, std::optional<int64_t> session_no) {
   while (q->executeStep()) {
     std::string role = q->getColumn(0).getString();
     int64_t n = q->getColumn(1).getInt64();
-    (role == "user"        ? c.user
-     : role == "assistant" ? c.assistant
-     : role == "tool"      ? c.tool
-                           : c.summary) += n;
+    (role == "user"                                ? c.user
+     : role == "assistant"                         ? c.assistant
+     : role == "tool"                              ? c.tool
+     : role == "context" || role == "instructions" ? c.context
+                                                   : c.summary) += n;
     // Counts by different counters cannot be added up silently.
     for (int col : {2, 3}) {
       std::string name = q->getColumn(col).getString();
@@ -283,7 +284,8 @@ std::string write_stats(store::Store &store, const SessionStats &s, const Counte
       .field("assistant", c.assistant)
       .field("tool", c.tool)
       .field("summary", c.summary)
-      .field("total", c.user + c.assistant + c.tool + c.summary)
+      .field("context", c.context)
+      .field("total", c.user + c.assistant + c.tool + c.summary + c.context)
       .end_object();
   w.key("usage")
       .begin_object()

@@ -99,7 +99,7 @@ for (const [format, rule, breakIt] of broken) {
 
 // The rules that need the session: each passes the request that honours it
 // and fires on one that does not.
-const { imagesDelivered, thinkingFamily, thinkingReplayed } = require('./session_rules');
+const { imagesDelivered, thinkingFamily, thinkingReplayed, contextMarked, instructionsKept } = require('./session_rules');
 
 const session = {
   imageList: [{ data: 'iVBORw0KGgoAAAANSUhEUg', artifact: 'art_1' }],
@@ -141,4 +141,19 @@ test('thinking-replayed: the answered turn goes back with its thinking', () => {
   const gemini = (part) => ({ contents: [{ role: 'user', parts: [{ text: 'go' }] }, { role: 'model', parts: [part] }] });
   assert.deepEqual(thinkingReplayed('gemini.generate_content', gemini({ functionCall: { id: 'k3', name: 'ls', args: {} }, thoughtSignature: 'sig_g' }), session), []);
   assert.deepEqual(thinkingReplayed('gemini.generate_content', gemini({ functionCall: { id: 'k3', name: 'ls', args: {} } }), session).map((v) => v.rule), ['thinking-replayed']);
+});
+
+test('context-marked: context only inside its marked block', () => {
+  const info = { contexts: [{ text: '<meta>caveat</meta>', source: 'meta' }] };
+  const body = (text) => ({ messages: [{ role: 'user', content: [{ type: 'text', text }] }] });
+  assert.deepEqual(contextMarked('openai.chat', body('<context source="meta">\n<meta>caveat</meta>\n</context>'), info), []);
+  assert.deepEqual(contextMarked('openai.chat', body('<meta>caveat</meta>'), info).map((v) => v.rule), ['context-marked']);
+});
+
+test('instructions-kept: every instruction once', () => {
+  const info = { instructions: ['Use pnpm always.'] };
+  const body = (...texts) => ({ messages: texts.map((content) => ({ role: 'developer', content })) });
+  assert.deepEqual(instructionsKept('openai.chat', body('Use pnpm always.'), info), []);
+  assert.deepEqual(instructionsKept('openai.chat', body(), info).map((v) => v.rule), ['instructions-kept']);
+  assert.deepEqual(instructionsKept('openai.chat', body('Use pnpm always.', 'Use pnpm always.'), info).map((v) => v.rule), ['instructions-kept']);
 });

@@ -3,8 +3,10 @@
 // error results, interrupted turns (calls left without a result, then a new
 // prompt), images in prompts and tool results (small real PNGs), thinking
 // with signatures in the stored shapes of every model family, outputs large
-// enough to spill, a compaction and a fork. The same seed gives the same
-// session.
+// enough to spill, a compaction and a fork, and context that is not the user
+// speaking (ContextAdded: standing instructions, some restated, and context
+// before the first prompt, after a prompt, between a call and its results and
+// at the very end). The same seed gives the same session.
 const zlib = require('node:zlib');
 
 // mulberry32: a small, fast PRNG with a 32-bit state.
@@ -93,7 +95,7 @@ function generate(seed) {
   let family = r.pick(FAMILIES);
   const info = {
     seed, families: [family], ending: null, images: [], thinkingByCall: {}, pendingCalls: [], compacted: false,
-    forked: false, signatures: {},
+    forked: false, signatures: {}, instructions: [], contexts: [],
   };
   const steps = [];
   let pending = [];
@@ -150,6 +152,20 @@ function generate(seed) {
     }
     return { type: 'ToolCallFinished', actor: 'tool', id: id(), payload: { ...base, output: `${call.name} done: ${words(4)}` } };
   };
+  // ContextAdded, as other agents' transcripts hold it.
+  const BASE = `You are agent ${seed}. Keep the ${words(2)} tidy.`;
+  const instructions = (text, source) => {
+    if (!info.instructions.includes(text)) info.instructions.push(text);
+    return { type: 'ContextAdded', actor: 'system', id: id(), payload: { kind: 'instructions', text, source } };
+  };
+  const context = (source) => {
+    const text = `<${source}>the ${words(3)} (${n})</${source}>`;
+    info.contexts.push({ text, source });
+    return { type: 'ContextAdded', actor: 'system', id: id(), payload: { kind: 'context', text, source } };
+  };
+  const SOURCES = ['meta', 'command', 'command_output', 'system_reminder', 'task_notification'];
+  if (r.chance(0.4)) pending.push(instructions(BASE, 'base_instructions'));
+  if (r.chance(0.3)) pending.push(context('environment_context'));
   const assistant = (blocks) => ({
     type: 'AssistantMessageCreated', actor: 'assistant', id: id(),
     payload: { content: blocks, model: `${family}-model`, ...(family !== 'none' ? { provider: family } : {}) },
@@ -173,6 +189,7 @@ function generate(seed) {
     // The fork starts after the turn's prompt, or after its first result
     // (then a parallel call's other results stay on main).
     if (t === forkAt && r.chance(0.5)) forkEvent = pending[pending.length - 1].id;
+    if (r.chance(0.25)) pending.push(context(r.pick(SOURCES)));
     if (last && ending === 'prompt') break;
     const rounds = r.int(last && ending !== 'answer' ? 1 : 0, 3);
     let interrupted = false;
@@ -199,6 +216,7 @@ function generate(seed) {
         info.pendingCalls = calls.map((c) => c.id);
         break;
       }
+      if (r.chance(0.15)) pending.push(context('system_reminder'));
       // An interrupted turn: some calls never get a result, a new prompt follows.
       interrupted = !last && r.chance(0.15);
       const answered = interrupted ? calls.slice(0, r.int(0, calls.length - 1)) : calls;
@@ -215,15 +233,19 @@ function generate(seed) {
       pending.push(assistant(blocks));
     }
     if (t === forkAt && !forkEvent) forkEvent = pending[pending.length - 1].id;
+    // Instructions restated (deduplicated by the compile) or new.
+    if (!last && r.chance(0.15)) pending.push(instructions(r.chance(0.5) ? BASE : `Also mind the ${words(2)}.`, 'developer'));
     if (t === compactAt) {
       flush();
       steps.push({ op: 'compact' });
       info.compacted = true;
     }
   }
+  if (r.chance(0.3)) pending.push(context(r.pick(SOURCES)));
   flush();
   const mainEvents = steps.filter((st) => st.op === 'append').flatMap((st) => st.events);
-  info.lastEvent = mainEvents[mainEvents.length - 1].id;
+  // The last event that is not context: what a refusal names.
+  info.lastEvent = mainEvents.filter((e) => e.type !== 'ContextAdded').pop().id;
   if (forkEvent) {
     info.forked = true;
     steps.push({ op: 'fork', at: forkEvent, name: `alt${seed}`, events: [

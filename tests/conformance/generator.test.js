@@ -27,9 +27,9 @@ test('png() writes a PNG a decoder reads back', () => {
   assert.equal(buf.subarray(buf.length - 8, buf.length - 4).toString('latin1'), 'IEND');
 });
 
-test('appended sessions hold spills, stored images, thinking, interrupted calls, compactions and forks', () => {
+test('appended sessions hold spills, stored images, thinking, interrupted calls, context, compactions and forks', () => {
   const { db, close } = openDb();
-  const seen = { spilled: 0, images: 0, thinking: 0, interrupted: 0, compacted: 0, forks: 0, pending: 0, parallel: 0, errors: 0 };
+  const seen = { spilled: 0, images: 0, thinking: 0, interrupted: 0, compacted: 0, forks: 0, pending: 0, parallel: 0, errors: 0, instructions: 0, context: 0 };
   try {
     for (let seed = 1; seed <= 60; ++seed) {
       const info = load(db, seed);
@@ -44,6 +44,7 @@ test('appended sessions hold spills, stored images, thinking, interrupted calls,
         if (p.spill) seen.spilled += 1;
         if (ev.type === 'ToolCallFailed' || p.is_error) seen.errors += 1;
         if (p.tool_call_id) answered.add(p.tool_call_id);
+        if (ev.type === 'ContextAdded') seen[p.kind] += 1;
         if (ev.type !== 'AssistantMessageCreated') continue;
         const blocks = p.content || [];
         seen.thinking += blocks.filter((b) => b.type === 'thinking' && (b.signature || b.data || b.encrypted_content)).length;

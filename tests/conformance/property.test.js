@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { check } = require('./rules');
 const { violation } = require('./rules/util');
-const { imagesDelivered, thinkingFamily, thinkingReplayed } = require('./session_rules');
+const { imagesDelivered, thinkingFamily, thinkingReplayed, contextMarked, instructionsKept } = require('./session_rules');
 const { CtxdbError, codes, openDb, load, availableFormats, compilesFor } = require('./sessions');
 
 function seeds() {
@@ -77,7 +77,9 @@ function checkOutputs(db, info, c, stats) {
     for (const format of formats) {
       const body = db.bundleConvert(bundle, format);
       stats.outputs += 1;
-      const vs = check(format, body);
+      const vs = [...check(format, body), ...contextMarked(format, body, info)];
+      // A fork's path holds only the instructions given before its fork point.
+      if (c.label.startsWith('main')) vs.push(...instructionsKept(format, body, info));
       if (budget === 'full') {
         // Compiling straight into the format gives what converting the
         // bundle gives (both read the images from the same artifacts).

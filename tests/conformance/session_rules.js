@@ -121,4 +121,40 @@ function thinkingReplayed(format, body, info) {
   return out;
 }
 
-module.exports = { imagesDelivered, thinkingFamily, thinkingReplayed };
+// Every place a text sits in the request: JSON-escaped, as the body holds it.
+function places(body, text) {
+  const json = JSON.stringify(body);
+  const needle = JSON.stringify(text).slice(1, -1);
+  const out = [];
+  for (let at = json.indexOf(needle); at !== -1; at = json.indexOf(needle, at + needle.length)) out.push({ json, at });
+  return out;
+}
+
+// context-marked: context that is not the user speaking (a ContextAdded of
+// kind context) reaches the model only inside its marked block
+// <context source="…">, never as the user's own words (a user message is what
+// the user said: https://platform.openai.com/docs/guides/text#message-roles-and-instruction-following,
+// https://docs.anthropic.com/en/api/messages, https://ai.google.dev/api/caching#Content).
+function contextMarked(format, body, info) {
+  const out = [];
+  for (const { text, source } of info.contexts) {
+    const marker = JSON.stringify(`<context source="${source}">\n`).slice(1, -1);
+    for (const { json, at } of places(body, text)) {
+      if (json.slice(at - marker.length, at) !== marker) out.push(violation('context-marked', '$', `context ${JSON.stringify(text)} is in the request without its <context source="${source}"> mark`));
+    }
+  }
+  return out;
+}
+
+// instructions-kept: standing instructions (a ContextAdded of kind
+// instructions) are never dropped, and each distinct text is sent once.
+function instructionsKept(format, body, info) {
+  const out = [];
+  for (const text of info.instructions) {
+    const n = places(body, text).length;
+    if (n !== 1) out.push(violation('instructions-kept', '$', `the instructions ${JSON.stringify(text.slice(0, 60))} appear ${n} times in the request, not once`));
+  }
+  return out;
+}
+
+module.exports = { imagesDelivered, thinkingFamily, thinkingReplayed, contextMarked, instructionsKept };

@@ -4,6 +4,7 @@
 // their documentation. CTXDB_UPDATE_GOLDEN=1 rewrites the golden files
 // (review the diff before committing it).
 #include "agent_events.hpp"
+#include "bundle_checks.hpp"
 #include "compile/adapters.hpp"
 #include "engine.hpp"
 #include "error.hpp"
@@ -27,6 +28,8 @@ namespace adapters_test {
 
 using namespace ctxdb;
 using compile::convert_bundle;
+using test::kLatestContextOpener;
+using test::without_breakpoints;
 using simdjson::dom::element;
 
 namespace {
@@ -821,27 +824,14 @@ TEST_CASE("two consecutive turns share the output prefix up to the cache breakpo
                                        "," + segment("user", text("u2"), "message", 10) + "," +
                                        segment("context", text("Plan: b"), "plan"),
                                    80);
-  auto strip = [](std::string s) {
-    const std::string mark = R"(,"cache_control":{"type":"ephemeral"})";
-    for (size_t at; (at = s.find(mark)) != std::string::npos;) s.erase(at, mark.size());
-    return s;
-  };
-  std::map<std::string, std::string> opener = {
-      {"openai.chat", R"({"role":"user","content":[{"type":"text","text":"<context>)"},
-      {"openai.responses", R"({"type":"message","role":"user","content":[{"type":"input_text",)"
-                           R"("text":"<context>)"},
-      {"anthropic.messages", R"(,{"type":"text","text":"<context>)"},
-      {"gemini.generate_content", R"(,{"text":"<context>)"},
-      {"ai.sdk", R"({"role":"user","content":[{"type":"text","text":"<context>)"},
-  };
   for (const char *format : kProviderFormats) {
     CAPTURE(format);
     std::string a = convert_bundle(first, format), b = convert_bundle(second, format);
     check_provider(a, format);
     check_provider(b, format);
-    a = strip(a);
-    b = strip(b);
-    size_t end = a.find(opener[format]);
+    a = without_breakpoints(a);
+    b = without_breakpoints(b);
+    size_t end = a.find(kLatestContextOpener.at(format));
     REQUIRE(end != std::string::npos);
     CHECK(end > a.find("\"x\"")); // the history, the tool result included
     CHECK(b.compare(0, end, a, 0, end) == 0);

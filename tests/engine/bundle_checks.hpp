@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +45,26 @@ struct Bundle {
     return "";
   }
 };
+
+// Where the latest turn's context block starts in each provider format's
+// output, when the conversation ends on a tool result: what consecutive
+// compiles share ends there.
+inline const std::map<std::string, std::string> kLatestContextOpener = {
+    {"openai.chat", R"({"role":"user","content":[{"type":"text","text":"<context>)"},
+    {"openai.responses", R"({"type":"message","role":"user","content":[{"type":"input_text",)"
+                         R"("text":"<context>)"},
+    {"anthropic.messages", R"(,{"type":"text","text":"<context>)"},
+    {"gemini.generate_content", R"(,{"text":"<context>)"},
+    {"ai.sdk", R"({"role":"user","content":[{"type":"text","text":"<context>)"},
+};
+
+// An output without Anthropic's cache breakpoints, which move as the
+// conversation grows.
+inline std::string without_breakpoints(std::string s) {
+  const std::string mark = R"(,"cache_control":{"type":"ephemeral"})";
+  for (size_t at; (at = s.find(mark)) != std::string::npos;) s.erase(at, mark.size());
+  return s;
+}
 
 // DESIGN §11 invariants 1 and 12 and the budget, on any bundle: every tool
 // result follows its call, every call has a result in the bundle (one on

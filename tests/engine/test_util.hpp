@@ -42,9 +42,27 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
-// SQL that takes a file back from schema 18 (stats' reasoning and cost
-// columns, token_calibration).
+// SQL that takes a file back from schema 19 (the instructions index, the
+// search view of schema 11).
+inline const std::string kBeforeSchema19 =
+    "DROP INDEX messages_instructions; DROP VIEW search_text;"
+    "CREATE VIEW search_text (pos, text) AS SELECT pos, CASE type"
+    " WHEN 'UserPromptSubmitted' THEN ifnull(payload ->> '$.text', '')"
+    " WHEN 'BranchSummarized' THEN ifnull(payload ->> '$.text', '')"
+    " WHEN 'AssistantMessageCreated' THEN ifnull((SELECT group_concat(trim(ifnull(b.value ->> "
+    "'$.text', '') || ' ' || ifnull(b.value ->> '$.name', '') || ' ' || CASE json_type(b.value, "
+    "'$.args') WHEN 'text' THEN b.value ->> '$.args' WHEN 'null' THEN '' ELSE ifnull(b.value -> "
+    "'$.args', '') END), char(10)) FROM json_each(payload, '$.content') b), '')"
+    " WHEN 'CompactionCompleted' THEN CASE json_type(payload, '$.summary') WHEN 'text' THEN "
+    "payload ->> '$.summary' ELSE ifnull(payload -> '$.summary', '') END"
+    " ELSE trim(ifnull(payload ->> '$.output', '') || char(10) || ifnull(payload ->> '$.error', "
+    "''), char(10)) END FROM events WHERE type IN ('UserPromptSubmitted', "
+    "'AssistantMessageCreated', 'ToolCallFinished', 'ToolCallFailed', 'CompactionCompleted', "
+    "'BranchSummarized');";
+
+// ... and from schema 18 (stats' reasoning and cost columns, token_calibration).
 inline const std::string kBeforeSchema18 =
+    kBeforeSchema19 +
     "ALTER TABLE stats DROP COLUMN usage_reasoning_tokens;"
     "ALTER TABLE stats DROP COLUMN cost_nano_usd;"
     "ALTER TABLE stats DROP COLUMN priced_messages; DROP TABLE token_calibration;";

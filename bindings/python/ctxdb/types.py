@@ -198,6 +198,8 @@ class MessageBlock(TypedDict, total=False):
     artifact_id: str
     summary: JSONObject  # summary: a structured summary
     first_kept_event_id: str
+    kind: str  # context: "instructions" or "context"
+    source: str  # context: what it was (agents_md, environment_context, ...)
 
 
 class Message(TypedDict):
@@ -206,7 +208,7 @@ class Message(TypedDict):
     seq: int
     ts: int
     branch_id: str  # the branch its event is on
-    role: str  # "user", "assistant", "tool" or "summary"
+    role: str  # "user", "assistant", "tool", "summary" or "context"
     tokens: int  # counted once, at append
     token_counter: str  # e.g. "approx-v2"
     blocks: List[MessageBlock]
@@ -396,7 +398,7 @@ class Stats(TypedDict):
     sessions: int
     events: int
     messages: Dict[str, int]  # user, assistant
-    tokens: JSONObject  # counted {counter, user, assistant, tool, summary, total}, usage
+    tokens: JSONObject  # counted {counter, user, assistant, tool, summary, context, total}, usage
     tools: JSONObject  # calls, results, errors, failures, duration_ms
     latency_ms: JSONObject  # count, total, max, mean
     approvals: Dict[str, int]  # requested, granted, denied
@@ -570,7 +572,7 @@ class SearchHit(TypedDict):
     seq: int
     ts: int
     type: str
-    role: str  # user | assistant | tool | summary
+    role: str  # user | assistant | tool | summary | context
     match: str  # words | substring | scan
     rank: float  # bm25 of the index that matched: lower is better; 0 for a scan
     snippet: str  # the match between « and », … where cut

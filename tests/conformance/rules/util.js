@@ -36,10 +36,11 @@ function parseDataUrl(url) {
   return { mime: m[1], data: m[2], bytes: base64Bytes(m[2]), valid: isBase64(m[2]) };
 }
 
-// The latest-turn context block the adapters append (DESIGN §5): it is
-// context, not the user speaking.
+// The latest-turn context block the adapters append (DESIGN §5), or a
+// ContextAdded at its place (<context source="…">): context, not the user
+// speaking.
 function isContextBlock(text) {
-  return typeof text === 'string' && /^<context>\n[\s\S]*\n<\/context>$/.test(text);
+  return typeof text === 'string' && /^<context( source="[^"]*")?>\n[\s\S]*\n<\/context>$/.test(text);
 }
 
 function occurrences(texts, needle) {
