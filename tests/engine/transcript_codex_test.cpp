@@ -379,6 +379,8 @@ TEST_CASE("codex: compactions compile as Codex resumes, with and without a repla
         db.compile(std::string(R"({"session_id":")") + sid +
                    R"(","max_tokens":100000,"continuation":true,"format":")" + format + "\"}");
     CHECK(occurrences(out, "Release it as 0.4.1.") == 1);
+    // Kept by the provider's compaction: sent again, as context.
+    CHECK(occurrences(out, "Run the tests now.") == 1);
     // Compacted away twice over.
     CHECK(occurrences(out, "Also quote fields with newlines.") == 0);
   }
