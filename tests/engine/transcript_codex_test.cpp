@@ -326,6 +326,17 @@ TEST_CASE("codex: a session appended to a database verifies and compiles into ev
                       R"(","tool_results":[{"tool_call_id":"call_still_running","output":"ok"}]})";
     std::string out = db.compile(req);
     CHECK(occurrences(out, "only run the store tests") == 1);
+    // Encrypted reasoning goes back to the Responses API only, in its place
+    // and without an id, as Codex sends it (the AI SDK's OpenAI provider
+    // takes a reasoning part by its itemId only).
+    std::string f = format;
+    bool kept = f == "openai.responses" || f == "canonical";
+    CHECK(occurrences(out, "gAAAAABpAXSqk3Yl0r1_encrypted_reasoning_one_") == (kept ? 1 : 0));
+    if (f == "openai.responses")
+      CHECK(out.find(
+                R"({"type":"reasoning","summary":[{"type":"summary_text","text":)"
+                R"("**Looking at the cache path**"}],"encrypted_content":"gAAAAABpAXSqk3Yl0r1)") !=
+            std::string::npos);
     if (std::string(format) == "canonical") {
       CHECK(occurrences(out, escaped(kFirstPrompt).substr(0, 60)) == 1);
       test::Bundle b(out);
