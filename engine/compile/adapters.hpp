@@ -34,7 +34,9 @@
 //     without a signature (or data) is dropped, as the API would refuse it.
 //   openai.responses: {"type":"reasoning","id","summary":[{"type":
 //     "summary_text","text"}],"encrypted_content"?} in its position, before
-//     the calls and messages it preceded.
+//     the calls and messages it preceded; one with no id (an imported Codex
+//     rollout keeps none) goes by its encrypted_content, or is dropped
+//     when it has neither.
 //   gemini.generate_content: {"text","thought":true,"thoughtSignature"?};
 //     a call's thoughtSignature stays on its functionCall part.
 //   ai.sdk: reasoning parts with providerOptions keyed by the producer

@@ -230,7 +230,7 @@ void lower_assistant(const Message &m, std::vector<ResponsesItem> &out) {
       flush();
       out.push_back({ResponsesItem::kCall, {}, {}, &it});
     } else if (it.kind == Item::kThinking && it.thinking.provider == "openai" &&
-               !it.thinking.id.empty()) {
+               (!it.thinking.id.empty() || it.thinking.encrypted_content)) {
       // A reasoning item goes back in its place, before the items it preceded
       // (https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context).
       flush();
@@ -280,7 +280,11 @@ void write_input_part(json::JsonWriter &w, const Item &it) {
 }
 
 void write_reasoning(json::JsonWriter &w, const Thinking &t) {
-  w.begin_object().field("type", "reasoning").field("id", t.id).key("summary").begin_array();
+  // Without an id (Codex keeps none) the item is replayed by its
+  // encrypted_content, as Codex itself sends it back (store: false).
+  w.begin_object().field("type", "reasoning");
+  if (!t.id.empty()) w.field("id", t.id);
+  w.key("summary").begin_array();
   for (std::string_view s : t.summary)
     w.begin_object().field("type", "summary_text").field("text", s).end_object();
   w.end_array();

@@ -27,9 +27,11 @@ void write_block(json::JsonWriter &w, const Block &b, const char *family) {
     break;
   case Block::kThinking:
     w.field("type", "thinking").field("text", b.text);
-    if (!b.id.empty()) {
-      // A Responses reasoning item: replayed by id with its summary.
-      w.field("id", b.id).key("summary").begin_array();
+    if (!b.id.empty() || b.encrypted_content) {
+      // A Responses reasoning item: replayed with its summary, by id, or by
+      // its encrypted_content alone (Codex's rollouts keep no reasoning id).
+      if (!b.id.empty()) w.field("id", b.id);
+      w.key("summary").begin_array();
       for (const std::string &s : b.summary) w.value(s);
       w.end_array();
     }

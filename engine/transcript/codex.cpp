@@ -258,8 +258,9 @@ void write_content_blocks(json::JsonWriter &w, const Content &c) {
 }
 
 // What a shell tool's output text says of the run: Codex's JSON form
-// {"output", "metadata": {"exit_code", "duration_seconds"}} or its
-// freeform "Exit code: N\nWall time: S seconds\n…".
+// {"output", "metadata": {"exit_code", "duration_seconds"}}, its freeform
+// "Exit code: N\nWall time: S seconds\nOutput:\n…", or exec_command's
+// "…\nWall time: S seconds\nProcess exited with code N\n…\nOutput:\n…".
 struct ShellRun {
   std::optional<int64_t> exit_code;
   std::optional<int64_t> duration_ms;
@@ -270,10 +271,9 @@ std::optional<int64_t> seconds_ms(double s) {
   return static_cast<int64_t>(std::llround(s * 1000));
 }
 
-ShellRun shell_run(std::string_view text) {
+ShellRun shell_run(simdjson::dom::parser &p, std::string_view text) {
   ShellRun r;
   if (text.starts_with("{")) {
-    simdjson::dom::parser p;
     element doc;
     if (p.parse(text).get(doc) || !doc.is_object()) return r;
     element meta;
@@ -284,18 +284,26 @@ ShellRun shell_run(std::string_view text) {
     if (!meta["duration_seconds"].get_double().get(secs)) r.duration_ms = seconds_ms(secs);
     return r;
   }
-  constexpr std::string_view kExit = "Exit code: ", kWall = "Wall time: ";
-  if (!text.starts_with(kExit)) return r;
-  std::string line(text.substr(kExit.size(), text.find('\n') - kExit.size()));
-  char *end = nullptr;
-  long long code = std::strtoll(line.c_str(), &end, 10);
-  if (end != line.c_str() && *end == '\0') r.exit_code = code;
-  size_t w = text.find(kWall);
-  if (w != std::string_view::npos) {
-    std::string secs(text.substr(w + kWall.size(), 32));
-    char *e = nullptr;
-    double s = std::strtod(secs.c_str(), &e);
-    if (e != secs.c_str()) r.duration_ms = seconds_ms(s);
+  // The header of the text: its first lines, before "Output:".
+  std::string_view head = text.substr(0, text.find("\nOutput:"));
+  auto number_after = [&](std::string_view label) -> std::optional<std::string> {
+    size_t at = head.find(label);
+    if (at == std::string_view::npos || (at > 0 && head[at - 1] != '\n')) return std::nullopt;
+    std::string_view rest = head.substr(at + label.size());
+    return std::string(rest.substr(0, rest.find('\n')));
+  };
+  // "Exit code: N" (shell), "Process exited with code N" (exec_command).
+  auto code = number_after("Exit code: ");
+  if (!code) code = number_after("Process exited with code ");
+  if (code) {
+    char *end = nullptr;
+    long long n = std::strtoll(code->c_str(), &end, 10);
+    if (end != code->c_str() && *end == '\0') r.exit_code = n;
+  }
+  if (auto secs = number_after("Wall time: ")) {
+    char *end = nullptr;
+    double s = std::strtod(secs->c_str(), &end);
+    if (end != secs->c_str() && std::string_view(end) == " seconds") r.duration_ms = seconds_ms(s);
   }
   return r;
 }
@@ -386,9 +394,9 @@ private:
 
   const ParseOptions &opt_;
   Parsed out_;
-  simdjson::dom::parser parser_;
+  simdjson::dom::parser parser_;        // the current line
+  simdjson::dom::parser output_parser_; // a tool output's JSON, while the line's is in use
   std::string session_;
-  bool meta_seen_ = false;
   std::optional<int64_t> ts_; // the current line's time (or the latest one known)
   std::string model_;
   std::optional<Response> response_;
@@ -559,12 +567,11 @@ void Reader::record(element rec, const Line &l) {
 
 void Reader::session_meta(element meta, element record, const Line &l, const std::string &path) {
   std::string w = where(l);
-  if (meta_seen_ || !session_.empty()) {
+  if (!session_.empty()) {
     // A fork starts with a copy of its parent's records: the first meta is the session's.
     ensure_session(l);
     return custom(line_id(l), "session_meta", record, l, true);
   }
-  meta_seen_ = true;
   std::string_view id = pv::need_string(w, meta, "id", path);
   if (auto t = pv::opt_string(w, meta, "timestamp", path); t && !ts_) ts_ = iso8601_ms(*t);
   session_ = "codex-" + sanitize_id(id);
@@ -798,7 +805,7 @@ void Reader::tool_output(element item, const Line &l, const std::string &path, e
   } else {
     pv::wrong_type(w, out_path, "a string, an array or an object");
   }
-  ShellRun run = shell_run(c.text);
+  ShellRun run = shell_run(output_parser_, c.text);
   bool failed = (success && !*success) || (run.exit_code && *run.exit_code != 0);
   json::JsonWriter o;
   o.begin_object()
@@ -952,10 +959,7 @@ void Reader::kept_item(element item, const Line &l, const std::string &id,
   // Calls, outputs, reasoning and the encrypted compaction item: copies the
   // conversation has no place for after a summary (their call ids are
   // already answered earlier in the log).
-  out_.events.push_back({session_,
-                         custom_event_json(id, kFormat, "replacement_history." + std::string(type),
-                                           ts_, "", item, prov(l.number)),
-                         l.number, l.number});
+  custom(id, "replacement_history." + std::string(type), item, l, true);
 }
 
 } // namespace

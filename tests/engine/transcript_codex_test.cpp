@@ -326,6 +326,17 @@ TEST_CASE("codex: a session appended to a database verifies and compiles into ev
                       R"(","tool_results":[{"tool_call_id":"call_still_running","output":"ok"}]})";
     std::string out = db.compile(req);
     CHECK(occurrences(out, "only run the store tests") == 1);
+    // Encrypted reasoning goes back to the Responses API only, in its place
+    // and without an id, as Codex sends it (the AI SDK's OpenAI provider
+    // takes a reasoning part by its itemId only).
+    std::string f = format;
+    bool kept = f == "openai.responses" || f == "canonical";
+    CHECK(occurrences(out, "gAAAAABpAXSqk3Yl0r1_encrypted_reasoning_one_") == (kept ? 1 : 0));
+    if (f == "openai.responses")
+      CHECK(out.find(
+                R"({"type":"reasoning","summary":[{"type":"summary_text","text":)"
+                R"("**Looking at the cache path**"}],"encrypted_content":"gAAAAABpAXSqk3Yl0r1)") !=
+            std::string::npos);
     if (std::string(format) == "canonical") {
       CHECK(occurrences(out, escaped(kFirstPrompt).substr(0, 60)) == 1);
       test::Bundle b(out);
@@ -379,6 +390,8 @@ TEST_CASE("codex: compactions compile as Codex resumes, with and without a repla
         db.compile(std::string(R"({"session_id":")") + sid +
                    R"(","max_tokens":100000,"continuation":true,"format":")" + format + "\"}");
     CHECK(occurrences(out, "Release it as 0.4.1.") == 1);
+    // Kept by the provider's compaction: sent again, as context.
+    CHECK(occurrences(out, "Run the tests now.") == 1);
     // Compacted away twice over.
     CHECK(occurrences(out, "Also quote fields with newlines.") == 0);
   }
@@ -548,6 +561,89 @@ TEST_CASE("codex: a long session") {
   test::Bundle b(out);
   test::check_bundle(b, true);
   CHECK(b.used() <= 4000);
+
+  // Compacted by ctxdb, it compiles below its budget with the summary first.
+  std::string done = db.compact(sid, R"({"keep_recent_tokens":1500})", nullptr);
+  INFO(done.substr(0, 400));
+  REQUIRE(test::field(done, "status") == "compacted");
+  CHECK(std::stoll(test::field(done, "tokens_after")) <
+        std::stoll(test::field(done, "tokens_before")));
+  test::Bundle after(db.compile(std::string(R"({"session_id":")") + sid +
+                                R"(","max_tokens":6000,"continuation":true})"));
+  test::check_bundle(after, true);
+  CHECK(after.used() <= 6000);
+  CHECK(test::field(db.verify(sid), "ok") == "true");
+}
+
+TEST_CASE("codex: what a shell result says of its run") {
+  const std::string meta =
+      R"({"timestamp":"2025-11-06T08:00:00.000Z","type":"session_meta","payload":{"id":"s1",)"
+      R"("timestamp":"2025-11-06T08:00:00.000Z","cwd":"/w","originator":"o","cli_version":"1"}})"
+      "\n";
+  auto run = [&](const std::string &output_json) {
+    std::string bytes =
+        meta +
+        R"({"timestamp":"2025-11-06T08:00:01.000Z","type":"response_item","payload":)"
+        R"({"type":"function_call","name":"exec_command","arguments":"{}","call_id":"c1"}})"
+        "\n"
+        R"({"timestamp":"2025-11-06T08:00:02.000Z","type":"response_item","payload":)"
+        R"({"type":"function_call_output","call_id":"c1","output":)" +
+        output_json + "}}\n";
+    Parsed p = parse(bytes, "rollout-x.jsonl");
+    return std::make_unique<Ev>(p.events.back().event_json);
+  };
+  auto exec = run(R"("Chunk ID: 1a2b\nWall time: 0.2500 seconds\nProcess exited with code 2\n)"
+                  R"(Original token count: 3\nOutput:\nExit code: 0\n")");
+  CHECK(exec->str("type") == "ToolCallFailed");
+  CHECK(exec->payload()["exit_code"].get_int64().value() == 2);
+  CHECK(exec->payload()["duration_ms"].get_int64().value() == 250);
+  auto plain = run(R"("Exit code: 0\nWall time: 1 seconds\nOutput:\nok\n")");
+  CHECK(plain->str("type") == "ToolCallFinished");
+  CHECK(plain->payload()["exit_code"].get_int64().value() == 0);
+  CHECK(plain->payload()["duration_ms"].get_int64().value() == 1000);
+  // Text that only mentions an exit code says nothing of the run.
+  auto prose = run(R"("the docs say: Exit code: 3 means busy")");
+  CHECK(prose->str("type") == "ToolCallFinished");
+  CHECK_FALSE(prose->has("exit_code"));
+  auto failed = run(R"({"content":"denied by the sandbox","success":false})");
+  CHECK(failed->str("type") == "ToolCallFailed");
+  CHECK(failed->pstr("output") == "denied by the sandbox");
+  CHECK(failed->payload()["is_error"].get_bool().value());
+}
+
+TEST_CASE("codex: the fixture tree through the importer, twice") {
+  test::TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  std::string opts = R"({"format":"codex","path":")" + (kRoot / "sessions").string() + R"("})";
+  simdjson::dom::parser p;
+  std::string first = db.transcript_import(opts);
+  INFO(first);
+  simdjson::dom::element report = p.parse(first).value();
+  simdjson::dom::array sessions = report["sessions"].get_array().value();
+  REQUIRE(sessions.size() == 5);
+  std::map<std::string, std::string> status;
+  for (simdjson::dom::element s : sessions)
+    status[std::string(s["session_id"].get_string().value())] =
+        std::string(s["status"].get_string().value());
+  CHECK(status[kSid] == "imported");
+  CHECK(status["codex-019a3b10-7c2e-7f31-9a0d-2c5be81f4e77"] == "imported");
+  CHECK(status["codex-5973b6c0-94b8-487b-a530-2aeb6098ae0e"] == "imported");
+  CHECK(status["codex-019a5d32-1c4e-7f53-9c2f-4e7da03b6a99"] == "imported"); // up to its tear
+  simdjson::dom::element bad = sessions.at(3);
+  CHECK(bad["status"].get_string().value() == "failed");
+  CHECK(std::string_view(bad["error"].get_string().value()).find(kMalformed + ":3:") !=
+        std::string_view::npos);
+  CHECK(sessions.at(1)["unknown"]["world_state"].get_int64().value() == 1);
+  CHECK(report["failed"].get_int64().value() == 1);
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+
+  std::string log = test::export_all(db);
+  std::string again = db.transcript_import(opts);
+  INFO(again);
+  simdjson::dom::parser p2;
+  CHECK(p2.parse(again)["unchanged"].get_int64().value() == 4);
+  CHECK(test::export_all(db) == log);
 }
 
 TEST_CASE("codex: which files of a tree are sessions") {
