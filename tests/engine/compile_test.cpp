@@ -638,6 +638,34 @@ TEST_CASE("an image that does not fit becomes a placeholder and an excluded entr
   CHECK(tight.used() < 300);
 }
 
+// The request is never dropped, but its image may give way: too large for
+// the budget, it becomes its placeholder (excluded says so) instead of the
+// compile failing, when the rest fits.
+TEST_CASE("an image in the never-dropped request gives way to its placeholder") {
+  SessionFixture f;
+  std::string ask = f.add(event(
+      "UserPromptSubmitted", "user",
+      R"({"text":"what does this chart say?","content":[{"type":"image","mime_type":"image/png","data":")" +
+          util::encode_base64(png_head(1000, 1000)) + R"("}]})"));
+  Bundle roomy(f.db.compile(request(100000)));
+  CHECK(roomy.json.find(R"("width":1000)") != std::string::npos);
+  Bundle tight(f.db.compile(request(200)));
+  check_bundle(tight);
+  REQUIRE(tight.has("msg:" + ask));
+  CHECK(tight.json.find(R"("width":1000)") == std::string::npos);
+  CHECK(tight.json.find("[image omitted to fit the context: image/png, artifact ") !=
+        std::string::npos);
+  CHECK(tight.json.find("what does this chart say?") != std::string::npos);
+  std::vector<std::string> out = tight.excluded_ids();
+  auto image =
+      std::find_if(out.begin(), out.end(), [](auto &id) { return id.starts_with("image:"); });
+  REQUIRE(image != out.end());
+  CHECK(tight.reason_of_excluded(*image).find("never-dropped") != std::string::npos);
+  CHECK(tight.reason_of_excluded(*image).find("placeholder in msg:" + ask) != std::string::npos);
+  // Too small even for the words: still the budget error, naming the sizes.
+  CHECK_THROWS_WITH_AS(f.db.compile(request(10)), doctest::Contains("never dropped"), Error);
+}
+
 // An old tool output pruned to a preview keeps its images' placeholders:
 // the preview never drops an image without naming its artifact.
 TEST_CASE("a pruned tool output names its images, and excluded says so") {
