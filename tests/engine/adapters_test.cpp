@@ -28,9 +28,9 @@ namespace adapters_test {
 
 using namespace ctxdb;
 using compile::convert_bundle;
+using simdjson::dom::element;
 using test::kLatestContextOpener;
 using test::without_breakpoints;
-using simdjson::dom::element;
 
 namespace {
 

@@ -512,15 +512,6 @@ TEST_CASE("the stable prefix grows across turns") {
   }
 }
 
-// The first bytes of an image file of each format, its size in them.
-std::string be32(uint32_t v) {
-  return {char(v >> 24), char(v >> 16 & 0xff), char(v >> 8 & 0xff), char(v & 0xff)};
-}
-std::string png_head(uint32_t w, uint32_t h) {
-  return std::string("\x89PNG\r\n\x1a\n", 8) + be32(13) + "IHDR" + be32(w) + be32(h) +
-         std::string("\x08\x06\0\0\0", 5) + be32(0);
-}
-
 TEST_CASE("image sizes are read from the first bytes of PNG, JPEG, GIF and WebP") {
   using artifact::image_size;
   auto is = [](std::optional<artifact::ImageSize> s, int64_t w, int64_t h) {
