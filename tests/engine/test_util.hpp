@@ -54,9 +54,10 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
 }
 
 // SQL that takes a file back from schema 19 (the instructions index, the
-// search view of schema 11).
+// search view of schema 11, stats' cancellations).
 inline const std::string kBeforeSchema19 =
     "DROP INDEX messages_instructions; DROP VIEW search_text;"
+    "ALTER TABLE stats DROP COLUMN tool_cancellations;"
     "CREATE VIEW search_text (pos, text) AS SELECT pos, CASE type"
     " WHEN 'UserPromptSubmitted' THEN ifnull(payload ->> '$.text', '')"
     " WHEN 'BranchSummarized' THEN ifnull(payload ->> '$.text', '')"
