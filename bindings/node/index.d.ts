@@ -773,7 +773,7 @@ export interface Stats {
   };
   /** Under the session's price table (SessionStarted payload "pricing"). */
   cost: { nano_usd: number; priced_messages: number; usd: number | null };
-  tools: { calls: number; results: number; errors: number; failures: number; duration_ms: Span };
+  tools: { calls: number; results: number; errors: number; failures: number; cancelled: number; duration_ms: Span };
   latency_ms: Span;
   approvals: { requested: number; granted: number; denied: number };
   compactions: {

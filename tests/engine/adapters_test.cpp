@@ -30,9 +30,9 @@ namespace adapters_test {
 using namespace ctxdb;
 using namespace ctxdb::test::provider_checks;
 using compile::convert_bundle;
+using simdjson::dom::element;
 using test::kLatestContextOpener;
 using test::without_breakpoints;
-using simdjson::dom::element;
 
 namespace {
 
