@@ -67,14 +67,29 @@ struct ImportReport {
   int64_t count(std::string_view status) const;
 };
 
+// What one process has seen of the files it imported: a file whose size
+// and modification time are those of a pass that read it to its end is not
+// read again, so a --follow over a large folder reads only what changed.
+struct FileStamp {
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t end_offset = 0;
+};
+using SeenFiles = std::map<std::string, FileStamp, std::less<>>;
+
 class Importer {
 public:
-  Importer(log::EventLog &log, project::ImportSources &sources) : log_(log), sources_(sources) {}
+  Importer(log::EventLog &log, project::ImportSources &sources, SeenFiles &seen)
+      : log_(log), sources_(sources), seen_(seen) {}
 
   ImportReport run(const ImportOptions &options);
   FileReport import_file(Format format, const std::string &file, bool final);
 
 private:
+  // One pass over a file: read, checked against what was imported, parsed
+  // and appended; fills the report (an error is thrown).
+  void pass(Format format, const std::string &file, bool final,
+            const std::optional<project::ImportSource> &before, FileReport &report);
   // Appends the drafts of a pass in one transaction, the last placement
   // carrying the pass's end; fills report.events and
   // report.active_branch_id.
@@ -83,6 +98,7 @@ private:
 
   log::EventLog &log_;
   project::ImportSources &sources_;
+  SeenFiles &seen_;
 };
 
 } // namespace ctxdb::transcript

@@ -307,6 +307,27 @@ TEST_CASE("a line changed in the middle is reported, and nothing of the file mer
   CHECK(test::snapshot(db) == before);
 }
 
+TEST_CASE("a handle reads again only the files whose size or modification time changed") {
+  test::TempDir dir;
+  std::string file = dir.file("S1.jsonl");
+  write_file(file, turn(1));
+  {
+    Engine db(dir.file("db.ctxdb"), "");
+    CHECK(import(db, "claude-code", file).status(0) == "imported");
+    CHECK(import(db, "claude-code", file).status(0) == "unchanged");
+    // The same size and modification time: this handle does not read it again.
+    fs::file_time_type mtime = fs::last_write_time(file);
+    std::string edited = turn(1);
+    edited.replace(edited.find("question 1"), 10, "question X");
+    write_file(file, edited);
+    fs::last_write_time(file, mtime);
+    CHECK(import(db, "claude-code", file).status(0) == "unchanged");
+  }
+  // Another handle reads it, and sees the change.
+  Engine db(dir.file("db.ctxdb"), "");
+  CHECK(import(db, "claude-code", file).status(0) == "changed");
+}
+
 TEST_CASE("a torn last line waits for the next pass") {
   test::TempDir dir;
   Engine db(dir.file("db.ctxdb"), "");
