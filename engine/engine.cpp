@@ -908,7 +908,9 @@ namespace ctxdb {
 // should_compact reads the counts appends stored, and a plan's budget must
 // mean what a compile's means.
 compile::Sources Engine::compile_sources() {
-  return {store_, log_, state_, compactions_, context_builds_, *counter_};
+  compile::Sources s{store_, log_, state_, compactions_, context_builds_, *counter_};
+  s.artifacts = &artifacts_; // images: their sizes, as a compile reads them
+  return s;
 }
 
 std::string Engine::compact_should(std::string_view session_id, std::string_view policy_json) {

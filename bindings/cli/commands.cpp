@@ -308,7 +308,8 @@ void print_transcript_report(const std::string &report, bool json) {
   for (element f : array_of(doc.root()["sessions"].value(), "sessions")) {
     std::string status(get_string(f, "status"));
     if (status == "unchanged") continue;
-    std::printf("%-9s %s  %s", status.c_str(), std::string(get_string(f, "session_id")).c_str(),
+    std::string_view session = get_string(f, "session_id"); // "" before it was read
+    std::printf("%-9s %s  %s", status.c_str(), session.empty() ? "-" : std::string(session).c_str(),
                 std::string(get_string(f, "file")).c_str());
     if (status == "imported")
       std::printf("  (%lld events, %lld lines)", static_cast<long long>(get_int(f, "events")),

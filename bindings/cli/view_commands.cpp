@@ -72,6 +72,11 @@ std::string describe_block(element b) {
     // line is cut at its end.
     if (auto art = get_string(b, "artifact_id"); !art.empty()) add("[" + std::string(art) + "]");
     add(get_string(b, "text"));
+  } else if (type == "context") {
+    // "context instructions agents_md: …" or "context meta: …".
+    if (get_string(b, "kind") == "instructions") add("instructions");
+    add(get_string(b, "source"));
+    out += ": " + std::string(get_string(b, "text"));
   } else if (b["text"].get(field) == simdjson::SUCCESS) {
     out += ": " + text_of(field);
   } else if (b["summary"].get(field) == simdjson::SUCCESS) {
@@ -294,7 +299,7 @@ void print_stats(element r) {
       {"tokens", n(counted, "total") + " counted by " + one_line(get_string(counted, "counter")) +
                      ": " + n(counted, "user") + " user, " + n(counted, "assistant") +
                      " assistant, " + n(counted, "tool") + " tool, " + n(counted, "summary") +
-                     " summary"},
+                     " summary, " + n(counted, "context") + " context"},
       {"usage", n(usage, "input") + " in, " + n(usage, "output") + " out, " +
                     n(usage, "cache_read") + " cache read, " + n(usage, "cache_write") +
                     " cache write, " + n(usage, "reasoning") + " reasoning"},
@@ -303,7 +308,8 @@ void print_stats(element r) {
                    : "$" + number_of(cost, "usd") + " over " + n(cost, "priced_messages") +
                          " priced messages"},
       {"tool calls", n(tools, "calls") + " calls, " + n(tools, "results") + " results, " +
-                         n(tools, "errors") + " errors, " + n(tools, "failures") + " failures"},
+                         n(tools, "errors") + " errors, " + n(tools, "failures") + " failures, " +
+                         n(tools, "cancelled") + " cancelled"},
       {"tool time", span_ms(member(tools, "duration_ms"))},
       {"latency", span_ms(member(r, "latency_ms"))},
       {"approvals", n(approvals, "requested") + " requested, " + n(approvals, "granted") +

@@ -246,6 +246,42 @@ export interface ImportResult {
   skipped: number;
 }
 
+export type TranscriptFormat = 'claude-code' | 'codex' | 'pi';
+
+export interface TranscriptImportOptions {
+  /** false while an agent may still be writing: a message whose next part is not written yet waits (default true). */
+  final?: boolean;
+}
+
+/** One session file in a transcript import report. */
+export interface TranscriptFile {
+  /** Its absolute path, as its events' provenance records it. */
+  file: string;
+  /** The file's own session ("" when it failed before it was known). */
+  session_id: string;
+  status: 'imported' | 'unchanged' | 'failed' | 'changed';
+  /** Events appended by this pass. */
+  events: number;
+  /** Lines read past those imported before. */
+  lines: number;
+  /** Record types the reader does not know (kept as custom events), with their counts. */
+  unknown: Record<string, number>;
+  /** failed, changed: why, naming the file and the line. */
+  error?: string;
+  /** The branch of the source's active leaf, when it is not the session's main. */
+  active_branch_id?: string;
+}
+
+export interface TranscriptImportResult {
+  format: TranscriptFormat;
+  /** One per session file, in path order. */
+  sessions: TranscriptFile[];
+  imported: number;
+  unchanged: number;
+  changed: number;
+  failed: number;
+}
+
 /** A branch of a session's tree. */
 export interface Branch {
   /** The id of the event that opened it (SessionStarted for main). */
@@ -737,7 +773,7 @@ export interface Stats {
   };
   /** Under the session's price table (SessionStarted payload "pricing"). */
   cost: { nano_usd: number; priced_messages: number; usd: number | null };
-  tools: { calls: number; results: number; errors: number; failures: number; duration_ms: Span };
+  tools: { calls: number; results: number; errors: number; failures: number; cancelled: number; duration_ms: Span };
   latency_ms: Span;
   approvals: { requested: number; granted: number; denied: number };
   compactions: {
@@ -1192,6 +1228,24 @@ export declare class Database {
   importNdjson(ndjson: string | Bytes): ImportResult;
   /** importNdjson off the main thread. */
   importNdjsonAsync(ndjson: string | Bytes): Promise<ImportResult>;
+  /**
+   * Imports another agent's session files: a file, or its folder
+   * (~/.claude, ~/.codex, ~/.pi/agent, or one below). One transaction per
+   * file, incremental; the report lists each file. INVALID_ARG for an
+   * unknown format, NOT_FOUND for a missing path, READONLY for a read-only
+   * handle.
+   */
+  importTranscript(
+    format: TranscriptFormat,
+    path: string,
+    options?: TranscriptImportOptions,
+  ): TranscriptImportResult;
+  /** importTranscript off the main thread. */
+  importTranscriptAsync(
+    format: TranscriptFormat,
+    path: string,
+    options?: TranscriptImportOptions,
+  ): Promise<TranscriptImportResult>;
   /**
    * Compiles the context for a model's next call: the bundle (format
    * canonical) or the provider's request JSON. {raw: true}: the JSON text.

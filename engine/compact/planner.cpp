@@ -103,6 +103,9 @@ Conversation read_conversation(compile::Sources &src, const Target &t, const Pol
   options.from_seq = t.from_seq;
   options.prune_min_tokens = policy.preview_min_tokens;
   options.prune_preview_bytes = policy.preview_bytes;
+  // Images cost what a compile for no one provider counts (the largest
+  // rule), read the same way, so a cut keeps what a compile can fit.
+  options.artifacts = src.artifacts;
   compile::History history(src.store, src.counter, redactor, t.path, options);
   Conversation c;
   while (std::optional<compile::Turn> turn = history.next_turn())

@@ -103,6 +103,8 @@ private:
   void check_end(const Turn *newest) const;
   void drop_repeated_goal();
   void take_p0_messages();
+  int64_t p0_tokens() const;
+  void fit_p0_images();
   void check_p0() const;
   void fit_fixed(Candidate *c);
   void fit_conversation();
@@ -127,6 +129,7 @@ private:
   void take(Candidate c);
   void leave(const Segment &s, std::string reason);
   void leave_message(const Message &m, size_t turn, int priority, std::string reason);
+  void leave_images(const Message &m, int priority, const std::string &why);
   int64_t stable_prefix(const std::vector<Segment *> &ordered);
   std::string record_payload(const std::string &hash, const std::vector<Segment *> &ordered) const;
 
@@ -150,6 +153,12 @@ private:
 
   // Candidates of the fixed kinds, by tier, in the order they are fitted.
   std::vector<Candidate> p0_, p1_;
+  // The P0 candidates that are messages of the log: (index in p0_, turn,
+  // message), for their images to give way when P0 does not fit.
+  struct P0Message {
+    size_t candidate, turn, message;
+  };
+  std::vector<P0Message> p0_messages_;
   std::unique_ptr<History> history_;
   std::vector<Turn> turns_; // newest first, read as needed
   std::vector<std::vector<bool>> taken_;
@@ -496,6 +505,7 @@ void Compilation::take_p0_messages() {
     Turn &t = turns_[i];
     if (t.has_head && t.messages[0].event_id == request_event_id_) {
       taken_[i][0] = true;
+      p0_messages_.push_back({p0_.size(), i, 0});
       p0_.push_back(message_candidate(t.messages[0], i, 0, kWhole,
                                       "the current request: the last user prompt"));
     }
@@ -503,6 +513,7 @@ void Compilation::take_p0_messages() {
       if (!u.pending) continue;
       for (size_t k = u.first; k <= u.last; ++k) {
         taken_[i][k] = true;
+        p0_messages_.push_back({p0_.size(), i, k});
         p0_.push_back(message_candidate(t.messages[k], i, 0, kWhole,
                                         "a tool call of the last turn and its results"));
       }
@@ -552,9 +563,35 @@ void Compilation::drop_repeated_goal() {
   *goal = std::move(rest);
 }
 
-void Compilation::check_p0() const {
+int64_t Compilation::p0_tokens() const {
   int64_t need = 0;
   for (const Candidate &c : p0_) need += c.segment.tokens;
+  return need;
+}
+
+// What is never dropped may still lose its images: when it does not fit,
+// each never-dropped message with images (the request first, then the last
+// turn's calls and results) enters with placeholders naming their artifacts
+// instead, until the rest fits.
+void Compilation::fit_p0_images() {
+  for (auto p = p0_messages_.begin(); p != p0_messages_.end() && p0_tokens() > available_; ++p) {
+    Message &m = turns_[p->turn].messages[p->message];
+    if (!m.imageless_content) continue;
+    Candidate &c = p0_[p->candidate];
+    Candidate bare = message_candidate(
+        m, p->turn, 0, kImageless,
+        c.segment.reason + "; its images left out to fit, placeholders name their artifacts");
+    bare.slot = c.slot;
+    bare.redactions = std::move(c.redactions); // the message's, moved out with its content
+    c = std::move(bare);
+    leave_images(m, 0,
+                 "budget: the never-dropped content did not fit with the image; a placeholder in " +
+                     m.segment_id + " names its artifact");
+  }
+}
+
+void Compilation::check_p0() const {
+  int64_t need = p0_tokens();
   if (need > available_)
     throw Error(Code::kBudget,
                 "the content that is never dropped (instructions, tools, the request, the goal, "
@@ -580,6 +617,16 @@ void Compilation::leave_message(const Message &m, size_t, int priority, std::str
                      : m.role == std::string_view("context") ? "context"
                                                              : "message";
   excluded_.push_back({m.segment_id, kind, priority, m.tokens, std::move(reason), m.sources});
+}
+
+void Compilation::leave_images(const Message &m, int priority, const std::string &why) {
+  for (const auto &[artifact, image_tokens] : m.images)
+    excluded_.push_back({"image:" + artifact,
+                         "image",
+                         priority,
+                         image_tokens,
+                         why,
+                         {{"event", m.event_id}, {"artifact", artifact}}});
 }
 
 void Compilation::fit_fixed(Candidate *c) {
@@ -621,17 +668,12 @@ bool Compilation::fit_turn(size_t i, int priority, bool prune) {
              std::to_string(m.pruned_tokens) + " tokens)";
     if (v == kImageless || (v == kPruned && !m.images.empty())) {
       if (v == kImageless) why += "; its images left out to fit, placeholders name their artifacts";
-      for (const auto &[artifact, image_tokens] : m.images)
-        excluded_.push_back({"image:" + artifact,
-                             "image",
-                             priority,
-                             image_tokens,
-                             std::string(v == kPruned ? "budget: its tool output was pruned to "
-                                                        "a preview; a placeholder in "
-                                                      : "budget: the image did not fit; a "
-                                                        "placeholder in ") +
-                                 m.segment_id + " names its artifact",
-                             {{"event", m.event_id}, {"artifact", artifact}}});
+      leave_images(m, priority,
+                   std::string(v == kPruned ? "budget: its tool output was pruned to "
+                                              "a preview; a placeholder in "
+                                            : "budget: the image did not fit; a "
+                                              "placeholder in ") +
+                       m.segment_id + " names its artifact");
     }
     take(message_candidate(m, i, priority, v, why));
     tail_left_ -= tokens;
@@ -951,6 +993,7 @@ Compiled Compilation::run() {
   history_ = std::make_unique<History>(src_.store, src_.counter, redactor_, path_, options);
   read_newest_turn();
   take_p0_messages();
+  fit_p0_images();
   check_p0();
   for (Candidate &c : p0_) take(std::move(c));
   for (Candidate &c : p1_) fit_fixed(&c);

@@ -50,6 +50,7 @@ constexpr const char *kColumns[kStatFieldCount] = {
     "usage_reasoning_tokens",
     "cost_nano_usd",
     "priced_messages",
+    "tool_cancellations",
 };
 
 bool is_max(size_t f) { return f == kToolDurationMaxMs || f == kLatencyMaxMs; }
@@ -186,6 +187,7 @@ const std::unordered_map<std::string_view, Handler> &handlers() {
       {"AssistantMessageCreated", on_assistant},
       {"ToolCallFinished", [](SessionStats &s, object p) { on_tool_result(s, p, false); }},
       {"ToolCallFailed", [](SessionStats &s, object p) { on_tool_result(s, p, true); }},
+      {"ToolCallCancelled", [](SessionStats &s, object) { ++s[kToolCancellations]; }},
       {"ApprovalRequested", [](SessionStats &s, object) { ++s[kApprovalsRequested]; }},
       {"ApprovalGranted", [](SessionStats &s, object) { ++s[kApprovalsGranted]; }},
       {"ApprovalDenied", [](SessionStats &s, object) { ++s[kApprovalsDenied]; }},
@@ -315,7 +317,8 @@ std::string write_stats(store::Store &store, const SessionStats &s, const Counte
       .field("calls", s[kToolCalls])
       .field("results", s[kToolResults])
       .field("errors", s[kToolErrors])
-      .field("failures", s[kToolFailures]);
+      .field("failures", s[kToolFailures])
+      .field("cancelled", s[kToolCancellations]);
   timing(w, "duration_ms", s, kToolDurationCount, kToolDurationTotalMs, kToolDurationMaxMs);
   w.end_object();
   timing(w, "latency_ms", s, kLatencyCount, kLatencyTotalMs, kLatencyMaxMs);

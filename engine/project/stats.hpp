@@ -53,6 +53,7 @@ enum StatField : size_t {
   kUsageReasoningTokens,
   kCostNanoUsd,
   kPricedMessages,
+  kToolCancellations,
   kStatFieldCount
 };
 

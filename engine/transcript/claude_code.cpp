@@ -40,7 +40,11 @@
 //    <task-notification> ("task_notification"), <system-reminder>
 //    ("system_reminder"), "[Request interrupted by user…]"
 //    ("interruption"); CLAUDE.md contents are kind "instructions"
-//    ("claude_md"). isCompactSummary → CompactionCompleted.
+//    ("claude_md"); an image on an isMeta line goes with its context.
+//    isCompactSummary → CompactionCompleted. A result whose call is not
+//    open on its path → claude-code.orphan_tool_result.
+//  - content blocks no core event holds (a document, a server tool's
+//    blocks) → claude-code.content_block {block}, after their message.
 //  - system compact_boundary + the isCompactSummary line after it →
 //    CompactionCompleted: Claude keeps nothing before the boundary, so
 //    first_kept_event_id is the compaction's own id; the boundary itself
@@ -57,17 +61,30 @@
 //  - sidechain records of a session file (older versions) and a
 //    subagents/ file → their own DraftSession, cc-<sessionId>-<agentId>.
 //
-// The uuid tree: the path Claude resumes (root → the last record) is
-// emitted first, so it becomes the branch `main`; every other branch after
-// it, forking where its first record's parent is.
+// The uuid tree: the path Claude resumes (root → the last message, and on
+// to the last record when that one follows it) is emitted first, so it
+// becomes the branch `main`; every other branch after it, forking where its
+// first record's parent is. Nodes off the path that hold no message (a
+// hook's progress) go in line after their parent rather than fork; a
+// record without a uuid (a snapshot, a title) goes after the node written
+// before it. Every event gives its parent_id.
+//
+// Ids: a record's main event is <session>-<uuid>; the others it yields add
+// -r<n> (its n-th tool result), -s<n> / -f<n> (the subagent around it),
+// -c<n> (calls it closed), -x<n> (more context), -k<n> (other blocks); a
+// left branch's closed calls <session>-<leaf uuid>-b<n>; a record without
+// a uuid <session>-L<line>. The SessionStarted is made from the first
+// record with a uuid (cwd, version, git branch), so it never changes as
+// the file grows; model and titles come later, as their own events.
 #include "transcript/claude_code.hpp"
 
 #include "error.hpp"
-#include "json/json_writer.hpp"
-#include "json/parse.hpp"
 #include "provider/answer.hpp"
 #include "provider/formats.hpp"
+#include "transcript/reader_common.hpp"
 #include "transcript/transcript.hpp"
+#include "json/json_writer.hpp"
+#include "json/parse.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -86,22 +103,47 @@ constexpr std::string_view kFormat = "claude-code";
 
 // Record types Claude Code writes that have no core meaning: kept as
 // custom events, not counted as unknown (JSONL_SPEC.md "All Entry Types").
-const std::set<std::string, std::less<>> kKnownTypes = {
-    "file-history-snapshot", "queue-operation",      "summary",
-    "custom-title",          "ai-title",             "last-prompt",
-    "tag",                   "agent-name",           "agent-color",
-    "agent-setting",         "mode",                 "worktree-state",
-    "pr-link",               "attribution-snapshot", "speculation-accept",
-    "content-replacement",   "marble-origami-commit", "marble-origami-snapshot",
-    "progress",              "attachment"};
+const std::set<std::string, std::less<>> kKnownTypes = {"file-history-snapshot",
+                                                        "queue-operation",
+                                                        "summary",
+                                                        "custom-title",
+                                                        "ai-title",
+                                                        "last-prompt",
+                                                        "tag",
+                                                        "agent-name",
+                                                        "agent-color",
+                                                        "agent-setting",
+                                                        "mode",
+                                                        "worktree-state",
+                                                        "pr-link",
+                                                        "attribution-snapshot",
+                                                        "speculation-accept",
+                                                        "content-replacement",
+                                                        "marble-origami-commit",
+                                                        "marble-origami-snapshot",
+                                                        "progress",
+                                                        "attachment"};
 
 // System subtypes Claude Code writes (types/message.ts, JSONL_SPEC.md §3).
-const std::set<std::string, std::less<>> kKnownSubtypes = {
-    "compact_boundary", "microcompact_boundary", "turn_duration", "stop_hook_summary",
-    "api_error",        "api_retry",             "local_command", "informational",
-    "init",             "interrupt",             "away_summary",  "memory_saved",
-    "agents_killed",    "api_metrics",           "bridge_status", "file_snapshot",
-    "thinking",         "permission_retry",      "scheduled_task_fire"};
+const std::set<std::string, std::less<>> kKnownSubtypes = {"compact_boundary",
+                                                           "microcompact_boundary",
+                                                           "turn_duration",
+                                                           "stop_hook_summary",
+                                                           "api_error",
+                                                           "api_retry",
+                                                           "local_command",
+                                                           "informational",
+                                                           "init",
+                                                           "interrupt",
+                                                           "away_summary",
+                                                           "memory_saved",
+                                                           "agents_killed",
+                                                           "api_metrics",
+                                                           "bridge_status",
+                                                           "file_snapshot",
+                                                           "thinking",
+                                                           "permission_retry",
+                                                           "scheduled_task_fire"};
 
 // --- small readers ----------------------------------------------------------
 
@@ -123,85 +165,6 @@ std::optional<element> child(element o, std::string_view key) {
   return v;
 }
 
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = unsigned(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + int64_t(doe) - 719468;
-}
-
-// An ISO 8601 time ("2026-02-24T10:10:36.754Z", or with an offset) in
-// milliseconds since the epoch; -1 when it is not one.
-int64_t iso_millis(std::string_view s) {
-  auto num = [&](size_t at, size_t n) -> int64_t {
-    if (at + n > s.size()) return -1;
-    int64_t v = 0;
-    for (size_t i = at; i < at + n; ++i) {
-      if (s[i] < '0' || s[i] > '9') return -1;
-      v = v * 10 + (s[i] - '0');
-    }
-    return v;
-  };
-  int64_t y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2),
-          sec = num(17, 2);
-  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || mi < 0 || sec < 0) return -1;
-  size_t i = 19;
-  int64_t ms = 0, scale = 100;
-  if (i < s.size() && s[i] == '.')
-    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, scale /= 10) ms += (s[i] - '0') * scale;
-  int64_t offset = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-    int64_t oh = num(i + 1, 2), om = num(i + 4, 2);
-    if (oh < 0 || om < 0) return -1;
-    offset = (s[i] == '+' ? 1 : -1) * (oh * 60 + om) * 60000;
-  }
-  int64_t days = days_from_civil(y, unsigned(mo), unsigned(d));
-  int64_t t = ((days * 24 + h) * 60 + mi) * 60 + sec;
-  return t * 1000 + ms - offset;
-}
-
-// --- lines -------------------------------------------------------------------
-
-struct Line {
-  int64_t no = 0;
-  std::string_view text;
-  size_t end = 0; // offset just after the line and its newline
-};
-
-bool blank(std::string_view s) {
-  return s.find_first_not_of(" \t\r") == std::string_view::npos;
-}
-
-// Whole lines; a last line without its newline counts only when it is a
-// complete JSON value (otherwise a writer is mid-line).
-std::vector<Line> split_lines(std::string_view bytes, int64_t &consumed_lines,
-                              size_t &consumed_bytes) {
-  std::vector<Line> lines;
-  size_t pos = 0;
-  int64_t no = 0;
-  consumed_lines = 0;
-  consumed_bytes = 0;
-  simdjson::dom::parser probe;
-  while (pos < bytes.size()) {
-    size_t nl = bytes.find('\n', pos);
-    bool torn = nl == std::string_view::npos;
-    size_t end = torn ? bytes.size() : nl + 1;
-    std::string_view text = bytes.substr(pos, (torn ? bytes.size() : nl) - pos);
-    ++no;
-    if (torn) {
-      element e;
-      if (blank(text) || probe.parse(text.data(), text.size()).get(e)) break;
-    }
-    if (!blank(text)) lines.push_back({no, text, end});
-    consumed_lines = no;
-    consumed_bytes = end;
-    pos = end;
-  }
-  return lines;
-}
-
 // --- records -----------------------------------------------------------------
 
 struct Record {
@@ -211,18 +174,14 @@ struct Record {
   std::string type, subtype, uuid, parent, logical_parent;
   std::string agent_id, source_session, message_id;
   bool sidechain = false, meta = false, compact_summary = false, api_error = false;
-  bool stopped = false;         // an assistant line with a stop_reason
-  bool conversational = false;  // a user or assistant line
-  bool tool_results = false;    // a user line with tool_result blocks
+  bool stopped = false;        // an assistant line with a stop_reason
+  bool conversational = false; // a user or assistant line
+  bool tool_results = false;   // a user line with tool_result blocks
   int64_t ts = -1;
-  std::string first_text;       // a user line's text: a sidechain's task, to find its Task call
-  bool chain = false;           // has a uuid: a node of the tree
+  std::string first_text; // a user line's text: a sidechain's task, to find its Task call
+  bool chain = false;     // has a uuid: a node of the tree
   int session = 0;
 };
-
-std::string where(const ParseOptions &o, int64_t line) {
-  return o.file + ":" + std::to_string(line);
-}
 
 // The text of a message's content: a string, or its text blocks joined.
 std::string content_text(element content) {
@@ -247,16 +206,14 @@ element message_content(element doc, const std::string &at) {
 }
 
 Record read_record(simdjson::dom::parser &parser, const Line &l, const ParseOptions &o) {
-  std::string at = where(o, l.no);
-  element doc = json::parse(parser, l.text, at);
-  if (!doc.is_object()) throw Error(Code::kInvalidArg, at + ": a record must be a JSON object");
+  std::string at = where(o.file, l.number);
+  element doc = parse_line(parser, o.file, l);
   Record r;
-  r.line = l.no;
+  r.line = l.number;
   r.text = l.text;
-  r.end = l.end;
+  r.end = size_t(l.end);
   std::string_view type;
-  if (doc["type"].get(type))
-    throw Error(Code::kInvalidArg, at + ": the record has no \"type\" string");
+  if (doc["type"].get(type)) line_error(o.file, l.number, "the record has no \"type\" string");
   r.type = std::string(type);
   r.subtype = std::string(str(doc, "subtype"));
   r.uuid = std::string(str(doc, "uuid"));
@@ -272,12 +229,12 @@ Record read_record(simdjson::dom::parser &parser, const Line &l, const ParseOpti
   std::string_view ts = str(doc, "timestamp");
   if (ts.empty())
     if (auto snap = child(doc, "snapshot")) ts = str(*snap, "timestamp");
-  r.ts = ts.empty() ? -1 : iso_millis(ts);
+  r.ts = iso8601_ms(ts).value_or(-1);
   r.conversational = r.chain && (r.type == "user" || r.type == "assistant");
   if (r.conversational) {
     auto m = child(doc, "message");
     if (!m || !m->is_object())
-      throw Error(Code::kInvalidArg, at + ": a " + r.type + " record needs a \"message\" object");
+      line_error(o.file, l.number, "a " + r.type + " record needs a \"message\" object");
     if (r.type == "assistant") {
       r.message_id = std::string(str(*m, "id"));
       r.stopped = !str(*m, "stop_reason").empty();
@@ -294,9 +251,9 @@ Record read_record(simdjson::dom::parser &parser, const Line &l, const ParseOpti
 // --- what a user's text is ---------------------------------------------------
 
 struct Part {
-  bool words = false;     // the user speaking
-  std::string kind;       // ContextAdded: "context" | "instructions"
-  std::string source;     // ContextAdded source
+  bool words = false; // the user speaking
+  std::string kind;   // ContextAdded: "context" | "instructions"
+  std::string source; // ContextAdded source
 };
 
 bool starts(std::string_view s, std::string_view p) {
@@ -347,6 +304,14 @@ struct OpenCall {
   std::string prompt;
 };
 
+struct OtherBlock {
+  int64_t line = 0;
+  std::string json;
+};
+
+void keep_others(element content, std::initializer_list<std::string_view> known, int64_t line,
+                 std::vector<OtherBlock> &out);
+
 struct PathState {
   std::vector<OpenCall> open;
   std::string last_event; // the event the next one on this path follows
@@ -373,27 +338,28 @@ private:
   std::vector<int> path_to(int leaf, int &attach);
   void recover(std::vector<int> &chain);
   void emit_path(int leaf, bool is_main);
+  void emit_bookkeeping_under(int i, PathState &st);
   void emit_record(int i, const std::vector<int> &chain, size_t pos, PathState &st);
   void emit_custom(int i, PathState &st, std::string id);
   void emit_assistant(int i, const std::vector<int> &chain, size_t pos, PathState &st);
   void emit_user(int i, PathState &st);
   void emit_results(int i, element doc, const std::vector<element> &blocks, PathState &st);
+  void emit_others(PathState &st, const std::string &id, int64_t ts, std::string_view uuid,
+                   const std::vector<OtherBlock> &others);
   void emit_system(int i, PathState &st);
   void emit_compaction(int i, element doc, PathState &st);
   void cancel(PathState &st, const std::string &id_base, int64_t line, int64_t ts,
               std::string_view reason, const std::string &keep_message = "");
   void add(PathState &st, const std::string &id, std::string_view type, std::string_view actor,
-           int64_t ts, std::string payload, int64_t first, int64_t last,
+           int64_t ts, std::string_view payload, int64_t first, int64_t last,
            std::string_view record_id);
-  std::string provenance(int64_t first, int64_t last, std::string_view record_id) const;
-  std::string event_id(const Record &r) const { return claude_code_id(s_.id + "-" + r.uuid); }
+  Provenance provenance(int64_t first, int64_t last, std::string_view record_id) const;
+  std::string event_id(const Record &r) const { return sanitize_id(s_.id + "-" + r.uuid); }
   std::string group_key(const Record &r) const {
     return r.message_id + (r.line > o_.resume_after_line ? "#2" : "#1");
   }
   int64_t ts_of(int i) const;
-  element parse(int i) {
-    return json::parse(parser_, rec(i).text, where(o_, rec(i).line));
-  }
+  element parse(int i) { return json::parse(parser_, rec(i).text, where(o_.file, rec(i).line)); }
 
   const std::vector<Record> &recs_;
   const SessionInfo &s_;
@@ -402,14 +368,16 @@ private:
   const std::unordered_map<std::string, std::string> &children_by_prompt_;
   simdjson::dom::parser parser_;
 
-  std::vector<int> parent_;                  // effective parent, -1 for a root
+  std::vector<int> parent_; // effective parent, -1 for a root
   std::vector<std::vector<int>> kids_;
   std::vector<int> latest_;                  // the latest-written record of each subtree
   std::vector<std::vector<int>> meta_after_; // records without uuid, after the one before them
   std::vector<int> meta_first_;              // ... before any node
   std::unordered_map<std::string, std::vector<int>> group_; // message.id (+ side) → lines
   std::vector<bool> emitted_, included_;
-  std::vector<PathState> after_;             // the path's state after each node
+  std::vector<bool> talks_;      // a subtree holds a user or assistant node
+  std::vector<bool> on_path_;    // a node of the path being emitted
+  std::vector<PathState> after_; // the path's state after each node
   PathState start_;
 };
 
@@ -460,8 +428,10 @@ void SessionReader::index_tree() {
   }
   std::vector<int> order;
   for (int i = 0; i < n; ++i) {
-    if (parent_[size_t(i)] >= 0) kids_[size_t(parent_[size_t(i)])].push_back(i);
-    else if (rec(i).chain && by_uuid.at(rec(i).uuid) == i) order.push_back(i);
+    if (parent_[size_t(i)] >= 0)
+      kids_[size_t(parent_[size_t(i)])].push_back(i);
+    else if (rec(i).chain && by_uuid.at(rec(i).uuid) == i)
+      order.push_back(i);
   }
   for (size_t k = 0; k < order.size(); ++k)
     for (int c : kids_[size_t(order[k])]) order.push_back(c);
@@ -473,6 +443,13 @@ void SessionReader::index_tree() {
       if (latest_[size_t(c)] > best) best = latest_[size_t(c)];
     latest_[size_t(i)] = best;
   }
+  talks_.assign(size_t(n), false);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int i = *it;
+    talks_[size_t(i)] = rec(i).conversational;
+    for (int c : kids_[size_t(i)]) talks_[size_t(i)] = talks_[size_t(i)] || talks_[size_t(c)];
+  }
+  on_path_.assign(size_t(n), false);
   emitted_.assign(size_t(n), false);
   included_.assign(size_t(n), false);
   after_.assign(size_t(n), {});
@@ -511,8 +488,7 @@ void SessionReader::recover(std::vector<int> &chain) {
     for (int m : group_[key]) {
       if (!on.count(m) && !emitted_[size_t(m)]) siblings.push_back(m);
       for (int k : kids_[size_t(m)])
-        if (rec(k).tool_results && !on.count(k) && !emitted_[size_t(k)])
-          results.push_back(k);
+        if (rec(k).tool_results && !on.count(k) && !emitted_[size_t(k)]) results.push_back(k);
     }
     auto by_time = [&](int a, int b) { return rec(a).ts < rec(b).ts; };
     std::stable_sort(siblings.begin(), siblings.end(), by_time);
@@ -543,7 +519,7 @@ void SessionReader::run() {
     p.begin_object().field("agent_id", kFormat);
     if (first_node >= 0) {
       simdjson::dom::parser local;
-      element d = json::parse(local, rec(first_node).text, where(o_, rec(first_node).line));
+      element d = json::parse(local, rec(first_node).text, where(o_.file, rec(first_node).line));
       if (auto cwd = str(d, "cwd"); !cwd.empty()) p.field("cwd", cwd);
       if (auto v = str(d, "version"); !v.empty()) p.field("version", v);
       if (auto g = str(d, "gitBranch"); !g.empty()) p.field("git_branch", g);
@@ -552,26 +528,27 @@ void SessionReader::run() {
     p.field("source_session_id", s_.source_session);
     if (!s_.agent_id.empty()) p.field("source_agent_id", s_.agent_id);
     int64_t line = first_node >= 0 ? rec(first_node).line : (size() ? rec(0).line : 1);
-    p.raw_field("provenance", provenance(line, line, first_node >= 0 ? rec(first_node).uuid : ""));
     p.end_object();
-    json::JsonWriter c;
-    c.begin_object()
-        .field("id", s_.id)
-        .field("event_id", claude_code_id(s_.id + "-start"))
-        .field("actor", kFormat)
-        .field("ts", size() ? ts_of(first_node >= 0 ? first_node : 0) : int64_t(0))
-        .raw_field("payload", p.str())
-        .end_object();
-    out_.sessions.push_back({s_.id, c.take(), s_.parent_id});
+    std::string create =
+        session_create_json(s_.id, sanitize_id(s_.id + "-start"), kFormat,
+                            size() ? ts_of(first_node >= 0 ? first_node : 0) : int64_t(0), p.str(),
+                            provenance(line, line, first_node >= 0 ? rec(first_node).uuid : ""));
+    out_.sessions.push_back({s_.id, std::move(create), s_.parent_id});
   }
-  start_.last_event = claude_code_id(s_.id + "-start");
+  start_.last_event = sanitize_id(s_.id + "-start");
   for (int m : meta_first_) emit_custom(m, start_, "");
-  // The path Claude resumes ends at the last message written (a later
-  // bookkeeping node, such as a hook's progress, may hang elsewhere).
-  int leaf = -1;
-  for (int pass = 0; pass < 2 && leaf < 0; ++pass)
-    for (int i = size() - 1; i >= 0 && leaf < 0; --i)
-      if (latest_[size_t(i)] >= 0 && (pass == 1 || rec(i).conversational)) leaf = i;
+  // The path Claude resumes ends at the last message written, and runs on
+  // to the last node when that one follows it (a turn's duration); a
+  // bookkeeping node elsewhere (a hook's progress) does not move it.
+  int leaf = -1, last = -1;
+  for (int i = size() - 1; i >= 0 && leaf < 0; --i) {
+    if (latest_[size_t(i)] < 0) continue;
+    if (last < 0) last = i;
+    if (rec(i).conversational) leaf = i;
+  }
+  bool follows = false;
+  for (int c = last; c >= 0 && leaf >= 0 && !follows; c = parent_[size_t(c)]) follows = c == leaf;
+  if (follows || leaf < 0) leaf = last;
   if (leaf >= 0) emit_path(leaf, true);
   // Then every other branch, in the order its first line was written.
   for (int i = 0; i < size(); ++i) {
@@ -582,25 +559,44 @@ void SessionReader::run() {
   }
 }
 
+// Nodes under `i` off the path that hold no message (a hook's progress, a
+// system note): in line, right after it, rather than branches of their own.
+void SessionReader::emit_bookkeeping_under(int i, PathState &st) {
+  for (int k : kids_[size_t(i)]) {
+    if (emitted_[size_t(k)] || on_path_[size_t(k)] || talks_[size_t(k)]) continue;
+    emitted_[size_t(k)] = true;
+    emit_record(k, {k}, 0, st);
+    for (int m : meta_after_[size_t(k)]) emit_custom(m, st, "");
+    emit_bookkeeping_under(k, st);
+    after_[size_t(k)] = st;
+  }
+}
+
 void SessionReader::emit_path(int leaf, bool is_main) {
   int attach = -1;
   std::vector<int> chain = path_to(leaf, attach);
   if (chain.empty()) return;
   recover(chain);
   PathState st = attach >= 0 ? after_[size_t(attach)] : start_;
+  for (int i : chain) on_path_[size_t(i)] = true;
   for (size_t pos = 0; pos < chain.size(); ++pos) {
     int i = chain[pos];
     emitted_[size_t(i)] = true;
     emit_record(i, chain, pos, st);
     for (int m : meta_after_[size_t(i)]) emit_custom(m, st, "");
+    emit_bookkeeping_under(i, st);
     after_[size_t(i)] = st;
   }
-  if (is_main || st.open.empty()) return;
+  for (int i : chain) on_path_[size_t(i)] = false;
+  bool talks =
+      std::any_of(chain.begin(), chain.end(), [&](int i) { return rec(i).conversational; });
+  if (is_main || st.open.empty() || !talks) return;
   // A branch the conversation left (a rewind): its pending calls end
-  // where a later line shows the conversation went on elsewhere.
-  int64_t leaf_line = rec(chain.back()).line;
-  for (int i = 0; i < size(); ++i)
-    if (rec(i).chain && rec(i).line > leaf_line) {
+  // where a later line shows the conversation went on elsewhere. (A branch
+  // of bookkeeping alone, such as a hook's progress, leaves nothing.)
+  int last = chain.back();
+  for (int i = last + 1; i < size(); ++i)
+    if (rec(i).chain) {
       cancel(st, event_id(rec(chain.back())) + "-b", rec(i).line, ts_of(i),
              "the conversation went back to an earlier point and went on from there");
       return;
@@ -620,33 +616,17 @@ void SessionReader::emit_record(int i, const std::vector<int> &chain, size_t pos
   }
 }
 
-std::string SessionReader::provenance(int64_t first, int64_t last,
-                                      std::string_view record_id) const {
-  json::JsonWriter w;
-  w.begin_object().field("format", kFormat).field("file", o_.file).field("line", first);
-  if (last > first) w.field("last_line", last);
-  if (!record_id.empty()) w.field("record_id", record_id);
-  w.end_object();
-  return w.take();
+Provenance SessionReader::provenance(int64_t first, int64_t last,
+                                     std::string_view record_id) const {
+  return Provenance{kFormat, o_.file, first, last, record_id};
 }
 
 void SessionReader::add(PathState &st, const std::string &id, std::string_view type,
-                        std::string_view actor, int64_t ts, std::string payload, int64_t first,
+                        std::string_view actor, int64_t ts, std::string_view payload, int64_t first,
                         int64_t last, std::string_view record_id) {
-  // The payload is an object: provenance goes in as its last field.
-  payload.pop_back();
-  if (payload.size() > 1) payload += ',';
-  payload += "\"provenance\":" + provenance(first, last, record_id) + "}";
-  json::JsonWriter w(payload.size() + 256);
-  w.begin_object()
-      .field("id", id)
-      .field("type", type)
-      .field("actor", actor)
-      .field("ts", ts)
-      .field("parent_id", st.last_event)
-      .raw_field("payload", payload)
-      .end_object();
-  out_.events.push_back({s_.id, w.take(), first, last});
+  EventHead h{id, std::string(type), std::string(actor), ts, st.last_event};
+  out_.events.push_back(
+      {s_.id, event_json(h, payload, provenance(first, last, record_id)), first, last});
   st.last_event = id;
 }
 
@@ -657,12 +637,14 @@ void SessionReader::emit_custom(int i, PathState &st, std::string id) {
   bool known = r.type == "system" ? kKnownSubtypes.count(r.subtype) > 0
                                   : kKnownTypes.count(r.type) > 0 || r.conversational;
   if (!known) ++out_.unknown[type];
-  if (id.empty())
-    id = claude_code_id(s_.id + "-L" + std::to_string(r.line));
+  if (id.empty()) id = sanitize_id(s_.id + "-L" + std::to_string(r.line));
   element doc = parse(i);
-  std::string payload = "{\"record\":" + json::canonical(doc, r.text.size()) + "}";
-  add(st, id, claude_code_id(std::string(kFormat) + "." + type), kFormat, ts_of(i),
-      std::move(payload), r.line, r.line, r.uuid);
+  EventHead h{std::move(id), "", "", ts_of(i), st.last_event};
+  out_.events.push_back({s_.id,
+                         custom_event_json(h.id, kFormat, type, h.ts, h.parent_id, doc,
+                                           provenance(r.line, r.line, r.uuid)),
+                         r.line, r.line});
+  st.last_event = h.id;
 }
 
 void SessionReader::cancel(PathState &st, const std::string &id_base, int64_t line, int64_t ts,
@@ -680,8 +662,8 @@ void SessionReader::cancel(PathState &st, const std::string &id_base, int64_t li
         .field("name", c.name)
         .field("reason", reason)
         .end_object();
-    add(st, id_base + std::to_string(++n), "ToolCallCancelled", kFormat, ts, p.take(), line,
-        line, "");
+    add(st, id_base + std::to_string(++n), "ToolCallCancelled", kFormat, ts, p.take(), line, line,
+        "");
   }
   st.open = std::move(kept);
 }
@@ -698,7 +680,7 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
                                    PathState &st) {
   if (included_[size_t(i)]) return;
   const Record &r = rec(i);
-  std::string at = where(o_, r.line);
+  std::string at = where(o_.file, r.line);
   if (r.api_error) {
     // Claude Code's own line for a failed request (model "<synthetic>").
     element doc = parse(i);
@@ -715,23 +697,27 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
   std::string key = r.message_id.empty() ? "" : group_key(r);
   for (size_t k = pos; k < chain.size(); ++k) {
     int j = chain[k];
-    if (j == i || (!key.empty() && rec(j).type == "assistant" && !rec(j).api_error &&
-                   !included_[size_t(j)] && rec(j).message_id == r.message_id &&
-                   group_key(rec(j)) == key))
+    if (j == i ||
+        (!key.empty() && rec(j).type == "assistant" && !rec(j).api_error && !included_[size_t(j)] &&
+         rec(j).message_id == r.message_id && group_key(rec(j)) == key))
       lines.push_back(j);
   }
   provider::Answer answer;
   int64_t first = r.line, last = r.line;
+  std::vector<OtherBlock> others;
   for (int j : lines) {
     element doc = parse(j);
-    std::string here = where(o_, rec(j).line);
+    std::string here = where(o_.file, rec(j).line);
+    keep_others(message_content(doc, here), {"text", "tool_use", "thinking", "redacted_thinking"},
+                rec(j).line, others);
     provider::Answer part;
     try {
       part = provider::anthropic_message(doc["message"].value());
     } catch (const Error &e) {
       throw Error(e.code(), here + ": " + e.what());
     }
-    if (answer.response_id.empty()) answer = std::move(part);
+    if (answer.response_id.empty())
+      answer = std::move(part);
     else {
       for (auto &b : part.blocks) answer.blocks.push_back(std::move(b));
       if (part.stop_reason) answer.stop_reason = part.stop_reason;
@@ -747,6 +733,7 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
   std::string id = event_id(r);
   add(st, id, "AssistantMessageCreated", "assistant", ts_of(i), provider::write_payload(answer),
       first, last, r.uuid);
+  emit_others(st, id, ts_of(i), r.uuid, others);
   for (const provider::Block &b : answer.blocks) {
     if (b.kind != provider::Block::kToolCall) continue;
     OpenCall c{b.id, b.name, r.message_id, "", ""};
@@ -757,6 +744,27 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
     }
     st.open.push_back(std::move(c));
   }
+}
+
+// Content blocks of a type no core event holds (a server tool's blocks, a
+// document): each kept as claude-code.content_block {block}.
+void keep_others(element content, std::initializer_list<std::string_view> known, int64_t line,
+                 std::vector<OtherBlock> &out) {
+  simdjson::dom::array a;
+  if (content.get(a)) return;
+  for (element b : a) {
+    std::string_view t = str(b, "type");
+    if (std::find(known.begin(), known.end(), t) == known.end())
+      out.push_back({line, json::canonical(b)});
+  }
+}
+
+void SessionReader::emit_others(PathState &st, const std::string &id, int64_t ts,
+                                std::string_view uuid, const std::vector<OtherBlock> &others) {
+  int n = 0;
+  for (const OtherBlock &o : others)
+    add(st, id + "-k" + std::to_string(++n), "claude-code.content_block", kFormat, ts,
+        "{\"block\":" + o.json + "}", o.line, o.line, uuid);
 }
 
 // A tool result's output: its text, and its images as blocks.
@@ -794,7 +802,7 @@ void SessionReader::emit_user(int i, PathState &st) {
   if (r.compact_summary) return emit_compaction(i, doc, st);
   std::string id = event_id(r);
   int64_t ts = ts_of(i);
-  element content = message_content(doc, where(o_, r.line));
+  element content = message_content(doc, where(o_.file, r.line));
   std::vector<element> blocks; // a string content is one text
   simdjson::dom::array arr;
   if (!content.get(arr))
@@ -824,7 +832,7 @@ void SessionReader::emit_user(int i, PathState &st) {
   for (element b : blocks) {
     std::string_view t = str(b, "type");
     if (t == "text") add_text(str(b, "text"));
-    if (t != "image" || r.meta) continue;
+    if (t != "image") continue;
     auto src = child(b, "source");
     if (!src) continue;
     images.begin_object()
@@ -835,34 +843,43 @@ void SessionReader::emit_user(int i, PathState &st) {
     ++n_images;
   }
   images.end_array();
+  std::vector<OtherBlock> others;
+  keep_others(content, {"text", "image", "tool_result"}, r.line, others);
   emit_results(i, doc, blocks, st);
   // The prompt takes the record's id; context blocks the first free one.
-  bool has_words = !words.empty() || n_images > 0;
+  // Images go with the user's words, or with the first context block when
+  // Claude Code sent them (an isMeta line).
+  bool has_words = !r.meta && (!words.empty() || n_images > 0);
   bool plain_free = !has_words;
+  if (!has_words && n_images > 0 && ctx.empty()) ctx.push_back({classify("", true), "", true});
   int contexts = 0;
   auto emit_ctx = [&](const Ctx &c) {
-    if (c.part.source == "interruption") cancel(st, id + "-c", r.line, ts, "interrupted by the user");
+    if (c.part.source == "interruption")
+      cancel(st, id + "-c", r.line, ts, "interrupted by the user");
     json::JsonWriter p;
     p.begin_object()
         .field("kind", c.part.kind)
         .field("text", c.text)
-        .field("source", c.part.source)
-        .end_object();
+        .field("source", c.part.source);
+    if (!has_words && n_images > 0 && plain_free) p.raw_field("content", images.str());
+    p.end_object();
     std::string cid = plain_free ? id : id + "-x" + std::to_string(++contexts);
     plain_free = false;
     add(st, cid, "ContextAdded", "system", ts, p.take(), r.line, r.line, r.uuid);
   };
   for (const Ctx &c : ctx)
     if (c.before_words || !has_words) emit_ctx(c);
-  if (!has_words) return;
-  cancel(st, id + "-c", r.line, ts, "the user spoke before this call's result came");
-  json::JsonWriter p;
-  p.begin_object().field("text", words);
-  if (n_images) p.raw_field("content", images.str());
-  p.end_object();
-  add(st, id, "UserPromptSubmitted", "user", ts, p.take(), r.line, r.line, r.uuid);
-  for (const Ctx &c : ctx)
-    if (!c.before_words) emit_ctx(c);
+  if (has_words) {
+    cancel(st, id + "-c", r.line, ts, "the user spoke before this call's result came");
+    json::JsonWriter p;
+    p.begin_object().field("text", words);
+    if (n_images) p.raw_field("content", images.str());
+    p.end_object();
+    add(st, id, "UserPromptSubmitted", "user", ts, p.take(), r.line, r.line, r.uuid);
+    for (const Ctx &c : ctx)
+      if (!c.before_words) emit_ctx(c);
+  }
+  emit_others(st, id, ts, r.uuid, others);
 }
 
 // A user line's tool_result blocks, each paired with the call open on this
@@ -888,8 +905,7 @@ void SessionReader::emit_results(int i, element doc, const std::vector<element> 
       // compaction, or was closed already): kept, not paired.
       json::JsonWriter p;
       p.begin_object().key("record").element(b).end_object();
-      add(st, rid, "claude-code.orphan_tool_result", kFormat, ts, p.take(), r.line, r.line,
-          r.uuid);
+      add(st, rid, "claude-code.orphan_tool_result", kFormat, ts, p.take(), r.line, r.line, r.uuid);
       continue;
     }
     OpenCall call = std::move(*open);
@@ -903,7 +919,8 @@ void SessionReader::emit_results(int i, element doc, const std::vector<element> 
     std::string child_id;
     if (call.name == "Task" || call.name == "Agent") {
       std::string agent = tool_result ? std::string(str(*tool_result, "agentId")) : "";
-      if (!agent.empty()) child_id = claude_code_id("cc-" + s_.source_session + "-" + agent);
+      if (!agent.empty())
+        child_id = sanitize_id("cc-" + s_.source_session + "-" + agent);
       else if (auto f = children_by_prompt_.find(call.prompt); f != children_by_prompt_.end())
         child_id = f->second;
     }
@@ -945,13 +962,13 @@ void SessionReader::emit_results(int i, element doc, const std::vector<element> 
 void SessionReader::emit_compaction(int i, element doc, PathState &st) {
   const Record &r = rec(i);
   std::string id = event_id(r);
-  std::string summary = content_text(message_content(doc, where(o_, r.line)));
+  std::string summary = content_text(message_content(doc, where(o_.file, r.line)));
   int p = parent_[size_t(i)];
   int64_t tokens_before = -1;
   std::string trigger;
   if (p >= 0 && rec(p).type == "system" && rec(p).subtype == "compact_boundary") {
     simdjson::dom::parser local;
-    element b = json::parse(local, rec(p).text, where(o_, rec(p).line));
+    element b = json::parse(local, rec(p).text, where(o_.file, rec(p).line));
     if (auto m = child(b, "compactMetadata")) {
       int64_t t;
       if (!(*m)["preTokens"].get(t) && t >= 0) tokens_before = t;
@@ -964,13 +981,13 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
       .field("first_kept_event_id", id)
       .key("range")
       .begin_object()
-      .field("from_event_id", claude_code_id(s_.id + "-start"))
+      .field("from_event_id", sanitize_id(s_.id + "-start"))
       .field("to_event_id", st.last_event)
       .end_object();
   if (tokens_before >= 0) w.field("tokens_before", tokens_before);
-  w.key("summarizer").begin_object().field("kind", "foreign").field("agent", kFormat);
+  w.key("summarizer").begin_object().field("kind", "foreign").field("agent", kFormat).end_object();
   if (!trigger.empty()) w.field("trigger", trigger);
-  w.end_object().end_object();
+  w.end_object();
   add(st, id, "CompactionCompleted", kFormat, ts_of(i), w.take(), r.line, r.line, r.uuid);
 }
 
@@ -986,11 +1003,7 @@ void SessionReader::emit_system(int i, PathState &st) {
   Part p = classify(text, true);
   if (p.source == "meta") p.source = "command";
   json::JsonWriter w;
-  w.begin_object()
-      .field("kind", p.kind)
-      .field("text", text)
-      .field("source", p.source)
-      .end_object();
+  w.begin_object().field("kind", p.kind).field("text", text).field("source", p.source).end_object();
   add(st, event_id(r), "ContextAdded", "system", ts_of(i), w.take(), r.line, r.line, r.uuid);
 }
 
@@ -1012,7 +1025,7 @@ std::vector<SessionInfo> sessions_of(std::vector<Record> &recs, const ParseOptio
     own.parent_id = file.parent_session_id;
   } else {
     std::string stem = std::filesystem::path(o.file).stem().string();
-    own.id = claude_code_id("cc-" + (source.empty() ? stem : source));
+    own.id = sanitize_id("cc-" + (source.empty() ? stem : source));
   }
   own.source_session = own.parent_id.empty() ? own.id.substr(3) : own.parent_id.substr(3);
   if (file.kind == ClaudeCodeFile::kSubagent)
@@ -1041,7 +1054,7 @@ std::vector<SessionInfo> sessions_of(std::vector<Record> &recs, const ParseOptio
       auto [it, fresh] = index.emplace(agent, int(out.size()));
       if (fresh) {
         SessionInfo s;
-        s.id = claude_code_id("cc-" + own.source_session + "-" + agent);
+        s.id = sanitize_id("cc-" + own.source_session + "-" + agent);
         s.parent_id = own.id;
         s.source_session = own.source_session;
         s.agent_id = agent;
@@ -1063,8 +1076,10 @@ int64_t growing_from(const std::vector<Record> &recs) {
   for (int k = int(recs.size()) - 1; k >= 0 && last < 0; --k)
     if (recs[size_t(k)].conversational && recs[size_t(k)].session == 0) {
       const Record &r = recs[size_t(k)];
-      if (r.type == "assistant") last = k;
-      else if (!r.tool_results || !r.first_text.empty()) return 0; // the user spoke after it
+      if (r.type == "assistant")
+        last = k;
+      else if (!r.tool_results || !r.first_text.empty())
+        return 0; // the user spoke after it
       // a tool result: the message may go on
     }
   if (last < 0) return 0;
@@ -1080,15 +1095,6 @@ int64_t growing_from(const std::vector<Record> &recs) {
 
 } // namespace
 
-std::string claude_code_id(std::string_view s) {
-  std::string out(s.substr(0, 128));
-  for (char &c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != ':' &&
-        c != '-')
-      c = '_';
-  return out;
-}
-
 ClaudeCodeFile claude_code_file(std::string_view path) {
   namespace fs = std::filesystem;
   fs::path p{std::string(path)};
@@ -1103,21 +1109,22 @@ ClaudeCodeFile claude_code_file(std::string_view path) {
     std::string session = dir.parent_path().filename().string();
     if (session.empty()) return f;
     f.kind = ClaudeCodeFile::kSubagent;
-    f.parent_session_id = claude_code_id("cc-" + session);
-    f.session_id = claude_code_id("cc-" + session + "-" + stem.substr(6));
+    f.parent_session_id = sanitize_id("cc-" + session);
+    f.session_id = sanitize_id("cc-" + session + "-" + stem.substr(6));
     return f;
   }
   if (stem.empty()) return f;
   f.kind = ClaudeCodeFile::kSession;
-  f.session_id = claude_code_id("cc-" + stem);
+  f.session_id = sanitize_id("cc-" + stem);
   return f;
 }
 
 Parsed parse_claude_code(std::string_view bytes, const ParseOptions &options) {
   Parsed out;
-  size_t consumed_bytes = 0;
-  std::vector<Line> lines = split_lines(bytes, out.lines_consumed, consumed_bytes);
-  out.bytes_consumed = int64_t(consumed_bytes);
+  Lines split = split_lines(bytes);
+  const std::vector<Line> &lines = split.lines;
+  out.lines_consumed = split.consumed_lines;
+  out.bytes_consumed = split.consumed_bytes;
   std::vector<Record> recs;
   recs.reserve(lines.size());
   {
@@ -1125,18 +1132,20 @@ Parsed parse_claude_code(std::string_view bytes, const ParseOptions &options) {
     for (const Line &l : lines) recs.push_back(read_record(parser, l, options));
   }
   std::vector<SessionInfo> sessions = sessions_of(recs, options);
+  if (!options.final && std::none_of(recs.begin(), recs.end(), [](auto &r) { return r.chain; })) {
+    // No conversation yet (a snapshot written before the first prompt):
+    // the session is made from its first record, so all of it waits.
+    out.lines_consumed = 0;
+    out.bytes_consumed = 0;
+    return out;
+  }
   if (!options.final) {
     // Hold back a message still being written: the lines from its first on
     // wait for the next pass.
     if (int64_t from = growing_from(recs); from > options.resume_after_line && from > 0) {
       while (!recs.empty() && recs.back().line >= from) recs.pop_back();
-      out.lines_consumed = from - 1;
-      out.bytes_consumed = 0;
-      for (const Line &l : lines)
-        if (l.no < from) out.bytes_consumed = int64_t(l.end);
-      // Blank lines before the held-back one are consumed with it.
-      if (!recs.empty()) out.bytes_consumed = int64_t(recs.back().end);
       out.lines_consumed = recs.empty() ? 0 : recs.back().line;
+      out.bytes_consumed = recs.empty() ? 0 : int64_t(recs.back().end);
       sessions = sessions_of(recs, options);
     }
   }

@@ -30,8 +30,4 @@ struct ClaudeCodeFile {
 // parent already there (nothing fails otherwise: the link is by id).
 ClaudeCodeFile claude_code_file(std::string_view path);
 
-// `s` as a ctxdb id: every character outside [A-Za-z0-9_.:-] becomes '_',
-// and it is cut to 128 bytes.
-std::string claude_code_id(std::string_view s);
-
 } // namespace ctxdb::transcript

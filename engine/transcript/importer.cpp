@@ -21,9 +21,6 @@ namespace ctxdb::transcript {
 
 namespace fs = std::filesystem;
 
-// The readers not merged into this tree yet resolve to null.
-[[gnu::weak]] Parsed parse_pi(std::string_view bytes, const ParseOptions &options);
-
 std::optional<Format> format_named(std::string_view name) {
   if (name == "claude-code") return Format::kClaudeCode;
   if (name == "codex") return Format::kCodex;
@@ -148,13 +145,6 @@ std::string read_file(const std::string &file) {
 }
 
 Parsed parse(Format format, std::string_view bytes, const ParseOptions &options) {
-  Parsed (*reader)(std::string_view, const ParseOptions &) =
-      format == Format::kClaudeCode ? &parse_claude_code
-      : format == Format::kCodex    ? &parse_codex
-                                    : &parse_pi;
-  if (!reader)
-    throw Error(Code::kInternal, options.file + ": the " + std::string(format_name(format)) +
-                                     " reader is not built in");
   switch (format) {
   case Format::kClaudeCode: return parse_claude_code(bytes, options);
   case Format::kCodex: return parse_codex(bytes, options);

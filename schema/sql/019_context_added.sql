@@ -1,5 +1,6 @@
 -- ctxdb schema 19: ContextAdded, context that is not the user speaking, and
--- the reason of a cancelled call, both searched like the other messages.
+-- the reason of a cancelled call, both searched like the other messages;
+-- cancelled calls counted in stats.
 --
 -- A ContextAdded event's messages row has role instructions (kind
 -- instructions) or context (kind context). A compile includes every
@@ -51,3 +52,7 @@ INSERT INTO search_grams(rowid, text)
 SELECT pos, text FROM search_text
 WHERE pos IN (SELECT pos FROM events WHERE type = 'ToolCallCancelled')
   AND pos <= (SELECT pos FROM search_mark WHERE id = 1);
+
+-- ToolCallCancelled per session. Rows written before this schema hold 0
+-- until a rebuild recounts them.
+ALTER TABLE stats ADD COLUMN tool_cancellations INTEGER NOT NULL DEFAULT 0;

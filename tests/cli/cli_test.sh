@@ -619,7 +619,7 @@ test_state() {
   expect_eq "stats: the first line" "stats of ses_st" "$(head -1 <<<"$OUT")"
   expect_match "stats: events" $'\n''events +8'$'\n' "$OUT"
   expect_match "stats: messages" $'\n''messages +1 user, 1 assistant'$'\n' "$OUT"
-  expect_match "stats: tool calls" $'\n''tool calls +1 calls, 0 results, 0 errors, 0 failures'$'\n' "$OUT"
+  expect_match "stats: tool calls" $'\n''tool calls +1 calls, 0 results, 0 errors, 0 failures, 0 cancelled'$'\n' "$OUT"
   ts session new --id ses_other >/dev/null
   run ts stats
   expect_rc 0

@@ -2,10 +2,12 @@
 // the commit, and the invariants of DESIGN §11 it keeps (2, 3, 4, 8), on
 // hand-made sessions.
 #include "agent_events.hpp"
+#include "artifact/image_info.hpp"
 #include "bundle_checks.hpp"
 #include "engine.hpp"
 #include "store/store.hpp"
 #include "test_util.hpp"
+#include "util/base64.hpp"
 #include "json/parse.hpp"
 
 #include <doctest/doctest.h>
@@ -236,6 +238,32 @@ TEST_CASE("a plan keeps the recent whole turns and lists what the summary must c
   std::string before = export_all(f.db);
   CHECK(field(f.db.compact("s", keep(1000000), nullptr), "status") == "nothing_to_compact");
   CHECK(export_all(f.db) == before);
+}
+
+// The planner counts an image as a compile for no one provider does (the
+// largest rule), so the tail it keeps is one a compile can fit.
+TEST_CASE("the plan counts images as the compiler does") {
+  SessionFixture f;
+  std::string image = util::encode_base64(png_head(1000, 1000));
+  std::vector<std::string> asks;
+  for (int i = 0; i < 3; ++i)
+    asks.push_back(
+        f.add(event("UserPromptSubmitted", "user",
+                    R"({"text":"what changed in chart )" + std::to_string(i) +
+                        R"(?","content":[{"type":"image","mime_type":"image/png","data":")" +
+                        image + R"("}]})")));
+  int64_t each = artifact::max_image_tokens({1000, 1000});
+  Json plan(f.db.compact_plan("s", keep(each + 100)));
+  // One turn fits what is kept: the two older ones, images and all, are the range.
+  CHECK(plan.str({"cut", "first_kept_event_id"}) == asks.back());
+  CHECK(plan.num({"tokens", "kept"}) > each);
+  CHECK(plan.num({"tokens", "range"}) > 2 * each);
+  Bundle kept(f.db.compile(R"({"session_id":"s","max_tokens":100000})"));
+  int64_t compiled = 0;
+  for (auto s : kept.segments())
+    if (s["id"].get_string().value() == "msg:" + asks.back())
+      compiled = s["tokens"].get_int64().value();
+  CHECK(compiled == plan.num({"tokens", "kept"}));
 }
 
 TEST_CASE("large tool outputs enter the transcript as a preview and an artifact ref") {

@@ -512,15 +512,6 @@ TEST_CASE("the stable prefix grows across turns") {
   }
 }
 
-// The first bytes of an image file of each format, its size in them.
-std::string be32(uint32_t v) {
-  return {char(v >> 24), char(v >> 16 & 0xff), char(v >> 8 & 0xff), char(v & 0xff)};
-}
-std::string png_head(uint32_t w, uint32_t h) {
-  return std::string("\x89PNG\r\n\x1a\n", 8) + be32(13) + "IHDR" + be32(w) + be32(h) +
-         std::string("\x08\x06\0\0\0", 5) + be32(0);
-}
-
 TEST_CASE("image sizes are read from the first bytes of PNG, JPEG, GIF and WebP") {
   using artifact::image_size;
   auto is = [](std::optional<artifact::ImageSize> s, int64_t w, int64_t h) {
@@ -636,6 +627,34 @@ TEST_CASE("an image that does not fit becomes a placeholder and an excluded entr
   REQUIRE(image != out.end());
   CHECK(tight.reason_of_excluded(*image).find("placeholder in msg:" + shown) != std::string::npos);
   CHECK(tight.used() < 300);
+}
+
+// The request is never dropped, but its image may give way: too large for
+// the budget, it becomes its placeholder (excluded says so) instead of the
+// compile failing, when the rest fits.
+TEST_CASE("an image in the never-dropped request gives way to its placeholder") {
+  SessionFixture f;
+  std::string ask = f.add(event(
+      "UserPromptSubmitted", "user",
+      R"({"text":"what does this chart say?","content":[{"type":"image","mime_type":"image/png","data":")" +
+          util::encode_base64(png_head(1000, 1000)) + R"("}]})"));
+  Bundle roomy(f.db.compile(request(100000)));
+  CHECK(roomy.json.find(R"("width":1000)") != std::string::npos);
+  Bundle tight(f.db.compile(request(200)));
+  check_bundle(tight);
+  REQUIRE(tight.has("msg:" + ask));
+  CHECK(tight.json.find(R"("width":1000)") == std::string::npos);
+  CHECK(tight.json.find("[image omitted to fit the context: image/png, artifact ") !=
+        std::string::npos);
+  CHECK(tight.json.find("what does this chart say?") != std::string::npos);
+  std::vector<std::string> out = tight.excluded_ids();
+  auto image =
+      std::find_if(out.begin(), out.end(), [](auto &id) { return id.starts_with("image:"); });
+  REQUIRE(image != out.end());
+  CHECK(tight.reason_of_excluded(*image).find("never-dropped") != std::string::npos);
+  CHECK(tight.reason_of_excluded(*image).find("placeholder in msg:" + ask) != std::string::npos);
+  // Too small even for the words: still the budget error, naming the sizes.
+  CHECK_THROWS_WITH_AS(f.db.compile(request(10)), doctest::Contains("never dropped"), Error);
 }
 
 // An old tool output pruned to a preview keeps its images' placeholders:

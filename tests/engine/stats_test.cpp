@@ -110,6 +110,37 @@ TEST_CASE("stats: counts, tokens, approvals, compactions and latencies of a sess
   CHECK(num(s, "/errors") == 1);
 }
 
+TEST_CASE("stats: cancelled calls and context tokens, searchable and rebuilt alike") {
+  test::TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  db.session_create(R"({"id":"s","payload":{"agent_id":"a"}})");
+  db.append_batch(
+      "s",
+      R"({"type":"ContextAdded","actor":"system","payload":{"kind":"instructions","text":"Use pnpm."}}
+{"type":"UserPromptSubmitted","actor":"user","payload":{"text":"build it"}}
+{"type":"ContextAdded","actor":"system","payload":{"kind":"context","text":"cwd /w","source":"environment_context"}}
+{"type":"AssistantMessageCreated","actor":"model","payload":{"content":[{"type":"tool_call","id":"c1","name":"sh"},{"type":"tool_call","id":"c2","name":"sh"}]}}
+{"type":"ToolCallCancelled","actor":"host","payload":{"tool_call_id":"c1","reason":"the user pressed escape"}}
+{"type":"ToolCallCancelled","actor":"host","payload":{"tool_call_id":"c2"}})");
+  std::string s = db.stats("s");
+  INFO(s);
+  CHECK(num(s, "/tools/calls") == 2);
+  CHECK(num(s, "/tools/cancelled") == 2);
+  CHECK(num(s, "/tools/results") == 0);
+  const token::Counter &c = token::default_counter();
+  CHECK(num(s, "/tokens/counted/context") == c.count("Use pnpm.") + c.count("cwd /w"));
+  CHECK(num(s, "/tokens/counted/total") ==
+        num(s, "/tokens/counted/user") + num(s, "/tokens/counted/assistant") +
+            num(s, "/tokens/counted/tool") + num(s, "/tokens/counted/context"));
+  CHECK(num(db.stats(std::nullopt), "/tools/cancelled") == 2);
+  // A cancellation's reason is found like another tool result.
+  std::string hits = db.search("escape", "");
+  CHECK(hits.find(R"("type":"ToolCallCancelled")") != std::string::npos);
+  CHECK(hits.find(R"("role":"tool")") != std::string::npos);
+  CHECK(text(db.rebuild(R"({"check":true})"), "/identical") == "true");
+  CHECK(db.stats("s") == s);
+}
+
 TEST_CASE("stats: totals over sessions, and failed appends add nothing") {
   test::TempDir dir;
   Engine db(dir.file("a.ctxdb"), "");

@@ -29,6 +29,17 @@ private:
   std::filesystem::path path_;
 };
 
+// The first bytes of an image file, its size in them: a big-endian 32-bit
+// number, and the head of a PNG of w x h pixels (all an image's size is
+// read from).
+inline std::string be32(uint32_t v) {
+  return {char(v >> 24), char(v >> 16 & 0xff), char(v >> 8 & 0xff), char(v & 0xff)};
+}
+inline std::string png_head(uint32_t w, uint32_t h) {
+  return std::string("\x89PNG\r\n\x1a\n", 8) + be32(13) + "IHDR" + be32(w) + be32(h) +
+         std::string("\x08\x06\0\0\0", 5) + be32(0);
+}
+
 // Runs SQL on the file through a second, raw connection (the tamperer).
 inline void raw_sql(const std::string &path, const std::string &sql) {
   sqlite3 *db = nullptr;
@@ -43,9 +54,10 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
 }
 
 // SQL that takes a file back from schema 19 (the instructions index, the
-// search view of schema 11).
+// search view of schema 11, stats' cancellations).
 inline const std::string kBeforeSchema19 =
     "DROP INDEX messages_instructions; DROP VIEW search_text;"
+    "ALTER TABLE stats DROP COLUMN tool_cancellations;"
     "CREATE VIEW search_text (pos, text) AS SELECT pos, CASE type"
     " WHEN 'UserPromptSubmitted' THEN ifnull(payload ->> '$.text', '')"
     " WHEN 'BranchSummarized' THEN ifnull(payload ->> '$.text', '')"

@@ -39,6 +39,14 @@ int64_t event_count(Engine &db) {
   return p.parse(db.verify(std::nullopt))["events"].get_int64().value();
 }
 
+// The report is what transcript_import_result.schema.json says.
+void matches_schema(const std::string &report) {
+  INFO(report);
+  simdjson::dom::parser p;
+  CHECK_NOTHROW(store::embedded_schema("json/transcript_import_result.schema.json")
+                    .validate(json::parse(p, report, "report"), ""));
+}
+
 // rebuild --check: the projections, import_sources among them, replay to
 // what they hold.
 void rebuilds_identically(Engine &db) {
@@ -181,6 +189,7 @@ TEST_CASE("a file no longer beginning with the bytes imported is reported change
   write_file(file, "{\"type\":\"session\",\"id\":\"2\"}\n{\"grown\":true}\n");
   simdjson::dom::parser p;
   std::string report = db.transcript_import(options("pi", file));
+  matches_schema(report);
   simdjson::dom::element e = entry(p, report, 0);
   CHECK(e["status"].get_string().value() == "changed");
   CHECK(e["session_id"].get_string().value() == "pi-1");
@@ -328,6 +337,7 @@ TEST_CASE("a malformed line fails its session, rolled back and named; the others
              turn(1) + R"({"type":"brand-new-record","uuid":"x1","sessionId":"S1"})"
                        "\n");
   Imported r = import(db, "claude-code", dir.file("projects"));
+  matches_schema(r.report);
   simdjson::dom::element top = r.parser.parse(r.report);
   CHECK(top["imported"].get_int64().value() == 2);
   CHECK(top["failed"].get_int64().value() == 1);
@@ -347,6 +357,80 @@ TEST_CASE("a malformed line fails its session, rolled back and named; the others
   CHECK(fixed.status(0) == "unchanged");
   CHECK(fixed.status(1) == "imported");
   CHECK(db.session_exists("cc-B"));
+  verifies(db);
+}
+
+namespace {
+
+const fs::path kPiFixtures =
+    fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "transcripts" / "pi";
+
+std::string read_text(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string pi_message(const std::string &id, const std::string &parent, const std::string &role,
+                       const std::string &text) {
+  std::string content =
+      role == "user" ? "\"" + text + "\"" : R"([{"type":"text","text":")" + text + R"("}])";
+  return R"({"type":"message","id":")" + id + R"(","parentId":)" +
+         (parent.empty() ? "null" : "\"" + parent + "\"") +
+         R"(,"timestamp":"2025-01-10T10:00:01.000Z","message":{"role":")" + role +
+         R"(","content":)" + content + R"(,"timestamp":1736503201000}})" + "\n";
+}
+
+} // namespace
+
+TEST_CASE("a Pi fixture imported in two passes equals it imported whole") {
+  test::TempDir dir;
+  fs::path source;
+  for (const auto &e : fs::recursive_directory_iterator(kPiFixtures))
+    if (e.path().filename().string().starts_with("2025-01-10T09")) source = e.path();
+  REQUIRE(!source.empty());
+  std::string text = read_text(source);
+  size_t half = text.find('\n', text.size() / 2) + 1;
+
+  Engine whole(dir.file("whole.ctxdb"), "");
+  write_file(dir.file("a/s.jsonl"), text);
+  CHECK(import(whole, "pi", dir.file("a/s.jsonl")).status(0) == "imported");
+
+  Engine parts(dir.file("parts.ctxdb"), "");
+  write_file(dir.file("b/s.jsonl"), text.substr(0, half));
+  Imported first = import(parts, "pi", dir.file("b/s.jsonl"));
+  CHECK(first.status(0) == "imported");
+  write_file(dir.file("b/s.jsonl"), text);
+  Imported second = import(parts, "pi", dir.file("b/s.jsonl"));
+  CHECK(second.status(0) == "imported");
+  CHECK(first.events(0) + second.events(0) == event_count(whole));
+  CHECK(event_count(parts) == event_count(whole));
+  // The same events under the same ids, whichever way they came in.
+  for (const char *db : {"whole.ctxdb", "parts.ctxdb"})
+    CHECK(test::raw_int(dir.file(db), "SELECT count(*) FROM events WHERE id LIKE 'pi-%'") ==
+          event_count(whole));
+  verifies(parts);
+}
+
+TEST_CASE("a later pass whose active leaf left main reports its branch") {
+  test::TempDir dir;
+  Engine db(dir.file("db.ctxdb"), "");
+  std::string file = dir.file("s.jsonl");
+  std::string head =
+      R"({"type":"session","version":3,"id":"t1","timestamp":"2025-01-10T10:00:00.000Z","cwd":"/w"})"
+      "\n" +
+      pi_message("m1", "", "user", "first") + pi_message("m2", "m1", "assistant", "one");
+  write_file(file, head);
+  Imported first = import(db, "pi", file);
+  CHECK(first.status(0) == "imported");
+  CHECK(first.file(0)["active_branch_id"].error() == simdjson::NO_SUCH_FIELD);
+  // The user went back to m1 and asked again: the last line is on a new branch.
+  write_file(file, head + pi_message("m3", "m1", "user", "second try"));
+  Imported second = import(db, "pi", file);
+  CHECK(second.status(0) == "imported");
+  std::string_view branch;
+  REQUIRE(!second.file(0)["active_branch_id"].get(branch));
+  CHECK(branch != "main");
+  CHECK(test::field(db.event_get("pi-t1-m3"), "branch_id") == branch);
   verifies(db);
 }
 

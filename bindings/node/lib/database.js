@@ -94,6 +94,17 @@ function rebuildOptions(options) {
   return Object.keys(asked).length ? check.stringify(asked, 'options') : undefined;
 }
 
+// ctxdb_transcript_import options: {format, path, final?} from
+// importTranscript(format, path, {final?}).
+function transcriptOptions(format, path, options) {
+  check.string(format, 'format');
+  check.string(path, 'path');
+  const opts = check.optObject(options, 'options');
+  const json = { format, path };
+  if (opts.final !== undefined) json.final = check.boolean(opts.final, 'options.final');
+  return check.stringify(json, 'options');
+}
+
 // options {raw?: boolean}: the engine's JSON text instead of the parsed value.
 function rawOption(options) {
   const opts = check.optObject(options, 'options');
@@ -747,6 +758,32 @@ class Database {
   async importNdjsonAsync(ndjson) {
     const text = check.textInput(ndjson, 'ndjson');
     const out = await call(() => this.#db.importAsync(text)).catch(rejectAsCtxdbError);
+    return parse(out);
+  }
+
+  /**
+   * Imports another agent's session files (ctxdb_transcript_import): format
+   * 'claude-code', 'codex' or 'pi'; path a session file or the agent's
+   * folder (~/.claude, ~/.codex, ~/.pi/agent, or one below). Each file is
+   * imported in one transaction and incrementally: a second call changes
+   * nothing, a file that grew adds its new records. A file changed in its
+   * middle is reported 'changed' and not merged; a malformed line fails
+   * its file (the error names file and line) while the others go on.
+   * options: {final?: boolean} (default true; false while an agent may
+   * still be writing). Returns {format, sessions: [{file, session_id,
+   * status, events, lines, unknown, error?, active_branch_id?}], imported,
+   * unchanged, changed, failed}. An unknown format is INVALID_ARG, a
+   * missing path NOT_FOUND, a read-only handle READONLY.
+   */
+  importTranscript(format, path, options) {
+    const json = transcriptOptions(format, path, options);
+    return parse(call(() => this.#db.transcriptImport(json)));
+  }
+
+  /** importTranscript, run off the main thread. */
+  async importTranscriptAsync(format, path, options) {
+    const json = transcriptOptions(format, path, options);
+    const out = await call(() => this.#db.transcriptImportAsync(json)).catch(rejectAsCtxdbError);
     return parse(out);
   }
 

@@ -351,6 +351,7 @@ public:
   enum class Kind {
     kAppendBatch,
     kImport,
+    kTranscriptImport,
     kVerify,
     kRebuild,
     kOptimize,
@@ -379,6 +380,9 @@ protected:
                                &out.n);
       break;
     case Kind::kImport: rc_ = ctxdb_import(db_, data_.data(), data_.size(), &out.p, &out.n); break;
+    case Kind::kTranscriptImport:
+      rc_ = ctxdb_transcript_import(db_, data_.data(), data_.size(), &out.p, &out.n);
+      break;
     case Kind::kVerify:
       rc_ = ctxdb_verify(db_, has_sid_ ? sid_.data() : nullptr, has_sid_ ? sid_.size() : 0, &out.p,
                          &out.n);
@@ -493,6 +497,8 @@ public:
                         InstanceMethod<&Database::Optimize>("optimize"),
                         InstanceMethod<&Database::OptimizeAsync>("optimizeAsync"),
                         InstanceMethod<&Database::Import>("import"),
+                        InstanceMethod<&Database::TranscriptImport>("transcriptImport"),
+                        InstanceMethod<&Database::TranscriptImportAsync>("transcriptImportAsync"),
                         InstanceMethod<&Database::ImportAsync>("importAsync"),
                         // the context compiler
                         InstanceMethod<&Database::Compile>("compile"),
@@ -1262,6 +1268,25 @@ private:
     Bytes nd = GetBytes(info, 0, "ndjson");
     nd.Own();
     return Queue(env, CallWorker::Kind::kImport, std::string(), false, std::move(nd.owned));
+  }
+
+  // transcriptImport(optionsJson: string)
+  Napi::Value TranscriptImport(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string options = GetString(info, 0, "options");
+    OwnedBuf out;
+    int rc = ctxdb_transcript_import(db, options.data(), options.size(), &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value TranscriptImportAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    std::string options = GetString(info, 0, "options");
+    return Queue(env, CallWorker::Kind::kTranscriptImport, std::string(), false,
+                 std::move(options));
   }
 
   // ---- Tokenizer: tokensCount / tokensEncode(encoding, text, specials)

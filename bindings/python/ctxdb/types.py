@@ -399,7 +399,7 @@ class Stats(TypedDict):
     events: int
     messages: Dict[str, int]  # user, assistant
     tokens: JSONObject  # counted {counter, user, assistant, tool, summary, context, total}, usage
-    tools: JSONObject  # calls, results, errors, failures, duration_ms
+    tools: JSONObject  # calls, results, errors, failures, cancelled, duration_ms
     latency_ms: JSONObject  # count, total, max, mean
     approvals: Dict[str, int]  # requested, granted, denied
     compactions: JSONObject  # completed, failed, tokens_before, tokens_after, ratio
