@@ -50,7 +50,9 @@
 //    provider/openai_responses.cpp builds them: summary texts, text (the
 //    summary, then any raw reasoning content, joined with blank lines) and
 //    encrypted_content, kept byte for byte. Codex does not write a reasoning
-//    item's id (models.rs: skip_serializing), so the block has none.
+//    item's id (models.rs: skip_serializing), so the block has none and
+//    goes back to the Responses API by its encrypted_content, as Codex
+//    itself sends it.
 //  - function_call_output / custom_tool_call_output / tool_search_output:
 //    ToolCallFinished, or ToolCallFailed (is_error) when the payload says
 //    success: false or a shell result reports a non-zero exit code (Codex's
@@ -82,7 +84,9 @@
 //    agent_reasoning_raw_content are echoes of the ResponseItems for the
 //    UI; they are kept as custom events codex.event_msg.<type> and never
 //    doubled into the conversation. Every other event_msg is a custom event
-//    too; ghost_snapshot, compaction and old state lines likewise. A record
+//    too (thread_rolled_back among them: the turns it drops stay on the
+//    session's one path); ghost_snapshot, compaction and old state lines
+//    likewise. A record
 //    type this reader does not know is kept the same way and counted in
 //    Parsed.unknown.
 //
