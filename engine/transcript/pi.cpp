@@ -327,7 +327,7 @@ private:
 
   // First pass: each entry's place in the tree and what pairing needs.
   void index_entries() {
-    std::unordered_map<std::string, size_t> by_id;
+    std::unordered_map<std::string, size_t> &by_id = by_id_;
     entries_.reserve(lines_.size());
     line_of_.reserve(lines_.size());
     for (size_t li = 1; li < lines_.size(); ++li) {
@@ -763,17 +763,9 @@ private:
     return text;
   }
 
-  // The entries on i's path before it, root first.
-  std::vector<size_t> ancestors(size_t i) const {
-    std::vector<size_t> path;
-    for (int64_t j = entries_[i].parent; j >= 0; j = entries_[j].parent)
-      path.push_back(static_cast<size_t>(j));
-    std::reverse(path.begin(), path.end());
-    return path;
-  }
-
-  // The kept entry's index on the path, as buildSessionContext finds it.
-  std::optional<size_t> first_kept(element e, const std::vector<size_t> &path) {
+  // The kept entry of compaction c (its record e), as buildSessionContext
+  // finds it: an entry on c's path before it; nullopt when it keeps nothing.
+  std::optional<size_t> first_kept(element e, size_t c) const {
     std::string kept;
     if (auto id = string_or(e, "firstKeptEntryId"); !id.empty()) {
       kept = std::string(id);
@@ -783,36 +775,37 @@ private:
       if (index >= 1 && static_cast<size_t>(index) < lines_.size())
         kept = "L" + std::to_string(lines_[index].number);
     }
-    for (size_t k = 0; k < path.size(); ++k)
-      if (entries_[path[k]].source_id == kept) return k;
-    return std::nullopt;
+    auto it = by_id_.find(kept);
+    if (it == by_id_.end() || !is_ancestor(it->second, c)) return std::nullopt;
+    return it->second;
   }
 
   void compaction(size_t i, element e, EventHead &h, const Provenance &p) {
-    std::vector<size_t> path = ancestors(i);
-    std::optional<size_t> kept = first_kept(e, path);
-    // What this one summarizes: from the previous compaction's kept entry
-    // (or the root) to the entry before its own kept one.
-    size_t from = 0;
+    const Entry &en = entries_[i];
+    std::optional<size_t> kept = first_kept(e, i);
+    // What it summarizes: from the previous compaction's kept entry (or the
+    // entry after it, or the root) to the entry before its own kept one.
+    int64_t from = -1, below = -1;
     std::string previous;
-    for (size_t k = 0; k < path.size(); ++k)
-      if (entries_[path[k]].kind == Kind::kCompaction) {
-        previous = entries_[path[k]].event_id;
-        element pe = parse(line_of_[path[k]]);
-        std::vector<size_t> before(path.begin(), path.begin() + static_cast<long>(k));
-        from = first_kept(pe, before).value_or(k + 1);
-      }
-    size_t end = kept.value_or(path.size()); // one past the last summarized
-    e = parse(line_of_[i]);                  // parse() above reused the parser
+    for (int64_t j = en.parent; j >= 0; below = j, j = entries_[j].parent) {
+      if (entries_[j].kind != Kind::kCompaction) continue;
+      previous = entries_[j].event_id;
+      std::optional<size_t> prev_kept = first_kept(parse(line_of_[j]), static_cast<size_t>(j));
+      from = prev_kept ? static_cast<int64_t>(*prev_kept) : below;
+      break;
+    }
+    if (previous.empty()) from = below >= 0 ? below : en.parent;
+    int64_t to = kept ? entries_[*kept].parent : en.parent;
+    e = parse(line_of_[i]); // first_kept's parse above reused the parser
     json::JsonWriter j;
     j.begin_object().field("summary", provider::need_string(what(p.line), e, "summary", ""));
-    j.field("first_kept_event_id", kept ? entries_[path[*kept]].event_id : h.id);
-    if (from < end)
+    j.field("first_kept_event_id", kept ? entries_[*kept].event_id : h.id);
+    if (from >= 0 && to >= 0 && entries_[from].depth <= entries_[to].depth)
       j.key("range")
           .begin_object()
-          .field("from_event_id", entries_[path[from]].event_id)
-          .field("to_event_id", entries_[path[end - 1]].event_id)
-          .field("events", static_cast<int64_t>(end - from))
+          .field("from_event_id", entries_[from].event_id)
+          .field("to_event_id", entries_[to].event_id)
+          .field("events", entries_[to].depth - entries_[from].depth + 1)
           .end_object();
     if (field(e, "tokensBefore")) j.field("tokens_before", tokens(e, "tokensBefore"));
     j.key("summarizer").begin_object().field("kind", "foreign").field("agent", "pi");
@@ -833,12 +826,7 @@ private:
     // left; that leaf is the entry written just before, when it is not
     // on this entry's own path.
     std::string left = ancestor;
-    if (i > 0) {
-      bool on_path = false;
-      for (int64_t j = en.parent; j >= 0 && !on_path; j = entries_[j].parent)
-        on_path = static_cast<size_t>(j) == i - 1;
-      if (!on_path) left = entries_[i - 1].event_id;
-    }
+    if (i > 0 && !is_ancestor(i - 1, i)) left = entries_[i - 1].event_id;
     std::string_view summary = string_or(e, "summary");
     json::JsonWriter j;
     j.begin_object().field("text", std::string(kBranchSummaryPrefix) + std::string(summary) +
@@ -862,7 +850,8 @@ private:
   Header header_;
   std::string start_id_;
   std::vector<Entry> entries_;
-  std::vector<size_t> line_of_; // entry → its index in lines_
+  std::vector<size_t> line_of_;                   // entry → its index in lines_
+  std::unordered_map<std::string, size_t> by_id_; // Pi's id → entry
   std::vector<size_t> extra_headers_;
   int64_t active_leaf_ = -1;
   std::vector<std::vector<Call>> open_; // per entry: calls open at its end
