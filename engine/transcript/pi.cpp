@@ -6,7 +6,8 @@
 // "cwd","parentSession"?}, then entries {type, id, parentId, timestamp, …}
 // that form a tree; Pi resumes at the last line's entry. Mapping:
 //
-//   header                  SessionStarted (DraftSession.create_json), id "pi-<header id>"
+//   header                  SessionStarted (DraftSession.create_json), id "pi-<header id>";
+//                           a later header: custom event pi.session, last
 //   message user            UserPromptSubmitted (text, image blocks)
 //   message assistant       AssistantMessageCreated (text, thinking + signature,
 //                           tool_call, usage as provider/answer.hpp writes it);
@@ -24,15 +25,20 @@
 //                           custom events pi.<type> {record}
 //   any other type / role   custom event pi.<type> (pi.message.<role>), counted unknown
 //
-// Tree: an entry's parentId becomes its parent_id (a root's parent is the
-// SessionStarted event). The active path (root → the last line's entry) is
-// emitted first, then the other entries in file order, so ctxdb's main
-// branch is what Pi resumes. A tool call whose turn moved on without a
-// result (a later message on its path) is closed by ToolCallCancelled
-// events placed just before that message (-c<n>); a call left open at the
-// end of a branch that is not the active one is closed after it (-x<n>,
-// provenance: the next line, which is what showed the branch was left). A
-// call open at the active leaf stays pending.
+// Ids: events "<session id>-<entry id>"; a tool call keeps Pi's id unless
+// an earlier call on its path has it (or it is empty): "<id>-<entry id>".
+// A branch_summary's from_leaf_event_id is the entry of the line before it
+// when that is off its path (Pi records only where the new branch starts).
+//
+// Tree: an entry's parentId becomes its parent_id (a root, or an entry
+// whose parent is unknown, hangs from the SessionStarted event). The active
+// path (root → the last line's entry) is emitted first, then the other
+// entries in file order, so ctxdb's main branch is what Pi resumes. A tool
+// call whose turn moved on without a result (a later message on its path)
+// is closed by ToolCallCancelled events placed just before that message
+// (-c<n>); a call left open at the end of a branch that is not the active
+// one is closed after it (-x<n>, provenance: the next line, which is what
+// showed the branch was left). A call open at the active leaf stays pending.
 //
 // Old files, migrated as session-manager.ts does: v1 (no version) entries
 // have no id/parentId: each is the child of the one before, with id
