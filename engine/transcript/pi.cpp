@@ -87,6 +87,13 @@ enum class Kind {
   kUnknown, // the same, counted
 };
 
+// Looked up by string_view as well as string (no key built per lookup).
+struct IdHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <class V> using IdMap = std::unordered_map<std::string, V, IdHash, std::equal_to<>>;
+
 struct Call {
   std::string id; // as Pi wrote it
   std::string name;
@@ -333,7 +340,9 @@ private:
 
   // First pass: each entry's place in the tree and what pairing needs.
   void index_entries() {
-    std::unordered_map<std::string, size_t> &by_id = by_id_;
+    IdMap<size_t> &by_id = by_id_;
+    by_id.reserve(lines_.size());
+    call_users_.reserve(lines_.size());
     entries_.reserve(lines_.size());
     line_of_.reserve(lines_.size());
     for (size_t li = 1; li < lines_.size(); ++li) {
@@ -354,7 +363,7 @@ private:
         en.source_id = std::string(provider::need_string(w, e, "id", ""));
         std::string_view parent = string_or(e, "parentId");
         // An unknown parent is a root, as Pi's getTree() takes it.
-        if (auto it = by_id.find(std::string(parent)); it != by_id.end() && parent != en.source_id)
+        if (auto it = by_id.find(parent); it != by_id.end() && parent != en.source_id)
           en.parent = static_cast<int64_t>(it->second);
       }
       if (auto [it, fresh] = by_id.emplace(en.source_id, entries_.size()); !fresh)
@@ -856,14 +865,14 @@ private:
   Header header_;
   std::string start_id_;
   std::vector<Entry> entries_;
-  std::vector<size_t> line_of_;                   // entry → its index in lines_
-  std::unordered_map<std::string, size_t> by_id_; // Pi's id → entry
+  std::vector<size_t> line_of_; // entry → its index in lines_
+  IdMap<size_t> by_id_;         // Pi's id → entry
   std::vector<size_t> extra_headers_;
   int64_t active_leaf_ = -1;
-  std::vector<std::vector<Call>> open_; // per entry: calls open at its end
-  std::vector<std::string> tail_;       // per entry: its last event's id
-  std::unordered_map<std::string, std::vector<size_t>> call_users_; // call id → its entries
-  std::string result_call_id_; // the call the tool result being written answers
+  std::vector<std::vector<Call>> open_;   // per entry: calls open at its end
+  std::vector<std::string> tail_;         // per entry: its last event's id
+  IdMap<std::vector<size_t>> call_users_; // call id → its entries
+  std::string result_call_id_;            // the call the tool result being written answers
 };
 
 } // namespace
