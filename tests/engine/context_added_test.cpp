@@ -167,6 +167,20 @@ TEST_CASE("instructions from the log: never dropped, deduplicated, before the co
         std::string::npos);
 }
 
+TEST_CASE("instructions marked sensitive stay out unless allowed, and say so") {
+  SessionFixture f;
+  std::string secret = f.add(
+      event("ContextAdded", "system",
+            R"({"kind":"instructions","text":"The deploy key is k-991.","source":"developer"})",
+            R"("visibility":"sensitive")"));
+  f.add(prompt("deploy it"));
+  Bundle hidden(compile(f.db));
+  CHECK(hidden.json.find("k-991") == std::string::npos);
+  CHECK(hidden.reason_of_excluded("instructions:" + secret).find("sensitive") != std::string::npos);
+  Bundle shown(compile(f.db, R"("policy":{"allow_sensitive":true})"));
+  CHECK(shown.has("instructions:" + secret));
+}
+
 namespace {
 
 // A session whose first turn holds context before and between the
