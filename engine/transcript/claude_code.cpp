@@ -348,6 +348,7 @@ private:
                    const std::vector<OtherBlock> &others);
   void emit_system(int i, PathState &st);
   void emit_compaction(int i, element doc, PathState &st);
+  std::string kept_from(int from, std::string_view head);
   void cancel(PathState &st, const std::string &id_base, int64_t line, int64_t ts,
               std::string_view reason, const std::string &keep_message = "");
   void add(PathState &st, const std::string &id, std::string_view type, std::string_view actor,
@@ -375,6 +376,8 @@ private:
   std::vector<int> meta_first_;              // ... before any node
   std::unordered_map<std::string, std::vector<int>> group_; // message.id (+ side) → lines
   std::vector<bool> emitted_, included_;
+  std::unordered_map<std::string, int> by_uuid_;             // node of each uuid
+  std::unordered_map<std::string, std::string> first_event_; // uuid → its first event
   std::vector<bool> talks_;      // a subtree holds a user or assistant node
   std::vector<bool> on_path_;    // a node of the path being emitted
   std::vector<PathState> after_; // the path's state after each node
@@ -390,9 +393,8 @@ int64_t SessionReader::ts_of(int i) const {
 
 void SessionReader::index_tree() {
   int n = size();
-  std::unordered_map<std::string, int> by_uuid;
   for (int i = 0; i < n; ++i)
-    if (rec(i).chain) by_uuid.emplace(rec(i).uuid, i);
+    if (rec(i).chain) by_uuid_.emplace(rec(i).uuid, i);
   parent_.assign(size_t(n), -1);
   kids_.assign(size_t(n), {});
   meta_after_.assign(size_t(n), {});
@@ -401,14 +403,14 @@ void SessionReader::index_tree() {
     const Record &r = rec(i);
     // A later line with a uuid already seen (a copy) is kept as a record
     // beside the tree, not as a second node.
-    bool node = r.chain && by_uuid.at(r.uuid) == i;
+    bool node = r.chain && by_uuid_.at(r.uuid) == i;
     if (!node) {
       (last_node < 0 ? meta_first_ : meta_after_[size_t(last_node)]).push_back(i);
       continue;
     }
-    auto p = by_uuid.find(r.parent);
-    if (r.parent.empty() || p == by_uuid.end()) p = by_uuid.find(r.logical_parent);
-    if (p != by_uuid.end() && p->second != i) parent_[size_t(i)] = p->second;
+    auto p = by_uuid_.find(r.parent);
+    if (r.parent.empty() || p == by_uuid_.end()) p = by_uuid_.find(r.logical_parent);
+    if (p != by_uuid_.end() && p->second != i) parent_[size_t(i)] = p->second;
     last_node = i;
     if (r.conversational && r.type == "assistant" && !r.message_id.empty())
       group_[group_key(r)].push_back(i);
@@ -430,7 +432,7 @@ void SessionReader::index_tree() {
   for (int i = 0; i < n; ++i) {
     if (parent_[size_t(i)] >= 0)
       kids_[size_t(parent_[size_t(i)])].push_back(i);
-    else if (rec(i).chain && by_uuid.at(rec(i).uuid) == i)
+    else if (rec(i).chain && by_uuid_.at(rec(i).uuid) == i)
       order.push_back(i);
   }
   for (size_t k = 0; k < order.size(); ++k)
@@ -627,6 +629,7 @@ void SessionReader::add(PathState &st, const std::string &id, std::string_view t
   EventHead h{id, std::string(type), std::string(actor), ts, st.last_event};
   out_.events.push_back(
       {s_.id, event_json(h, payload, provenance(first, last, record_id)), first, last});
+  if (!record_id.empty()) first_event_.emplace(std::string(record_id), id);
   st.last_event = id;
 }
 
@@ -956,6 +959,19 @@ void SessionReader::emit_results(int i, element doc, const std::vector<element> 
   }
 }
 
+// The first event of `head` when it is an ancestor of node `from`; "" when
+// it is not (or gave no event of its own).
+std::string SessionReader::kept_from(int from, std::string_view head) {
+  auto h = by_uuid_.find(std::string(head));
+  if (h == by_uuid_.end()) return "";
+  for (int c = from; c >= 0; c = parent_[size_t(c)])
+    if (c == h->second) {
+      auto e = first_event_.find(rec(c).uuid);
+      return e == first_event_.end() ? "" : e->second;
+    }
+  return "";
+}
+
 // The isCompactSummary line: with the compact_boundary before it, Claude's
 // compaction. Claude sends nothing from before the boundary, so the
 // compaction keeps nothing: its first kept event is itself.
@@ -965,7 +981,7 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
   std::string summary = content_text(message_content(doc, where(o_.file, r.line)));
   int p = parent_[size_t(i)];
   int64_t tokens_before = -1;
-  std::string trigger;
+  std::string trigger, first_kept = id;
   if (p >= 0 && rec(p).type == "system" && rec(p).subtype == "compact_boundary") {
     simdjson::dom::parser local;
     element b = json::parse(local, rec(p).text, where(o_.file, rec(p).line));
@@ -973,12 +989,17 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
       int64_t t;
       if (!(*m)["preTokens"].get(t) && t >= 0) tokens_before = t;
       trigger = std::string(str(*m, "trigger"));
+      // A partial compaction keeps the messages from preservedSegment's
+      // head on (they stand before the boundary, on its path).
+      if (auto seg = child(*m, "preservedSegment"))
+        if (std::string kept = kept_from(p, str(*seg, "headUuid")); !kept.empty())
+          first_kept = kept;
     }
   }
   json::JsonWriter w;
   w.begin_object()
       .field("summary", summary)
-      .field("first_kept_event_id", id)
+      .field("first_kept_event_id", first_kept)
       .key("range")
       .begin_object()
       .field("from_event_id", sanitize_id(s_.id + "-start"))

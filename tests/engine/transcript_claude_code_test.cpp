@@ -331,6 +331,30 @@ TEST_CASE("an older file: its sidechain in the same file, found by its task") {
   CHECK(p.unknown.empty());
 }
 
+TEST_CASE("a compaction that keeps the latest messages: they are its first kept events") {
+  const std::string rel = "projects/-home-dev-partial/0d0d0d0d-0000-4000-8000-000000000005.jsonl";
+  const std::string id = "cc-0d0d0d0d-0000-4000-8000-000000000005";
+  Parsed p = parse(rel);
+  auto evs = events(p, id);
+  const Ev &k = find(evs, id + "-p-c2");
+  CHECK(k.type == "CompactionCompleted");
+  CHECK(k.get("first_kept_event_id") == id + "-p-u2");
+  CHECK(k.get("tokens_before") == "170000");
+  TempDir dir;
+  Engine db(dir.file("partial.ctxdb"), "");
+  append_all(db, p);
+  CHECK(field(db.verify(std::nullopt), "ok") == "true");
+  // As Claude resumes: the summary, the kept messages, what came after.
+  std::string out =
+      db.compile(R"({"session_id":")" + id + R"(","max_tokens":100000,"request":"Next?"})");
+  // The first prompt, summarized, stays the goal only.
+  CHECK(count(out, "Rename the config loader.") == 1);
+  CHECK(out.find("Renamed load_cfg to load_config.") == std::string::npos);
+  CHECK(count(out, "Now update its callers.") == 1);
+  CHECK(count(out, "the config loader was renamed to load_config") == 1);
+  CHECK(out.find("Now update its callers.") < out.find("Add a test for load_config."));
+}
+
 TEST_CASE("a malformed line names its file and line; a torn last line waits") {
   CHECK(code_of([] { parse(kBroken); }) == Code::kInvalidJson);
   CHECK(message_of([] { parse(kBroken); }).starts_with(kBroken + ":3: "));
