@@ -47,13 +47,19 @@
 //    blocks) → claude-code.content_block {block}, after their message.
 //  - system compact_boundary + the isCompactSummary line after it →
 //    CompactionCompleted: Claude keeps nothing before the boundary, so
-//    first_kept_event_id is the compaction's own id; the boundary itself
+//    first_kept_event_id is the compaction's own id (a partial compaction's
+//    preservedSegment keeps its head on: that head's event); the boundary itself
 //    and every other system subtype → claude-code.system.<subtype>,
 //    except local_command (a ContextAdded).
 //  - calls that got no result when the conversation moved on (a prompt,
 //    another message, an interruption, a compaction, a rewind that left
 //    their branch) → ToolCallCancelled; one pending at the end of the
 //    file stays pending.
+//  - attachment lines: a queued_command the user typed while Claude worked
+//    → UserPromptSubmitted (task notifications and others' → ContextAdded),
+//    nested_memory (a CLAUDE.md) → ContextAdded instructions,
+//    hook_additional_context → ContextAdded "hook"; others →
+//    claude-code.attachment.
 //  - records with no core meaning (file-history-snapshot, queue-operation,
 //    summary, custom-title, ai-title, progress, attachment, …) →
 //    claude-code.<type> {record, provenance}; a type not listed in
@@ -347,6 +353,9 @@ private:
   void emit_others(PathState &st, const std::string &id, int64_t ts, std::string_view uuid,
                    const std::vector<OtherBlock> &others);
   void emit_system(int i, PathState &st);
+  void emit_attachment(int i, PathState &st);
+  void add_context(PathState &st, const std::string &id, int i, const Part &p,
+                   std::string_view text);
   void emit_compaction(int i, element doc, PathState &st);
   std::string kept_from(int from, std::string_view head);
   void cancel(PathState &st, const std::string &id_base, int64_t line, int64_t ts,
@@ -613,6 +622,8 @@ void SessionReader::emit_record(int i, const std::vector<int> &chain, size_t pos
     emit_user(i, st);
   } else if (r.type == "system") {
     emit_system(i, st);
+  } else if (r.type == "attachment") {
+    emit_attachment(i, st);
   } else {
     emit_custom(i, st, event_id(r));
   }
@@ -1012,6 +1023,76 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
   add(st, id, "CompactionCompleted", kFormat, ts_of(i), w.take(), r.line, r.line, r.uuid);
 }
 
+void SessionReader::add_context(PathState &st, const std::string &id, int i, const Part &p,
+                                std::string_view text) {
+  json::JsonWriter w;
+  w.begin_object().field("kind", p.kind).field("text", text).field("source", p.source).end_object();
+  add(st, id, "ContextAdded", "system", ts_of(i), w.take(), rec(i).line, rec(i).line, rec(i).uuid);
+}
+
+// What Claude Code attaches to a turn and turns into a message when it
+// calls the model (its normalizeAttachmentForAPI): a prompt the user typed
+// while it worked (queued_command, origin human), a CLAUDE.md it read
+// (nested_memory), a hook's added context. Any other attachment is kept as
+// claude-code.attachment.
+void SessionReader::emit_attachment(int i, PathState &st) {
+  const Record &r = rec(i);
+  element doc = parse(i);
+  std::optional<element> a = child(doc, "attachment");
+  std::string_view type = a ? str(*a, "type") : "";
+  std::string id = event_id(r);
+  if (type == "queued_command") {
+    std::string text;
+    if (auto prompt = child(*a, "prompt")) text = content_text(*prompt);
+    std::string_view origin;
+    if (auto o = child(*a, "origin")) origin = str(*o, "kind");
+    Part p = classify(text, flag(*a, "isMeta") || (!origin.empty() && origin != "human"));
+    if (str(*a, "commandMode") == "task-notification") p = classify(text, true);
+    if (!p.words) {
+      if (p.source == "meta") p.source = "queued_command";
+      return add_context(st, id, i, p, text);
+    }
+    // Folded into the running turn: its calls still get their results.
+    json::JsonWriter w;
+    w.begin_object().field("text", text).end_object();
+    return add(st, id, "UserPromptSubmitted", "user", ts_of(i), w.take(), r.line, r.line, r.uuid);
+  }
+  if (type == "nested_memory") {
+    std::string_view path = str(*a, "path");
+    std::string_view body;
+    if (auto c = child(*a, "content")) {
+      if (c->is_string())
+        body = c->get_string().value();
+      else {
+        if (path.empty()) path = str(*c, "path");
+        body = str(*c, "content");
+      }
+    }
+    Part p;
+    p.kind = "instructions";
+    p.source = "claude_md";
+    return add_context(st, id, i, p,
+                       "Contents of " + std::string(path) + ":\n\n" + std::string(body));
+  }
+  if (type == "hook_additional_context") {
+    std::string text;
+    if (auto c = child(*a, "content")) {
+      simdjson::dom::array lines;
+      if (c->is_string())
+        text = std::string(c->get_string().value());
+      else if (!c->get(lines))
+        for (element l : lines)
+          if (l.is_string())
+            text += (text.empty() ? "" : "\n") + std::string(l.get_string().value());
+    }
+    Part p;
+    p.kind = "context";
+    p.source = "hook";
+    return add_context(st, id, i, p, text);
+  }
+  emit_custom(i, st, id);
+}
+
 void SessionReader::emit_system(int i, PathState &st) {
   const Record &r = rec(i);
   if (r.subtype == "compact_boundary")
@@ -1023,9 +1104,7 @@ void SessionReader::emit_system(int i, PathState &st) {
   std::string text(str(doc, "content"));
   Part p = classify(text, true);
   if (p.source == "meta") p.source = "command";
-  json::JsonWriter w;
-  w.begin_object().field("kind", p.kind).field("text", text).field("source", p.source).end_object();
-  add(st, event_id(r), "ContextAdded", "system", ts_of(i), w.take(), r.line, r.line, r.uuid);
+  add_context(st, event_id(r), i, p, text);
 }
 
 // The file's records, each in the session it belongs to: the file's own,

@@ -353,6 +353,19 @@ TEST_CASE("a compaction that keeps the latest messages: they are its first kept 
   CHECK(count(out, "Now update its callers.") == 1);
   CHECK(count(out, "the config loader was renamed to load_config") == 1);
   CHECK(out.find("Now update its callers.") < out.find("Add a test for load_config."));
+  // Attachments: a CLAUDE.md is instructions, a hook's words context, a
+  // prompt typed while Claude worked the user's words.
+  const Ev &md = find(evs, id + "-p-m1");
+  CHECK(md.type == "ContextAdded");
+  CHECK(md.get("kind") == "instructions");
+  CHECK(md.get("text") ==
+        "Contents of /home/dev/partial/src/CLAUDE.md:\n\nRun the tests with make test.");
+  CHECK(find(evs, id + "-p-m2").get("source") == "hook");
+  CHECK(find(evs, id + "-p-m3").type == "UserPromptSubmitted");
+  CHECK(find(evs, id + "-p-m3").get("text") == "Also document load_config in the README.");
+  CHECK(find(evs, id + "-p-m4").type == "claude-code.attachment");
+  CHECK(count(out, "Run the tests with make test.") == 1);
+  CHECK(count(out, "Also document load_config in the README.") == 1);
 }
 
 TEST_CASE("a malformed line names its file and line; a torn last line waits") {
