@@ -109,47 +109,21 @@ constexpr std::string_view kFormat = "claude-code";
 
 // Record types Claude Code writes that have no core meaning: kept as
 // custom events, not counted as unknown (JSONL_SPEC.md "All Entry Types").
-const std::set<std::string, std::less<>> kKnownTypes = {"file-history-snapshot",
-                                                        "queue-operation",
-                                                        "summary",
-                                                        "custom-title",
-                                                        "ai-title",
-                                                        "last-prompt",
-                                                        "tag",
-                                                        "agent-name",
-                                                        "agent-color",
-                                                        "agent-setting",
-                                                        "mode",
-                                                        "worktree-state",
-                                                        "pr-link",
-                                                        "attribution-snapshot",
-                                                        "speculation-accept",
-                                                        "content-replacement",
-                                                        "marble-origami-commit",
-                                                        "marble-origami-snapshot",
-                                                        "progress",
-                                                        "attachment"};
+// clang-format off
+const std::set<std::string, std::less<>> kKnownTypes = {
+    "file-history-snapshot", "queue-operation", "summary", "custom-title", "ai-title",
+    "last-prompt", "tag", "agent-name", "agent-color", "agent-setting", "mode",
+    "worktree-state", "pr-link", "attribution-snapshot", "speculation-accept",
+    "content-replacement", "marble-origami-commit", "marble-origami-snapshot", "progress",
+    "attachment", "permission-mode"};
 
 // System subtypes Claude Code writes (types/message.ts, JSONL_SPEC.md §3).
-const std::set<std::string, std::less<>> kKnownSubtypes = {"compact_boundary",
-                                                           "microcompact_boundary",
-                                                           "turn_duration",
-                                                           "stop_hook_summary",
-                                                           "api_error",
-                                                           "api_retry",
-                                                           "local_command",
-                                                           "informational",
-                                                           "init",
-                                                           "interrupt",
-                                                           "away_summary",
-                                                           "memory_saved",
-                                                           "agents_killed",
-                                                           "api_metrics",
-                                                           "bridge_status",
-                                                           "file_snapshot",
-                                                           "thinking",
-                                                           "permission_retry",
-                                                           "scheduled_task_fire"};
+const std::set<std::string, std::less<>> kKnownSubtypes = {
+    "compact_boundary", "microcompact_boundary", "turn_duration", "stop_hook_summary",
+    "api_error", "api_retry", "local_command", "informational", "init", "interrupt",
+    "away_summary", "memory_saved", "agents_killed", "api_metrics", "bridge_status",
+    "file_snapshot", "thinking", "permission_retry", "scheduled_task_fire"};
+// clang-format on
 
 // --- small readers ----------------------------------------------------------
 
@@ -745,6 +719,12 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
   cancel(st, event_id(r) + "-c", r.line, ts_of(i),
          "the model answered again before this call's result came", r.message_id);
   std::string id = event_id(r);
+  if (answer.blocks.empty()) {
+    // Nothing the model said that a message could hold (no block, or
+    // only blocks kept apart below): the line kept as it was.
+    emit_custom(i, st, id);
+    return emit_others(st, id, ts_of(i), r.uuid, others);
+  }
   add(st, id, "AssistantMessageCreated", "assistant", ts_of(i), provider::write_payload(answer),
       first, last, r.uuid);
   emit_others(st, id, ts_of(i), r.uuid, others);

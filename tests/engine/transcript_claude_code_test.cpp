@@ -388,6 +388,21 @@ TEST_CASE("a malformed line names its file and line; a torn last line waits") {
         }).starts_with(kShop + ":1: "));
 }
 
+TEST_CASE("an answer with no block a message holds is kept as its record") {
+  ParseOptions o;
+  o.file = "p/s1.jsonl";
+  Parsed p = parse_claude_code(
+      R"({"type":"user","uuid":"u","parentUuid":null,"message":{"role":"user","content":"hi"}})"
+      "\n"
+      R"({"type":"assistant","uuid":"a","parentUuid":"u","message":{"id":"msg_1","role":"assistant","content":[]}})"
+      "\n",
+      o);
+  REQUIRE(p.events.size() == 2);
+  CHECK(field(p.events[1].event_json, "type") == "claude-code.assistant");
+  CHECK(field(p.events[1].event_json, "id") == "cc-s1-a");
+  CHECK(p.unknown.empty());
+}
+
 TEST_CASE("a file read again gives the same drafts; a grown file, its new lines apart") {
   std::string bytes = read(kShop);
   ParseOptions o;
