@@ -186,7 +186,6 @@ element message_content(element doc, const std::string &at) {
 }
 
 Record read_record(simdjson::dom::parser &parser, const Line &l, const ParseOptions &o) {
-  std::string at = where(o.file, l.number);
   element doc = parse_line(parser, o.file, l);
   Record r;
   r.line = l.number;
@@ -246,7 +245,10 @@ bool starts(std::string_view s, std::string_view p) {
 Part classify(std::string_view text, bool meta) {
   Part p;
   p.kind = "context";
-  if (text.find("Contents of ") != std::string_view::npos &&
+  // Claude Code's own message with a CLAUDE.md ("Contents of <path>:"),
+  // never the user's words that mention one.
+  if ((meta || starts(text, "<system-reminder>") || starts(text, "Contents of ")) &&
+      text.find("Contents of ") != std::string_view::npos &&
       text.find("CLAUDE.md") != std::string_view::npos) {
     p.kind = "instructions";
     p.source = "claude_md";
