@@ -331,6 +331,43 @@ TEST_CASE("an older file: its sidechain in the same file, found by its task") {
   CHECK(p.unknown.empty());
 }
 
+TEST_CASE("a compaction that keeps the latest messages: they are its first kept events") {
+  const std::string rel = "projects/-home-dev-partial/0d0d0d0d-0000-4000-8000-000000000005.jsonl";
+  const std::string id = "cc-0d0d0d0d-0000-4000-8000-000000000005";
+  Parsed p = parse(rel);
+  auto evs = events(p, id);
+  const Ev &k = find(evs, id + "-p-c2");
+  CHECK(k.type == "CompactionCompleted");
+  CHECK(k.get("first_kept_event_id") == id + "-p-u2");
+  CHECK(k.get("tokens_before") == "170000");
+  TempDir dir;
+  Engine db(dir.file("partial.ctxdb"), "");
+  append_all(db, p);
+  CHECK(field(db.verify(std::nullopt), "ok") == "true");
+  // As Claude resumes: the summary, the kept messages, what came after.
+  std::string out =
+      db.compile(R"({"session_id":")" + id + R"(","max_tokens":100000,"request":"Next?"})");
+  // The first prompt, summarized, stays the goal only.
+  CHECK(count(out, "Rename the config loader.") == 1);
+  CHECK(out.find("Renamed load_cfg to load_config.") == std::string::npos);
+  CHECK(count(out, "Now update its callers.") == 1);
+  CHECK(count(out, "the config loader was renamed to load_config") == 1);
+  CHECK(out.find("Now update its callers.") < out.find("Add a test for load_config."));
+  // Attachments: a CLAUDE.md is instructions, a hook's words context, a
+  // prompt typed while Claude worked the user's words.
+  const Ev &md = find(evs, id + "-p-m1");
+  CHECK(md.type == "ContextAdded");
+  CHECK(md.get("kind") == "instructions");
+  CHECK(md.get("text") ==
+        "Contents of /home/dev/partial/src/CLAUDE.md:\n\nRun the tests with make test.");
+  CHECK(find(evs, id + "-p-m2").get("source") == "hook");
+  CHECK(find(evs, id + "-p-m3").type == "UserPromptSubmitted");
+  CHECK(find(evs, id + "-p-m3").get("text") == "Also document load_config in the README.");
+  CHECK(find(evs, id + "-p-m4").type == "claude-code.attachment");
+  CHECK(count(out, "Run the tests with make test.") == 1);
+  CHECK(count(out, "Also document load_config in the README.") == 1);
+}
+
 TEST_CASE("a malformed line names its file and line; a torn last line waits") {
   CHECK(code_of([] { parse(kBroken); }) == Code::kInvalidJson);
   CHECK(message_of([] { parse(kBroken); }).starts_with(kBroken + ":3: "));
@@ -349,6 +386,21 @@ TEST_CASE("a malformed line names its file and line; a torn last line waits") {
                             "\n",
                             o);
         }).starts_with(kShop + ":1: "));
+}
+
+TEST_CASE("an answer with no block a message holds is kept as its record") {
+  ParseOptions o;
+  o.file = "p/s1.jsonl";
+  Parsed p = parse_claude_code(
+      R"({"type":"user","uuid":"u","parentUuid":null,"message":{"role":"user","content":"hi"}})"
+      "\n"
+      R"({"type":"assistant","uuid":"a","parentUuid":"u","message":{"id":"msg_1","role":"assistant","content":[]}})"
+      "\n",
+      o);
+  REQUIRE(p.events.size() == 2);
+  CHECK(field(p.events[1].event_json, "type") == "claude-code.assistant");
+  CHECK(field(p.events[1].event_json, "id") == "cc-s1-a");
+  CHECK(p.unknown.empty());
 }
 
 TEST_CASE("a file read again gives the same drafts; a grown file, its new lines apart") {
