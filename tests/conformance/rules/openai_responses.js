@@ -102,8 +102,14 @@ function checkReasoning(input, out) {
       }
     });
     if (itemType(item) !== 'reasoning') return;
-    if (typeof item.id !== 'string' || !Array.isArray(item.summary)) {
-      out.push(violation('thinking-placement', `input[${i}]`, 'a reasoning item needs id and summary'));
+    // The item goes back by its id, or with store: false by its
+    // encrypted_content alone: Codex CLI, OpenAI's own agent, keeps no
+    // reasoning id (openai/codex codex-rs/protocol/src/models.rs,
+    // ResponseItem::Reasoning's id is skip_serializing) and sends its
+    // reasoning so (https://platform.openai.com/docs/guides/reasoning#encrypted-reasoning-items).
+    const byContent = item.id === undefined && typeof item.encrypted_content === 'string';
+    if ((typeof item.id !== 'string' && !byContent) || !Array.isArray(item.summary)) {
+      out.push(violation('thinking-placement', `input[${i}]`, 'a reasoning item needs summary, and id or encrypted_content'));
     }
     const next = input[i + 1];
     const nextType = next && itemType(next);
