@@ -524,14 +524,16 @@ void Reader::read(std::string_view bytes) {
   out_.lines_consumed = lines.consumed_lines;
   out_.bytes_consumed = lines.consumed_bytes;
   if (held_from > 0) {
+    // The pass stops after the last line before it (blank lines between
+    // wait with the response).
     std::erase_if(out_.events, [&](const Draft &d) { return d.last_line >= held_from; });
-    out_.lines_consumed = held_from - 1;
+    out_.lines_consumed = 0;
     out_.bytes_consumed = 0;
-    for (const Line &l : lines.lines)
-      if (l.number < held_from) out_.bytes_consumed = l.end;
-    // Blank lines just before the held response are consumed with what precedes them.
-    for (const Line &l : lines.lines)
-      if (l.number < held_from) out_.lines_consumed = l.number;
+    for (const Line &l : lines.lines) {
+      if (l.number >= held_from) break;
+      out_.lines_consumed = l.number;
+      out_.bytes_consumed = l.end;
+    }
   }
 }
 
