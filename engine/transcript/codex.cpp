@@ -758,7 +758,8 @@ void Reader::user_message(const Content &c, const Line &l, const std::string &id
   if (!c.images.empty()) write_content_blocks(w, c);
   w.end_object();
   emit(id, "UserPromptSubmitted", "user", w.str(), l.number, l.number);
-  user_messages_.push_back(c.text);
+  // compact.rs collect_user_messages: an image-only message has no text to keep.
+  if (!c.text.empty()) user_messages_.push_back(c.text);
 }
 
 void Reader::context_added(std::string_view kind, std::string_view source, const Content &c,
@@ -958,7 +959,7 @@ void Reader::kept_item(element item, const Line &l, const std::string &id,
       return; // the CompactionCompleted's summary
     if (injected(role, c, l, id)) return;
     if (role == "user") {
-      user_messages_.push_back(c.text);
+      if (!c.text.empty()) user_messages_.push_back(c.text);
       return context_added("context", "compaction_user_message", c, l, id);
     }
   }
