@@ -8,7 +8,6 @@
 #include "provider/response.hpp"
 #include "store/fts_merge.hpp"
 #include "token/bpe.hpp"
-#include "transcript/importer.hpp"
 #include "util/ids.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
@@ -113,7 +112,7 @@ std::string Engine::import(std::string_view ndjson) {
 std::string Engine::transcript_import(std::string_view options_json) {
   transcript::ImportOptions options = transcript::parse_import_options(options_json);
   store_.require_writable();
-  transcript::Importer importer(log_, import_sources_);
+  transcript::Importer importer(log_, import_sources_, seen_transcripts_);
   return importer.run(options).to_json();
 }
 

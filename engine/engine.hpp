@@ -25,6 +25,7 @@
 #include "project/stats.hpp"
 #include "project/tool_calls.hpp"
 #include "store/store.hpp"
+#include "transcript/importer.hpp"
 
 #include <memory>
 #include <optional>
@@ -270,6 +271,9 @@ private:
   // Every projection, in the order the log feeds them.
   std::vector<project::Projection *> projections_;
   std::string tokenizer_data_dir_; // config "tokenizer_data_dir"
+  // The files transcript_import read to their end, by size and mtime: a
+  // --follow's passes read only the files that changed.
+  transcript::SeenFiles seen_transcripts_;
 };
 
 } // namespace ctxdb

@@ -1,6 +1,6 @@
 // import_sources.hpp — the import_sources projection: per file of another
 // agent imported (engine/transcript/), how far it has been read. Fed by
-// the payload.provenance of the events an import appends (schema/sql/019),
+// the payload.provenance of the events an import appends (schema/sql/020),
 // so the state of an incremental import is rebuilt from the log like
 // every other table.
 #pragma once

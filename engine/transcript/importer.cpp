@@ -222,39 +222,24 @@ FileReport Importer::import_file(Format format, const std::string &file, bool fi
   std::optional<project::ImportSource> before = sources_.get(file);
   if (before) report.session_id = before->session_id;
   try {
-    std::string bytes = read_file(file);
-    if (before && before->end_offset > 0) {
-      auto end = size_t(before->end_offset);
-      if (bytes.size() < end ||
-          util::to_hex(util::sha256(std::string_view(bytes).substr(0, end))) !=
-              before->prefix_sha256) {
-        report.status = "changed";
-        report.error = file + ": the file changed within the " + std::to_string(end) +
-                       " bytes imported before (up to line " + std::to_string(before->last_line) +
-                       "); it is not merged";
-        return report;
-      }
-      if (bytes.size() == end) {
-        report.status = "unchanged";
-        return report;
-      }
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0)
+      throw Error(Code::kIo, file + ": cannot stat: " + std::strerror(errno));
+    FileStamp stamp{int64_t(st.st_size),
+                    int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, 0};
+    if (auto seen = seen_.find(file);
+        before && seen != seen_.end() && seen->second.size == stamp.size &&
+        seen->second.mtime_ns == stamp.mtime_ns && seen->second.end_offset == before->end_offset &&
+        before->end_offset == stamp.size) {
+      report.status = "unchanged"; // as the pass that read it to its end left it
+      return report;
     }
-    ParseOptions options{file, before ? before->last_line : 0, final};
-    Parsed parsed = parse(format, bytes, options);
-    if (!parsed.sessions.empty()) report.session_id = parsed.sessions.front().id;
-    report.unknown = parsed.unknown;
-    report.lines = std::max<int64_t>(0, parsed.lines_consumed - options.resume_after_line);
-    std::vector<Draft> drafts;
-    for (Draft &d : parsed.events)
-      if (std::max(d.first_line, d.last_line) > options.resume_after_line)
-        drafts.push_back(std::move(d));
-    parsed.events.clear();
-    std::string prefix = util::to_hex(
-        util::sha256(std::string_view(bytes).substr(0, size_t(parsed.bytes_consumed))));
-    int64_t end_offset = parsed.bytes_consumed;
-    std::string().swap(bytes); // the drafts hold what is appended
-    append(format, parsed, drafts, end_offset, prefix, report);
-    report.status = report.events > 0 ? "imported" : "unchanged";
+    pass(format, file, final, before, report);
+    if (std::optional<project::ImportSource> after = sources_.get(file);
+        after && after->end_offset == stamp.size && report.status != "changed") {
+      stamp.end_offset = after->end_offset;
+      seen_[file] = stamp;
+    }
   } catch (const Error &e) {
     report.status = "failed";
     report.error = e.what();
@@ -266,6 +251,42 @@ FileReport Importer::import_file(Format format, const std::string &file, bool fi
     report.error = file + ": out of memory";
   }
   return report;
+}
+
+void Importer::pass(Format format, const std::string &file, bool final,
+                    const std::optional<project::ImportSource> &before, FileReport &report) {
+  std::string bytes = read_file(file);
+  if (before && before->end_offset > 0) {
+    auto end = size_t(before->end_offset);
+    if (bytes.size() < end || util::to_hex(util::sha256(std::string_view(bytes).substr(0, end))) !=
+                                  before->prefix_sha256) {
+      report.status = "changed";
+      report.error = file + ": the file changed within the " + std::to_string(end) +
+                     " bytes imported before (up to line " + std::to_string(before->last_line) +
+                     "); it is not merged";
+      return;
+    }
+    if (bytes.size() == end) {
+      report.status = "unchanged";
+      return;
+    }
+  }
+  ParseOptions options{file, before ? before->last_line : 0, final};
+  Parsed parsed = parse(format, bytes, options);
+  if (!parsed.sessions.empty()) report.session_id = parsed.sessions.front().id;
+  report.unknown = parsed.unknown;
+  report.lines = std::max<int64_t>(0, parsed.lines_consumed - options.resume_after_line);
+  std::vector<Draft> drafts;
+  for (Draft &d : parsed.events)
+    if (std::max(d.first_line, d.last_line) > options.resume_after_line)
+      drafts.push_back(std::move(d));
+  parsed.events.clear();
+  std::string prefix =
+      util::to_hex(util::sha256(std::string_view(bytes).substr(0, size_t(parsed.bytes_consumed))));
+  int64_t end_offset = parsed.bytes_consumed;
+  std::string().swap(bytes); // the drafts hold what is appended
+  append(format, parsed, drafts, end_offset, prefix, report);
+  report.status = report.events > 0 ? "imported" : "unchanged";
 }
 
 void Importer::append(Format format, Parsed &parsed, std::vector<Draft> &drafts, int64_t end_offset,

@@ -19,8 +19,11 @@
 //      the file back and is reported; the next file goes on.
 //
 // Memory: one file at a time. Its bytes are released once hashed, before
-// the drafts are appended, and each draft once placed, so a pass holds at
-// most one file's bytes and its drafts, whatever the size of the tree.
+// the drafts are appended, and each draft once placed; what the file's
+// transaction writes is held by the projections until it commits, as for
+// any append. So a pass holds what one file needs (about four times its
+// size, bench/transcript_import.cpp), whatever the size of the tree: it
+// is bounded by the largest file, not by the tree.
 #pragma once
 
 #include "log/event_log.hpp"
@@ -67,14 +70,29 @@ struct ImportReport {
   int64_t count(std::string_view status) const;
 };
 
+// What one process has seen of the files it imported: a file whose size
+// and modification time are those of a pass that read it to its end is not
+// read again, so a --follow over a large folder reads only what changed.
+struct FileStamp {
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t end_offset = 0;
+};
+using SeenFiles = std::map<std::string, FileStamp, std::less<>>;
+
 class Importer {
 public:
-  Importer(log::EventLog &log, project::ImportSources &sources) : log_(log), sources_(sources) {}
+  Importer(log::EventLog &log, project::ImportSources &sources, SeenFiles &seen)
+      : log_(log), sources_(sources), seen_(seen) {}
 
   ImportReport run(const ImportOptions &options);
   FileReport import_file(Format format, const std::string &file, bool final);
 
 private:
+  // One pass over a file: read, checked against what was imported, parsed
+  // and appended; fills the report (an error is thrown).
+  void pass(Format format, const std::string &file, bool final,
+            const std::optional<project::ImportSource> &before, FileReport &report);
   // Appends the drafts of a pass in one transaction, the last placement
   // carrying the pass's end; fills report.events and
   // report.active_branch_id.
@@ -83,6 +101,7 @@ private:
 
   log::EventLog &log_;
   project::ImportSources &sources_;
+  SeenFiles &seen_;
 };
 
 } // namespace ctxdb::transcript

@@ -53,9 +53,13 @@ inline void raw_sql(const std::string &path, const std::string &sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
-// SQL that takes a file back from schema 19 (the instructions index, the
-// search view of schema 11, stats' cancellations).
+// SQL that takes a file back from schema 20 (import_sources).
+inline const std::string kBeforeSchema20 = "DROP TABLE import_sources;";
+
+// ... and from schema 19 (the instructions index, the search view of
+// schema 11, stats' cancellations).
 inline const std::string kBeforeSchema19 =
+    kBeforeSchema20 +
     "DROP INDEX messages_instructions; DROP VIEW search_text;"
     "ALTER TABLE stats DROP COLUMN tool_cancellations;"
     "CREATE VIEW search_text (pos, text) AS SELECT pos, CASE type"

@@ -163,7 +163,8 @@ TEST_CASE("import_sources follows the provenance of the events and rebuilds") {
       "pi-1",
       R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"a","provenance":{"format":"pi","file":"/f.jsonl","line":2,"last_line":4}}}
 {"type":"pi.model_change","actor":"pi","payload":{"record":{},"provenance":{"format":"pi","file":"/f.jsonl","line":3,"end_offset":120,"prefix_sha256":"ab"}}}
-{"type":"Note","actor":"host","payload":{"text":"not imported"}})");
+{"type":"Note","actor":"host","payload":{"text":"not imported"}}
+{"type":"Note","actor":"host","payload":{"provenance":{"file":"/g.txt","format":"notes"}}})");
   std::string row = "SELECT last_line*1000000+end_offset FROM import_sources WHERE file='/f.jsonl'";
   CHECK(test::raw_int(dir.file("db.ctxdb"), row) == 4000120);
   CHECK(test::raw_int(dir.file("db.ctxdb"), "SELECT count(*) FROM import_sources") == 1);
@@ -305,6 +306,27 @@ TEST_CASE("a line changed in the middle is reported, and nothing of the file mer
   CHECK(std::string(changed.file(0)["error"].get_string().value()).find("S1.jsonl") !=
         std::string::npos);
   CHECK(test::snapshot(db) == before);
+}
+
+TEST_CASE("a handle reads again only the files whose size or modification time changed") {
+  test::TempDir dir;
+  std::string file = dir.file("S1.jsonl");
+  write_file(file, turn(1));
+  {
+    Engine db(dir.file("db.ctxdb"), "");
+    CHECK(import(db, "claude-code", file).status(0) == "imported");
+    CHECK(import(db, "claude-code", file).status(0) == "unchanged");
+    // The same size and modification time: this handle does not read it again.
+    fs::file_time_type mtime = fs::last_write_time(file);
+    std::string edited = turn(1);
+    edited.replace(edited.find("question 1"), 10, "question X");
+    write_file(file, edited);
+    fs::last_write_time(file, mtime);
+    CHECK(import(db, "claude-code", file).status(0) == "unchanged");
+  }
+  // Another handle reads it, and sees the change.
+  Engine db(dir.file("db.ctxdb"), "");
+  CHECK(import(db, "claude-code", file).status(0) == "changed");
 }
 
 TEST_CASE("a torn last line waits for the next pass") {

@@ -1,4 +1,4 @@
--- ctxdb schema 19: what each imported file of another agent has given.
+-- ctxdb schema 20: what each imported file of another agent has given.
 --
 -- Every event an importer of other agents' session files (Claude Code,
 -- Codex, Pi; engine/transcript/) appends carries payload.provenance
