@@ -37,13 +37,15 @@ void ImportSources::on_append(const log::Event &e) {
   if (e.payload.find("\"provenance\"") == std::string::npos) return;
   simdjson::dom::element provenance;
   if (payloads_.get(e)["provenance"].get(provenance) || !provenance.is_object()) return;
+  // Only what an importer of another agent's files wrote: a host's own
+  // "provenance" field means something else.
   std::string_view file = string_field(provenance, "file");
-  if (file.empty()) return;
+  std::string_view format = string_field(provenance, "format");
+  if (file.empty() || (format != "claude-code" && format != "codex" && format != "pi")) return;
   auto it = pending_.find(file);
   if (it == pending_.end()) {
     std::string key(file);
-    ImportSource row = get(key).value_or(
-        ImportSource{std::string(string_field(provenance, "format")), e.session_id, 0, 0, ""});
+    ImportSource row = get(key).value_or(ImportSource{std::string(format), e.session_id, 0, 0, ""});
     it = pending_.emplace(std::move(key), std::move(row)).first;
   }
   ImportSource &row = it->second;

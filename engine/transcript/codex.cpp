@@ -524,14 +524,16 @@ void Reader::read(std::string_view bytes) {
   out_.lines_consumed = lines.consumed_lines;
   out_.bytes_consumed = lines.consumed_bytes;
   if (held_from > 0) {
+    // The pass stops after the last line before it (blank lines between
+    // wait with the response).
     std::erase_if(out_.events, [&](const Draft &d) { return d.last_line >= held_from; });
-    out_.lines_consumed = held_from - 1;
+    out_.lines_consumed = 0;
     out_.bytes_consumed = 0;
-    for (const Line &l : lines.lines)
-      if (l.number < held_from) out_.bytes_consumed = l.end;
-    // Blank lines just before the held response are consumed with what precedes them.
-    for (const Line &l : lines.lines)
-      if (l.number < held_from) out_.lines_consumed = l.number;
+    for (const Line &l : lines.lines) {
+      if (l.number >= held_from) break;
+      out_.lines_consumed = l.number;
+      out_.bytes_consumed = l.end;
+    }
   }
 }
 
@@ -756,7 +758,8 @@ void Reader::user_message(const Content &c, const Line &l, const std::string &id
   if (!c.images.empty()) write_content_blocks(w, c);
   w.end_object();
   emit(id, "UserPromptSubmitted", "user", w.str(), l.number, l.number);
-  user_messages_.push_back(c.text);
+  // compact.rs collect_user_messages: an image-only message has no text to keep.
+  if (!c.text.empty()) user_messages_.push_back(c.text);
 }
 
 void Reader::context_added(std::string_view kind, std::string_view source, const Content &c,
@@ -956,7 +959,7 @@ void Reader::kept_item(element item, const Line &l, const std::string &id,
       return; // the CompactionCompleted's summary
     if (injected(role, c, l, id)) return;
     if (role == "user") {
-      user_messages_.push_back(c.text);
+      if (!c.text.empty()) user_messages_.push_back(c.text);
       return context_added("context", "compaction_user_message", c, l, id);
     }
   }

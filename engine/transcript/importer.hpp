@@ -19,8 +19,11 @@
 //      the file back and is reported; the next file goes on.
 //
 // Memory: one file at a time. Its bytes are released once hashed, before
-// the drafts are appended, and each draft once placed, so a pass holds at
-// most one file's bytes and its drafts, whatever the size of the tree.
+// the drafts are appended, and each draft once placed; what the file's
+// transaction writes is held by the projections until it commits, as for
+// any append. So a pass holds what one file needs (about four times its
+// size, bench/transcript_import.cpp), whatever the size of the tree: it
+// is bounded by the largest file, not by the tree.
 #pragma once
 
 #include "log/event_log.hpp"

@@ -479,6 +479,9 @@ TEST_CASE("codex: a live file holds back a response that may still grow, then re
   for (int i = 0; i < 13; ++i) cut = bytes.find('\n', cut) + 1;
   Parsed live = parse(bytes.substr(0, cut), kFull, 0, false);
   CHECK(live.lines_consumed == 9); // the response starts on line 10
+  size_t nine = 0;
+  for (int i = 0; i < 9; ++i) nine = bytes.find('\n', nine) + 1;
+  CHECK(live.bytes_consumed == static_cast<int64_t>(nine));
   for (const Draft &d : live.events) CHECK(d.last_line <= 9);
   Parsed full = parse(bytes, kFull);
   // The next pass, from where the first stopped, gives what a whole read gives.

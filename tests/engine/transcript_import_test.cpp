@@ -163,7 +163,8 @@ TEST_CASE("import_sources follows the provenance of the events and rebuilds") {
       "pi-1",
       R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"a","provenance":{"format":"pi","file":"/f.jsonl","line":2,"last_line":4}}}
 {"type":"pi.model_change","actor":"pi","payload":{"record":{},"provenance":{"format":"pi","file":"/f.jsonl","line":3,"end_offset":120,"prefix_sha256":"ab"}}}
-{"type":"Note","actor":"host","payload":{"text":"not imported"}})");
+{"type":"Note","actor":"host","payload":{"text":"not imported"}}
+{"type":"Note","actor":"host","payload":{"provenance":{"file":"/g.txt","format":"notes"}}})");
   std::string row = "SELECT last_line*1000000+end_offset FROM import_sources WHERE file='/f.jsonl'";
   CHECK(test::raw_int(dir.file("db.ctxdb"), row) == 4000120);
   CHECK(test::raw_int(dir.file("db.ctxdb"), "SELECT count(*) FROM import_sources") == 1);
