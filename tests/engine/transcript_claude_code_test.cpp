@@ -403,6 +403,41 @@ TEST_CASE("an answer with no block a message holds is kept as its record") {
   CHECK(p.unknown.empty());
 }
 
+TEST_CASE("odd records anywhere: drafts, or an error naming the line, never a crash") {
+  const char *const odd[] = {
+      R"({})",
+      R"({"type":"user"})",
+      R"({"type":"assistant","uuid":"x1","message":{}})",
+      R"({"type":"assistant","uuid":"x2","message":{"id":"m","content":[{"type":"tool_use"}]}})",
+      R"({"type":"user","uuid":"x3","message":{"content":[{"type":"tool_result"},{"type":"image"}]}})",
+      R"({"type":"user","uuid":"x4","parentUuid":"x4","message":{"content":[7,"s",null]}})",
+      R"({"type":"system","uuid":"x5","subtype":"compact_boundary","compactMetadata":5})",
+      R"({"type":"user","uuid":"x6","isCompactSummary":true,"parentUuid":"x5","message":{"content":7}})",
+      R"({"type":"attachment","uuid":"x7","attachment":{"type":"queued_command","prompt":5}})",
+      R"({"type":"attachment","uuid":"x8","attachment":{"type":"nested_memory","content":5}})",
+      R"({"type":"attachment","uuid":"x9","attachment":7})",
+      R"({"type":"user","uuid":"a01","parentUuid":"zz","message":{"content":"a copy"}})",
+      R"({"type":7})",
+  };
+  std::string bytes = read(kShop);
+  std::vector<size_t> starts{0};
+  for (size_t at = bytes.find('\n'); at != std::string::npos; at = bytes.find('\n', at + 1))
+    starts.push_back(at + 1);
+  ParseOptions o;
+  o.file = kShop;
+  for (const char *line : odd)
+    for (size_t k = 0; k < starts.size(); ++k) {
+      std::string mutated = bytes.substr(0, starts[k]) + line + "\n" + bytes.substr(starts[k]);
+      INFO(line << " as line " << k + 1);
+      try {
+        Parsed p = parse_claude_code(mutated, o);
+        CHECK(p.lines_consumed == 51);
+      } catch (const Error &e) {
+        CHECK(std::string(e.what()).starts_with(kShop + ":" + std::to_string(k + 1) + ": "));
+      }
+    }
+}
+
 TEST_CASE("a file read again gives the same drafts; a grown file, its new lines apart") {
   std::string bytes = read(kShop);
   ParseOptions o;
