@@ -6,7 +6,8 @@
 // "cwd","parentSession"?}, then entries {type, id, parentId, timestamp, …}
 // that form a tree; Pi resumes at the last line's entry. Mapping:
 //
-//   header                  SessionStarted (DraftSession.create_json), id "pi-<header id>"
+//   header                  SessionStarted (DraftSession.create_json), id "pi-<header id>";
+//                           a later header: custom event pi.session, last
 //   message user            UserPromptSubmitted (text, image blocks)
 //   message assistant       AssistantMessageCreated (text, thinking + signature,
 //                           tool_call, usage as provider/answer.hpp writes it);
@@ -24,15 +25,20 @@
 //                           custom events pi.<type> {record}
 //   any other type / role   custom event pi.<type> (pi.message.<role>), counted unknown
 //
-// Tree: an entry's parentId becomes its parent_id (a root's parent is the
-// SessionStarted event). The active path (root → the last line's entry) is
-// emitted first, then the other entries in file order, so ctxdb's main
-// branch is what Pi resumes. A tool call whose turn moved on without a
-// result (a later message on its path) is closed by ToolCallCancelled
-// events placed just before that message (-c<n>); a call left open at the
-// end of a branch that is not the active one is closed after it (-x<n>,
-// provenance: the next line, which is what showed the branch was left). A
-// call open at the active leaf stays pending.
+// Ids: events "<session id>-<entry id>"; a tool call keeps Pi's id unless
+// an earlier call on its path has it (or it is empty): "<id>-<entry id>".
+// A branch_summary's from_leaf_event_id is the entry of the line before it
+// when that is off its path (Pi records only where the new branch starts).
+//
+// Tree: an entry's parentId becomes its parent_id (a root, or an entry
+// whose parent is unknown, hangs from the SessionStarted event). The active
+// path (root → the last line's entry) is emitted first, then the other
+// entries in file order, so ctxdb's main branch is what Pi resumes. A tool
+// call whose turn moved on without a result (a later message on its path)
+// is closed by ToolCallCancelled events placed just before that message
+// (-c<n>); a call left open at the end of a branch that is not the active
+// one is closed after it (-x<n>, provenance: the next line, which is what
+// showed the branch was left). A call open at the active leaf stays pending.
 //
 // Old files, migrated as session-manager.ts does: v1 (no version) entries
 // have no id/parentId: each is the child of the one before, with id
@@ -80,6 +86,13 @@ enum class Kind {
   kRecord,  // kept as a custom event
   kUnknown, // the same, counted
 };
+
+// Looked up by string_view as well as string (no key built per lookup).
+struct IdHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <class V> using IdMap = std::unordered_map<std::string, V, IdHash, std::equal_to<>>;
 
 struct Call {
   std::string id; // as Pi wrote it
@@ -327,7 +340,9 @@ private:
 
   // First pass: each entry's place in the tree and what pairing needs.
   void index_entries() {
-    std::unordered_map<std::string, size_t> by_id;
+    IdMap<size_t> &by_id = by_id_;
+    by_id.reserve(lines_.size());
+    call_users_.reserve(lines_.size());
     entries_.reserve(lines_.size());
     line_of_.reserve(lines_.size());
     for (size_t li = 1; li < lines_.size(); ++li) {
@@ -348,7 +363,7 @@ private:
         en.source_id = std::string(provider::need_string(w, e, "id", ""));
         std::string_view parent = string_or(e, "parentId");
         // An unknown parent is a root, as Pi's getTree() takes it.
-        if (auto it = by_id.find(std::string(parent)); it != by_id.end() && parent != en.source_id)
+        if (auto it = by_id.find(parent); it != by_id.end() && parent != en.source_id)
           en.parent = static_cast<int64_t>(it->second);
       }
       if (auto [it, fresh] = by_id.emplace(en.source_id, entries_.size()); !fresh)
@@ -763,17 +778,9 @@ private:
     return text;
   }
 
-  // The entries on i's path before it, root first.
-  std::vector<size_t> ancestors(size_t i) const {
-    std::vector<size_t> path;
-    for (int64_t j = entries_[i].parent; j >= 0; j = entries_[j].parent)
-      path.push_back(static_cast<size_t>(j));
-    std::reverse(path.begin(), path.end());
-    return path;
-  }
-
-  // The kept entry's index on the path, as buildSessionContext finds it.
-  std::optional<size_t> first_kept(element e, const std::vector<size_t> &path) {
+  // The kept entry of compaction c (its record e), as buildSessionContext
+  // finds it: an entry on c's path before it; nullopt when it keeps nothing.
+  std::optional<size_t> first_kept(element e, size_t c) const {
     std::string kept;
     if (auto id = string_or(e, "firstKeptEntryId"); !id.empty()) {
       kept = std::string(id);
@@ -783,36 +790,37 @@ private:
       if (index >= 1 && static_cast<size_t>(index) < lines_.size())
         kept = "L" + std::to_string(lines_[index].number);
     }
-    for (size_t k = 0; k < path.size(); ++k)
-      if (entries_[path[k]].source_id == kept) return k;
-    return std::nullopt;
+    auto it = by_id_.find(kept);
+    if (it == by_id_.end() || !is_ancestor(it->second, c)) return std::nullopt;
+    return it->second;
   }
 
   void compaction(size_t i, element e, EventHead &h, const Provenance &p) {
-    std::vector<size_t> path = ancestors(i);
-    std::optional<size_t> kept = first_kept(e, path);
-    // What this one summarizes: from the previous compaction's kept entry
-    // (or the root) to the entry before its own kept one.
-    size_t from = 0;
+    const Entry &en = entries_[i];
+    std::optional<size_t> kept = first_kept(e, i);
+    // What it summarizes: from the previous compaction's kept entry (or the
+    // entry after it, or the root) to the entry before its own kept one.
+    int64_t from = -1, below = -1;
     std::string previous;
-    for (size_t k = 0; k < path.size(); ++k)
-      if (entries_[path[k]].kind == Kind::kCompaction) {
-        previous = entries_[path[k]].event_id;
-        element pe = parse(line_of_[path[k]]);
-        std::vector<size_t> before(path.begin(), path.begin() + static_cast<long>(k));
-        from = first_kept(pe, before).value_or(k + 1);
-      }
-    size_t end = kept.value_or(path.size()); // one past the last summarized
-    e = parse(line_of_[i]);                  // parse() above reused the parser
+    for (int64_t j = en.parent; j >= 0; below = j, j = entries_[j].parent) {
+      if (entries_[j].kind != Kind::kCompaction) continue;
+      previous = entries_[j].event_id;
+      std::optional<size_t> prev_kept = first_kept(parse(line_of_[j]), static_cast<size_t>(j));
+      from = prev_kept ? static_cast<int64_t>(*prev_kept) : below;
+      break;
+    }
+    if (previous.empty()) from = below >= 0 ? below : en.parent;
+    int64_t to = kept ? entries_[*kept].parent : en.parent;
+    e = parse(line_of_[i]); // first_kept's parse above reused the parser
     json::JsonWriter j;
     j.begin_object().field("summary", provider::need_string(what(p.line), e, "summary", ""));
-    j.field("first_kept_event_id", kept ? entries_[path[*kept]].event_id : h.id);
-    if (from < end)
+    j.field("first_kept_event_id", kept ? entries_[*kept].event_id : h.id);
+    if (from >= 0 && to >= 0 && entries_[from].depth <= entries_[to].depth)
       j.key("range")
           .begin_object()
-          .field("from_event_id", entries_[path[from]].event_id)
-          .field("to_event_id", entries_[path[end - 1]].event_id)
-          .field("events", static_cast<int64_t>(end - from))
+          .field("from_event_id", entries_[from].event_id)
+          .field("to_event_id", entries_[to].event_id)
+          .field("events", entries_[to].depth - entries_[from].depth + 1)
           .end_object();
     if (field(e, "tokensBefore")) j.field("tokens_before", tokens(e, "tokensBefore"));
     j.key("summarizer").begin_object().field("kind", "foreign").field("agent", "pi");
@@ -833,12 +841,7 @@ private:
     // left; that leaf is the entry written just before, when it is not
     // on this entry's own path.
     std::string left = ancestor;
-    if (i > 0) {
-      bool on_path = false;
-      for (int64_t j = en.parent; j >= 0 && !on_path; j = entries_[j].parent)
-        on_path = static_cast<size_t>(j) == i - 1;
-      if (!on_path) left = entries_[i - 1].event_id;
-    }
+    if (i > 0 && !is_ancestor(i - 1, i)) left = entries_[i - 1].event_id;
     std::string_view summary = string_or(e, "summary");
     json::JsonWriter j;
     j.begin_object().field("text", std::string(kBranchSummaryPrefix) + std::string(summary) +
@@ -863,12 +866,13 @@ private:
   std::string start_id_;
   std::vector<Entry> entries_;
   std::vector<size_t> line_of_; // entry → its index in lines_
+  IdMap<size_t> by_id_;         // Pi's id → entry
   std::vector<size_t> extra_headers_;
   int64_t active_leaf_ = -1;
-  std::vector<std::vector<Call>> open_; // per entry: calls open at its end
-  std::vector<std::string> tail_;       // per entry: its last event's id
-  std::unordered_map<std::string, std::vector<size_t>> call_users_; // call id → its entries
-  std::string result_call_id_; // the call the tool result being written answers
+  std::vector<std::vector<Call>> open_;   // per entry: calls open at its end
+  std::vector<std::string> tail_;         // per entry: its last event's id
+  IdMap<std::vector<size_t>> call_users_; // call id → its entries
+  std::string result_call_id_;            // the call the tool result being written answers
 };
 
 } // namespace

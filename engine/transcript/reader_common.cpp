@@ -97,21 +97,33 @@ std::string sanitize_id(std::string_view raw) {
   return out.substr(0, kMaxId - 1 - hash.size()) + "-" + hash;
 }
 
-std::string with_provenance(std::string_view payload_object, const Provenance &p) {
+namespace {
+
+// Appends the payload object with "provenance" added as its last field:
+// one copy of the payload, however large.
+void append_with_provenance(std::string &out, std::string_view payload_object,
+                            const Provenance &p) {
+  // payload_object is compact JSON from a writer: "{…}" with no trailing space.
+  if (payload_object.size() < 2 || payload_object.front() != '{' || payload_object.back() != '}')
+    throw Error(Code::kInternal, "a draft's payload is not a JSON object");
   json::JsonWriter w(128 + p.file.size() + p.record_id.size());
   w.begin_object().field("format", p.format).field("file", p.file).field("line", p.line);
   if (p.last_line > p.line) w.field("last_line", p.last_line);
   if (!p.record_id.empty()) w.field("record_id", p.record_id);
   w.end_object();
-  // payload_object is compact JSON from a writer: "{…}" with no trailing space.
-  if (payload_object.size() < 2 || payload_object.front() != '{' || payload_object.back() != '}')
-    throw Error(Code::kInternal, "a draft's payload is not a JSON object");
-  std::string out(payload_object.substr(0, payload_object.size() - 1));
-  out.reserve(out.size() + w.str().size() + 16);
+  out.reserve(out.size() + payload_object.size() + w.str().size() + 16);
+  out.append(payload_object.substr(0, payload_object.size() - 1));
   if (payload_object.size() > 2) out += ',';
   out += "\"provenance\":";
   out += w.str();
   out += '}';
+}
+
+} // namespace
+
+std::string with_provenance(std::string_view payload_object, const Provenance &p) {
+  std::string out;
+  append_with_provenance(out, payload_object, p);
   return out;
 }
 
@@ -122,9 +134,11 @@ std::string event_json(const EventHead &h, std::string_view payload_object, cons
   w.field("type", h.type).field("actor", h.actor);
   if (h.ts) w.field("ts", *h.ts);
   if (!h.parent_id.empty()) w.field("parent_id", h.parent_id);
-  w.raw_field("payload", with_provenance(payload_object, p));
-  w.end_object();
-  return w.take();
+  w.key("payload");
+  std::string out = w.take(); // the object stays open: the payload and "}" follow
+  append_with_provenance(out, payload_object, p);
+  out += '}';
+  return out;
 }
 
 std::string session_create_json(std::string_view session_id, std::string_view event_id,
@@ -133,9 +147,11 @@ std::string session_create_json(std::string_view session_id, std::string_view ev
   json::JsonWriter w(payload_object.size() + 256);
   w.begin_object().field("id", session_id).field("event_id", event_id).field("actor", actor);
   if (ts) w.field("ts", *ts);
-  w.raw_field("payload", with_provenance(payload_object, p));
-  w.end_object();
-  return w.take();
+  w.key("payload");
+  std::string out = w.take();
+  append_with_provenance(out, payload_object, p);
+  out += '}';
+  return out;
 }
 
 std::string custom_type(std::string_view format, std::string_view record_type) {

@@ -600,7 +600,8 @@ TEST_CASE("pi: call ids a server reuses or leaves empty still pair; a call the t
   add(result("call_0"));
   add(answer(""));
   add(result(""));
-  add(R"({"role":"assistant","content":[{"type":"text","text":"done"}],"api":"openai-completions","provider":"local","model":"m","stopReason":"stop"})");
+  // openai-completions keeps the name of the reasoning field in thinkingSignature.
+  add(R"({"role":"assistant","content":[{"type":"thinking","thinking":"All listed.","thinkingSignature":"reasoning_content"},{"type":"text","text":"done"}],"api":"openai-completions","provider":"local","model":"m","stopReason":"stop"})");
   add(answer("call_9")); // f9: its result never written (Pi stopped)
   add(R"({"role":"user","content":"go on"})");
   add(R"({"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"openai-completions","provider":"local","model":"m","stopReason":"stop"})");
@@ -612,6 +613,9 @@ TEST_CASE("pi: call ids a server reuses or leaves empty still pair; a call the t
   CHECK(str(d["pi-ids-f5"]["payload"]["tool_call_id"]) == "call_0-f4");
   CHECK(str(d["pi-ids-f6"]["payload"]["content"].at(0)["id"]) == "call-f6");
   CHECK(str(d["pi-ids-f7"]["payload"]["tool_call_id"]) == "call-f6");
+  element thought = d["pi-ids-f8"]["payload"]["content"].at(0).value();
+  CHECK(str(thought, "text") == "All listed.");
+  CHECK(thought["signature"].error() == simdjson::NO_SUCH_FIELD);
   element c = d["pi-ids-f10-c1"];
   CHECK(str(c, "type") == "ToolCallCancelled");
   CHECK(str(c["payload"]["tool_call_id"]) == "call_9");
