@@ -47,13 +47,19 @@
 //    blocks) → claude-code.content_block {block}, after their message.
 //  - system compact_boundary + the isCompactSummary line after it →
 //    CompactionCompleted: Claude keeps nothing before the boundary, so
-//    first_kept_event_id is the compaction's own id; the boundary itself
+//    first_kept_event_id is the compaction's own id (a partial compaction's
+//    preservedSegment keeps its head on: that head's event); the boundary itself
 //    and every other system subtype → claude-code.system.<subtype>,
 //    except local_command (a ContextAdded).
 //  - calls that got no result when the conversation moved on (a prompt,
 //    another message, an interruption, a compaction, a rewind that left
 //    their branch) → ToolCallCancelled; one pending at the end of the
 //    file stays pending.
+//  - attachment lines: a queued_command the user typed while Claude worked
+//    → UserPromptSubmitted (task notifications and others' → ContextAdded),
+//    nested_memory (a CLAUDE.md) → ContextAdded instructions,
+//    hook_additional_context → ContextAdded "hook"; others →
+//    claude-code.attachment.
 //  - records with no core meaning (file-history-snapshot, queue-operation,
 //    summary, custom-title, ai-title, progress, attachment, …) →
 //    claude-code.<type> {record, provenance}; a type not listed in
@@ -103,47 +109,21 @@ constexpr std::string_view kFormat = "claude-code";
 
 // Record types Claude Code writes that have no core meaning: kept as
 // custom events, not counted as unknown (JSONL_SPEC.md "All Entry Types").
-const std::set<std::string, std::less<>> kKnownTypes = {"file-history-snapshot",
-                                                        "queue-operation",
-                                                        "summary",
-                                                        "custom-title",
-                                                        "ai-title",
-                                                        "last-prompt",
-                                                        "tag",
-                                                        "agent-name",
-                                                        "agent-color",
-                                                        "agent-setting",
-                                                        "mode",
-                                                        "worktree-state",
-                                                        "pr-link",
-                                                        "attribution-snapshot",
-                                                        "speculation-accept",
-                                                        "content-replacement",
-                                                        "marble-origami-commit",
-                                                        "marble-origami-snapshot",
-                                                        "progress",
-                                                        "attachment"};
+// clang-format off
+const std::set<std::string, std::less<>> kKnownTypes = {
+    "file-history-snapshot", "queue-operation", "summary", "custom-title", "ai-title",
+    "last-prompt", "tag", "agent-name", "agent-color", "agent-setting", "mode",
+    "worktree-state", "pr-link", "attribution-snapshot", "speculation-accept",
+    "content-replacement", "marble-origami-commit", "marble-origami-snapshot", "progress",
+    "attachment", "permission-mode"};
 
 // System subtypes Claude Code writes (types/message.ts, JSONL_SPEC.md §3).
-const std::set<std::string, std::less<>> kKnownSubtypes = {"compact_boundary",
-                                                           "microcompact_boundary",
-                                                           "turn_duration",
-                                                           "stop_hook_summary",
-                                                           "api_error",
-                                                           "api_retry",
-                                                           "local_command",
-                                                           "informational",
-                                                           "init",
-                                                           "interrupt",
-                                                           "away_summary",
-                                                           "memory_saved",
-                                                           "agents_killed",
-                                                           "api_metrics",
-                                                           "bridge_status",
-                                                           "file_snapshot",
-                                                           "thinking",
-                                                           "permission_retry",
-                                                           "scheduled_task_fire"};
+const std::set<std::string, std::less<>> kKnownSubtypes = {
+    "compact_boundary", "microcompact_boundary", "turn_duration", "stop_hook_summary",
+    "api_error", "api_retry", "local_command", "informational", "init", "interrupt",
+    "away_summary", "memory_saved", "agents_killed", "api_metrics", "bridge_status",
+    "file_snapshot", "thinking", "permission_retry", "scheduled_task_fire"};
+// clang-format on
 
 // --- small readers ----------------------------------------------------------
 
@@ -206,7 +186,6 @@ element message_content(element doc, const std::string &at) {
 }
 
 Record read_record(simdjson::dom::parser &parser, const Line &l, const ParseOptions &o) {
-  std::string at = where(o.file, l.number);
   element doc = parse_line(parser, o.file, l);
   Record r;
   r.line = l.number;
@@ -266,7 +245,10 @@ bool starts(std::string_view s, std::string_view p) {
 Part classify(std::string_view text, bool meta) {
   Part p;
   p.kind = "context";
-  if (text.find("Contents of ") != std::string_view::npos &&
+  // Claude Code's own message with a CLAUDE.md ("Contents of <path>:"),
+  // never the user's words that mention one.
+  if ((meta || starts(text, "<system-reminder>") || starts(text, "Contents of ")) &&
+      text.find("Contents of ") != std::string_view::npos &&
       text.find("CLAUDE.md") != std::string_view::npos) {
     p.kind = "instructions";
     p.source = "claude_md";
@@ -347,7 +329,11 @@ private:
   void emit_others(PathState &st, const std::string &id, int64_t ts, std::string_view uuid,
                    const std::vector<OtherBlock> &others);
   void emit_system(int i, PathState &st);
+  void emit_attachment(int i, PathState &st);
+  void add_context(PathState &st, const std::string &id, int i, const Part &p,
+                   std::string_view text);
   void emit_compaction(int i, element doc, PathState &st);
+  std::string kept_from(int from, std::string_view head);
   void cancel(PathState &st, const std::string &id_base, int64_t line, int64_t ts,
               std::string_view reason, const std::string &keep_message = "");
   void add(PathState &st, const std::string &id, std::string_view type, std::string_view actor,
@@ -375,6 +361,8 @@ private:
   std::vector<int> meta_first_;              // ... before any node
   std::unordered_map<std::string, std::vector<int>> group_; // message.id (+ side) → lines
   std::vector<bool> emitted_, included_;
+  std::unordered_map<std::string, int> by_uuid_;             // node of each uuid
+  std::unordered_map<std::string, std::string> first_event_; // uuid → its first event
   std::vector<bool> talks_;      // a subtree holds a user or assistant node
   std::vector<bool> on_path_;    // a node of the path being emitted
   std::vector<PathState> after_; // the path's state after each node
@@ -390,9 +378,8 @@ int64_t SessionReader::ts_of(int i) const {
 
 void SessionReader::index_tree() {
   int n = size();
-  std::unordered_map<std::string, int> by_uuid;
   for (int i = 0; i < n; ++i)
-    if (rec(i).chain) by_uuid.emplace(rec(i).uuid, i);
+    if (rec(i).chain) by_uuid_.emplace(rec(i).uuid, i);
   parent_.assign(size_t(n), -1);
   kids_.assign(size_t(n), {});
   meta_after_.assign(size_t(n), {});
@@ -401,14 +388,14 @@ void SessionReader::index_tree() {
     const Record &r = rec(i);
     // A later line with a uuid already seen (a copy) is kept as a record
     // beside the tree, not as a second node.
-    bool node = r.chain && by_uuid.at(r.uuid) == i;
+    bool node = r.chain && by_uuid_.at(r.uuid) == i;
     if (!node) {
       (last_node < 0 ? meta_first_ : meta_after_[size_t(last_node)]).push_back(i);
       continue;
     }
-    auto p = by_uuid.find(r.parent);
-    if (r.parent.empty() || p == by_uuid.end()) p = by_uuid.find(r.logical_parent);
-    if (p != by_uuid.end() && p->second != i) parent_[size_t(i)] = p->second;
+    auto p = by_uuid_.find(r.parent);
+    if (r.parent.empty() || p == by_uuid_.end()) p = by_uuid_.find(r.logical_parent);
+    if (p != by_uuid_.end() && p->second != i) parent_[size_t(i)] = p->second;
     last_node = i;
     if (r.conversational && r.type == "assistant" && !r.message_id.empty())
       group_[group_key(r)].push_back(i);
@@ -430,7 +417,7 @@ void SessionReader::index_tree() {
   for (int i = 0; i < n; ++i) {
     if (parent_[size_t(i)] >= 0)
       kids_[size_t(parent_[size_t(i)])].push_back(i);
-    else if (rec(i).chain && by_uuid.at(rec(i).uuid) == i)
+    else if (rec(i).chain && by_uuid_.at(rec(i).uuid) == i)
       order.push_back(i);
   }
   for (size_t k = 0; k < order.size(); ++k)
@@ -611,6 +598,8 @@ void SessionReader::emit_record(int i, const std::vector<int> &chain, size_t pos
     emit_user(i, st);
   } else if (r.type == "system") {
     emit_system(i, st);
+  } else if (r.type == "attachment") {
+    emit_attachment(i, st);
   } else {
     emit_custom(i, st, event_id(r));
   }
@@ -627,6 +616,7 @@ void SessionReader::add(PathState &st, const std::string &id, std::string_view t
   EventHead h{id, std::string(type), std::string(actor), ts, st.last_event};
   out_.events.push_back(
       {s_.id, event_json(h, payload, provenance(first, last, record_id)), first, last});
+  if (!record_id.empty()) first_event_.emplace(std::string(record_id), id);
   st.last_event = id;
 }
 
@@ -731,6 +721,12 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
   cancel(st, event_id(r) + "-c", r.line, ts_of(i),
          "the model answered again before this call's result came", r.message_id);
   std::string id = event_id(r);
+  if (answer.blocks.empty()) {
+    // Nothing the model said that a message could hold (no block, or
+    // only blocks kept apart below): the line kept as it was.
+    emit_custom(i, st, id);
+    return emit_others(st, id, ts_of(i), r.uuid, others);
+  }
   add(st, id, "AssistantMessageCreated", "assistant", ts_of(i), provider::write_payload(answer),
       first, last, r.uuid);
   emit_others(st, id, ts_of(i), r.uuid, others);
@@ -956,6 +952,19 @@ void SessionReader::emit_results(int i, element doc, const std::vector<element> 
   }
 }
 
+// The first event of `head` when it is an ancestor of node `from`; "" when
+// it is not (or gave no event of its own).
+std::string SessionReader::kept_from(int from, std::string_view head) {
+  auto h = by_uuid_.find(std::string(head));
+  if (h == by_uuid_.end()) return "";
+  for (int c = from; c >= 0; c = parent_[size_t(c)])
+    if (c == h->second) {
+      auto e = first_event_.find(rec(c).uuid);
+      return e == first_event_.end() ? "" : e->second;
+    }
+  return "";
+}
+
 // The isCompactSummary line: with the compact_boundary before it, Claude's
 // compaction. Claude sends nothing from before the boundary, so the
 // compaction keeps nothing: its first kept event is itself.
@@ -965,7 +974,7 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
   std::string summary = content_text(message_content(doc, where(o_.file, r.line)));
   int p = parent_[size_t(i)];
   int64_t tokens_before = -1;
-  std::string trigger;
+  std::string trigger, first_kept = id;
   if (p >= 0 && rec(p).type == "system" && rec(p).subtype == "compact_boundary") {
     simdjson::dom::parser local;
     element b = json::parse(local, rec(p).text, where(o_.file, rec(p).line));
@@ -973,12 +982,17 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
       int64_t t;
       if (!(*m)["preTokens"].get(t) && t >= 0) tokens_before = t;
       trigger = std::string(str(*m, "trigger"));
+      // A partial compaction keeps the messages from preservedSegment's
+      // head on (they stand before the boundary, on its path).
+      if (auto seg = child(*m, "preservedSegment"))
+        if (std::string kept = kept_from(p, str(*seg, "headUuid")); !kept.empty())
+          first_kept = kept;
     }
   }
   json::JsonWriter w;
   w.begin_object()
       .field("summary", summary)
-      .field("first_kept_event_id", id)
+      .field("first_kept_event_id", first_kept)
       .key("range")
       .begin_object()
       .field("from_event_id", sanitize_id(s_.id + "-start"))
@@ -989,6 +1003,76 @@ void SessionReader::emit_compaction(int i, element doc, PathState &st) {
   if (!trigger.empty()) w.field("trigger", trigger);
   w.end_object();
   add(st, id, "CompactionCompleted", kFormat, ts_of(i), w.take(), r.line, r.line, r.uuid);
+}
+
+void SessionReader::add_context(PathState &st, const std::string &id, int i, const Part &p,
+                                std::string_view text) {
+  json::JsonWriter w;
+  w.begin_object().field("kind", p.kind).field("text", text).field("source", p.source).end_object();
+  add(st, id, "ContextAdded", "system", ts_of(i), w.take(), rec(i).line, rec(i).line, rec(i).uuid);
+}
+
+// What Claude Code attaches to a turn and turns into a message when it
+// calls the model (its normalizeAttachmentForAPI): a prompt the user typed
+// while it worked (queued_command, origin human), a CLAUDE.md it read
+// (nested_memory), a hook's added context. Any other attachment is kept as
+// claude-code.attachment.
+void SessionReader::emit_attachment(int i, PathState &st) {
+  const Record &r = rec(i);
+  element doc = parse(i);
+  std::optional<element> a = child(doc, "attachment");
+  std::string_view type = a ? str(*a, "type") : "";
+  std::string id = event_id(r);
+  if (type == "queued_command") {
+    std::string text;
+    if (auto prompt = child(*a, "prompt")) text = content_text(*prompt);
+    std::string_view origin;
+    if (auto o = child(*a, "origin")) origin = str(*o, "kind");
+    Part p = classify(text, flag(*a, "isMeta") || (!origin.empty() && origin != "human"));
+    if (str(*a, "commandMode") == "task-notification") p = classify(text, true);
+    if (!p.words) {
+      if (p.source == "meta") p.source = "queued_command";
+      return add_context(st, id, i, p, text);
+    }
+    // Folded into the running turn: its calls still get their results.
+    json::JsonWriter w;
+    w.begin_object().field("text", text).end_object();
+    return add(st, id, "UserPromptSubmitted", "user", ts_of(i), w.take(), r.line, r.line, r.uuid);
+  }
+  if (type == "nested_memory") {
+    std::string_view path = str(*a, "path");
+    std::string_view body;
+    if (auto c = child(*a, "content")) {
+      if (c->is_string())
+        body = c->get_string().value();
+      else {
+        if (path.empty()) path = str(*c, "path");
+        body = str(*c, "content");
+      }
+    }
+    Part p;
+    p.kind = "instructions";
+    p.source = "claude_md";
+    return add_context(st, id, i, p,
+                       "Contents of " + std::string(path) + ":\n\n" + std::string(body));
+  }
+  if (type == "hook_additional_context") {
+    std::string text;
+    if (auto c = child(*a, "content")) {
+      simdjson::dom::array lines;
+      if (c->is_string())
+        text = std::string(c->get_string().value());
+      else if (!c->get(lines))
+        for (element l : lines)
+          if (l.is_string())
+            text += (text.empty() ? "" : "\n") + std::string(l.get_string().value());
+    }
+    Part p;
+    p.kind = "context";
+    p.source = "hook";
+    return add_context(st, id, i, p, text);
+  }
+  emit_custom(i, st, id);
 }
 
 void SessionReader::emit_system(int i, PathState &st) {
@@ -1002,9 +1086,7 @@ void SessionReader::emit_system(int i, PathState &st) {
   std::string text(str(doc, "content"));
   Part p = classify(text, true);
   if (p.source == "meta") p.source = "command";
-  json::JsonWriter w;
-  w.begin_object().field("kind", p.kind).field("text", text).field("source", p.source).end_object();
-  add(st, event_id(r), "ContextAdded", "system", ts_of(i), w.take(), r.line, r.line, r.uuid);
+  add_context(st, event_id(r), i, p, text);
 }
 
 // The file's records, each in the session it belongs to: the file's own,

@@ -5,6 +5,8 @@
 #include "test_util.hpp"
 #include "transcript/claude_code.hpp"
 #include "transcript/transcript.hpp"
+#include "json/json_schema.hpp"
+#include "json/parse.hpp"
 
 #include <doctest/doctest.h>
 #include <simdjson.h>
@@ -97,6 +99,25 @@ void append_all(Engine &db, const Parsed &p) {
 const char *const kFormats[] = {
     "canonical", "openai.chat", "openai.responses", "anthropic.messages", "gemini.generate_content",
     "ai.sdk"};
+
+// A compile in a provider's format has the shape the provider documents:
+// the request schemas the adapters are checked against
+// (tests/fixtures/providers/<format>.request.schema.json).
+void check_provider_shape(const std::string &out, std::string_view format) {
+  if (format == "canonical") return;
+  std::string name(format);
+  for (char &c : name)
+    if (c == '.') c = '_';
+  name += ".request.schema.json";
+  std::ifstream in(std::filesystem::path(kRoot) / ".." / ".." / "providers" / name);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  json::Schema schema = json::Schema::parse(text.str(), name);
+  simdjson::dom::parser p;
+  INFO(format << ": " << out);
+  CHECK_NOTHROW(schema.validate(json::parse(p, out, "output"), "request"));
+}
 
 size_t count(const std::string &s, const std::string &what) {
   size_t n = 0;
@@ -331,6 +352,48 @@ TEST_CASE("an older file: its sidechain in the same file, found by its task") {
   CHECK(p.unknown.empty());
 }
 
+TEST_CASE("a compaction that keeps the latest messages: they are its first kept events") {
+  const std::string rel = "projects/-home-dev-partial/0d0d0d0d-0000-4000-8000-000000000005.jsonl";
+  const std::string id = "cc-0d0d0d0d-0000-4000-8000-000000000005";
+  Parsed p = parse(rel);
+  auto evs = events(p, id);
+  const Ev &k = find(evs, id + "-p-c2");
+  CHECK(k.type == "CompactionCompleted");
+  CHECK(k.get("first_kept_event_id") == id + "-p-u2");
+  CHECK(k.get("tokens_before") == "170000");
+  TempDir dir;
+  Engine db(dir.file("partial.ctxdb"), "");
+  append_all(db, p);
+  CHECK(field(db.verify(std::nullopt), "ok") == "true");
+  // As Claude resumes: the summary, the kept messages, what came after.
+  std::string out =
+      db.compile(R"({"session_id":")" + id + R"(","max_tokens":100000,"request":"Next?"})");
+  // The first prompt, summarized, stays the goal only.
+  CHECK(count(out, "Rename the config loader.") == 1);
+  CHECK(out.find("Renamed load_cfg to load_config.") == std::string::npos);
+  CHECK(count(out, "Now update its callers.") == 1);
+  CHECK(count(out, "the config loader was renamed to load_config") == 1);
+  CHECK(out.find("Now update its callers.") < out.find("Add a test for load_config."));
+  for (const char *format : kFormats)
+    check_provider_shape(db.compile(R"({"session_id":")" + id +
+                                    R"(","max_tokens":100000,"request":"Next?","format":")" +
+                                    format + "\"}"),
+                         format);
+  // Attachments: a CLAUDE.md is instructions, a hook's words context, a
+  // prompt typed while Claude worked the user's words.
+  const Ev &md = find(evs, id + "-p-m1");
+  CHECK(md.type == "ContextAdded");
+  CHECK(md.get("kind") == "instructions");
+  CHECK(md.get("text") ==
+        "Contents of /home/dev/partial/src/CLAUDE.md:\n\nRun the tests with make test.");
+  CHECK(find(evs, id + "-p-m2").get("source") == "hook");
+  CHECK(find(evs, id + "-p-m3").type == "UserPromptSubmitted");
+  CHECK(find(evs, id + "-p-m3").get("text") == "Also document load_config in the README.");
+  CHECK(find(evs, id + "-p-m4").type == "claude-code.attachment");
+  CHECK(count(out, "Run the tests with make test.") == 1);
+  CHECK(count(out, "Also document load_config in the README.") == 1);
+}
+
 TEST_CASE("a malformed line names its file and line; a torn last line waits") {
   CHECK(code_of([] { parse(kBroken); }) == Code::kInvalidJson);
   CHECK(message_of([] { parse(kBroken); }).starts_with(kBroken + ":3: "));
@@ -349,6 +412,56 @@ TEST_CASE("a malformed line names its file and line; a torn last line waits") {
                             "\n",
                             o);
         }).starts_with(kShop + ":1: "));
+}
+
+TEST_CASE("an answer with no block a message holds is kept as its record") {
+  ParseOptions o;
+  o.file = "p/s1.jsonl";
+  Parsed p = parse_claude_code(
+      R"({"type":"user","uuid":"u","parentUuid":null,"message":{"role":"user","content":"hi"}})"
+      "\n"
+      R"({"type":"assistant","uuid":"a","parentUuid":"u","message":{"id":"msg_1","role":"assistant","content":[]}})"
+      "\n",
+      o);
+  REQUIRE(p.events.size() == 2);
+  CHECK(field(p.events[1].event_json, "type") == "claude-code.assistant");
+  CHECK(field(p.events[1].event_json, "id") == "cc-s1-a");
+  CHECK(p.unknown.empty());
+}
+
+TEST_CASE("odd records anywhere: drafts, or an error naming the line, never a crash") {
+  const char *const odd[] = {
+      R"({})",
+      R"({"type":"user"})",
+      R"({"type":"assistant","uuid":"x1","message":{}})",
+      R"({"type":"assistant","uuid":"x2","message":{"id":"m","content":[{"type":"tool_use"}]}})",
+      R"({"type":"user","uuid":"x3","message":{"content":[{"type":"tool_result"},{"type":"image"}]}})",
+      R"({"type":"user","uuid":"x4","parentUuid":"x4","message":{"content":[7,"s",null]}})",
+      R"({"type":"system","uuid":"x5","subtype":"compact_boundary","compactMetadata":5})",
+      R"({"type":"user","uuid":"x6","isCompactSummary":true,"parentUuid":"x5","message":{"content":7}})",
+      R"({"type":"attachment","uuid":"x7","attachment":{"type":"queued_command","prompt":5}})",
+      R"({"type":"attachment","uuid":"x8","attachment":{"type":"nested_memory","content":5}})",
+      R"({"type":"attachment","uuid":"x9","attachment":7})",
+      R"({"type":"user","uuid":"a01","parentUuid":"zz","message":{"content":"a copy"}})",
+      R"({"type":7})",
+  };
+  std::string bytes = read(kShop);
+  std::vector<size_t> starts{0};
+  for (size_t at = bytes.find('\n'); at != std::string::npos; at = bytes.find('\n', at + 1))
+    starts.push_back(at + 1);
+  ParseOptions o;
+  o.file = kShop;
+  for (const char *line : odd)
+    for (size_t k = 0; k < starts.size(); ++k) {
+      std::string mutated = bytes.substr(0, starts[k]) + line + "\n" + bytes.substr(starts[k]);
+      INFO(line << " as line " << k + 1);
+      try {
+        Parsed p = parse_claude_code(mutated, o);
+        CHECK(p.lines_consumed == 51);
+      } catch (const Error &e) {
+        CHECK(std::string(e.what()).starts_with(kShop + ":" + std::to_string(k + 1) + ": "));
+      }
+    }
 }
 
 TEST_CASE("a file read again gives the same drafts; a grown file, its new lines apart") {
@@ -436,6 +549,7 @@ TEST_CASE("imported into a database: verify passes, every format compiles, words
     CHECK(out.find("Don't edit yet: first show me the diff you intend.") == std::string::npos);
     CHECK(count(out, "2. The fix (multiply by 1 + TAX) is agreed but not applied.") == 1);
     CHECK(out.find("Now apply the fix and run the tests.") == std::string::npos);
+    check_provider_shape(out, format);
     // What Claude Code said in the user's turn is context, marked so.
     CHECK(count(out, "Compacted (ctrl+o to see full summary)") == 1);
     CHECK(out.find("<context source=") != std::string::npos);
@@ -453,11 +567,18 @@ TEST_CASE("imported into a database: verify passes, every format compiles, words
             .get_array()
             .value()
             .size() == 1);
-  for (const char *s : {"cc-0a0b0c0d-0000-4000-8000-000000000002"})
-    CHECK_NOTHROW(db.compile(std::string(R"({"session_id":")") + s +
-                             R"(","max_tokens":100000,"request":"More?"})"));
-  CHECK_NOTHROW(db.compile(R"({"session_id":")" + sid("a1b2c3d") +
-                           R"(","max_tokens":100000,"request":"More?"})"));
+  // The older file's session, its sidechain, and the subagent file's.
+  for (const std::string &s :
+       {std::string("cc-0a0b0c0d-0000-4000-8000-000000000002"),
+        std::string("cc-0a0b0c0d-0000-4000-8000-000000000002-l-s1"), sid("a1b2c3d")})
+    for (const char *format : kFormats) {
+      INFO(s << " " << format);
+      std::string out;
+      CHECK_NOTHROW(out = db.compile(R"({"session_id":")" + s +
+                                     R"(","max_tokens":100000,"request":"More?","format":")" +
+                                     format + "\"}"));
+      check_provider_shape(out, format);
+    }
 }
 
 TEST_CASE("imported in two passes, cut anywhere: the second appends only its new lines") {
@@ -507,9 +628,11 @@ TEST_CASE("a long session: every record kept, and it compiles within a small bud
   CHECK_NOTHROW(db.rebuild(R"({"check":true})"));
   for (const char *format : kFormats) {
     INFO(format);
-    CHECK_NOTHROW(db.compile(R"({"session_id":")" + id +
-                             R"(","max_tokens":4000,"request":"Summarize.","format":")" + format +
-                             "\"}"));
+    std::string out;
+    CHECK_NOTHROW(out = db.compile(R"({"session_id":")" + id +
+                                   R"(","max_tokens":4000,"request":"Summarize.","format":")" +
+                                   format + "\"}"));
+    check_provider_shape(out, format);
   }
   Bundle b(
       db.compile(R"({"session_id":")" + id + R"(","max_tokens":4000,"request":"Summarize."})"));
