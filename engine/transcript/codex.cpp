@@ -50,7 +50,9 @@
 //    provider/openai_responses.cpp builds them: summary texts, text (the
 //    summary, then any raw reasoning content, joined with blank lines) and
 //    encrypted_content, kept byte for byte. Codex does not write a reasoning
-//    item's id (models.rs: skip_serializing), so the block has none.
+//    item's id (models.rs: skip_serializing), so the block has none and
+//    goes back to the Responses API by its encrypted_content, as Codex
+//    itself sends it.
 //  - function_call_output / custom_tool_call_output / tool_search_output:
 //    ToolCallFinished, or ToolCallFailed (is_error) when the payload says
 //    success: false or a shell result reports a non-zero exit code (Codex's
@@ -82,7 +84,9 @@
 //    agent_reasoning_raw_content are echoes of the ResponseItems for the
 //    UI; they are kept as custom events codex.event_msg.<type> and never
 //    doubled into the conversation. Every other event_msg is a custom event
-//    too; ghost_snapshot, compaction and old state lines likewise. A record
+//    too (thread_rolled_back among them: the turns it drops stay on the
+//    session's one path); ghost_snapshot, compaction and old state lines
+//    likewise. A record
 //    type this reader does not know is kept the same way and counted in
 //    Parsed.unknown.
 //
@@ -520,14 +524,16 @@ void Reader::read(std::string_view bytes) {
   out_.lines_consumed = lines.consumed_lines;
   out_.bytes_consumed = lines.consumed_bytes;
   if (held_from > 0) {
+    // The pass stops after the last line before it (blank lines between
+    // wait with the response).
     std::erase_if(out_.events, [&](const Draft &d) { return d.last_line >= held_from; });
-    out_.lines_consumed = held_from - 1;
+    out_.lines_consumed = 0;
     out_.bytes_consumed = 0;
-    for (const Line &l : lines.lines)
-      if (l.number < held_from) out_.bytes_consumed = l.end;
-    // Blank lines just before the held response are consumed with what precedes them.
-    for (const Line &l : lines.lines)
-      if (l.number < held_from) out_.lines_consumed = l.number;
+    for (const Line &l : lines.lines) {
+      if (l.number >= held_from) break;
+      out_.lines_consumed = l.number;
+      out_.bytes_consumed = l.end;
+    }
   }
 }
 
@@ -752,7 +758,8 @@ void Reader::user_message(const Content &c, const Line &l, const std::string &id
   if (!c.images.empty()) write_content_blocks(w, c);
   w.end_object();
   emit(id, "UserPromptSubmitted", "user", w.str(), l.number, l.number);
-  user_messages_.push_back(c.text);
+  // compact.rs collect_user_messages: an image-only message has no text to keep.
+  if (!c.text.empty()) user_messages_.push_back(c.text);
 }
 
 void Reader::context_added(std::string_view kind, std::string_view source, const Content &c,
@@ -952,7 +959,7 @@ void Reader::kept_item(element item, const Line &l, const std::string &id,
       return; // the CompactionCompleted's summary
     if (injected(role, c, l, id)) return;
     if (role == "user") {
-      user_messages_.push_back(c.text);
+      if (!c.text.empty()) user_messages_.push_back(c.text);
       return context_added("context", "compaction_user_message", c, l, id);
     }
   }

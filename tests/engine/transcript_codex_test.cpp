@@ -479,6 +479,9 @@ TEST_CASE("codex: a live file holds back a response that may still grow, then re
   for (int i = 0; i < 13; ++i) cut = bytes.find('\n', cut) + 1;
   Parsed live = parse(bytes.substr(0, cut), kFull, 0, false);
   CHECK(live.lines_consumed == 9); // the response starts on line 10
+  size_t nine = 0;
+  for (int i = 0; i < 9; ++i) nine = bytes.find('\n', nine) + 1;
+  CHECK(live.bytes_consumed == static_cast<int64_t>(nine));
   for (const Draft &d : live.events) CHECK(d.last_line <= 9);
   Parsed full = parse(bytes, kFull);
   // The next pass, from where the first stopped, gives what a whole read gives.
@@ -644,6 +647,32 @@ TEST_CASE("codex: the fixture tree through the importer, twice") {
   simdjson::dom::parser p2;
   CHECK(p2.parse(again)["unchanged"].get_int64().value() == 4);
   CHECK(test::export_all(db) == log);
+}
+
+TEST_CASE("codex: a subagent's file names its parent; a file with no meta its own name") {
+  std::string child =
+      R"({"timestamp":"2025-11-07T08:00:00.000Z","type":"session_meta","payload":{"id":"c-1",)"
+      R"("timestamp":"2025-11-07T08:00:00.000Z","cwd":"/w","originator":"o","cli_version":"1",)"
+      R"("source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-1","depth":1}}}}})"
+      "\n";
+  Parsed p = parse(child, "rollout-x.jsonl");
+  REQUIRE(p.sessions.size() == 1);
+  CHECK(p.sessions[0].id == "codex-c-1");
+  CHECK(p.sessions[0].parent_session_id == "codex-p-1");
+  CHECK(Ev(p.sessions[0].create_json).pstr("parent_session_id") == "codex-p-1");
+
+  // Its first records lost: the session id is the one in the file name.
+  std::string headless =
+      R"({"timestamp":"2025-11-07T08:00:01.000Z","type":"response_item","payload":{"type":"message",)"
+      R"("role":"user","content":[{"type":"input_text","text":"hi"}]}})"
+      "\n";
+  Parsed q =
+      parse(headless, "s/rollout-2025-11-07T08-00-00-019a7f54-3e60-7b75-9e41-6f9fc25d8cbb.jsonl");
+  REQUIRE(q.sessions.size() == 1);
+  CHECK(q.sessions[0].id == "codex-019a7f54-3e60-7b75-9e41-6f9fc25d8cbb");
+  CHECK(q.events.size() == 1);
+  std::string msg = test::message_of([&] { parse(headless, "notes.jsonl"); });
+  CHECK(msg.find("notes.jsonl:1: a Codex rollout starts with its session_meta") == 0);
 }
 
 TEST_CASE("codex: which files of a tree are sessions") {
