@@ -375,10 +375,12 @@ void Compilation::collect_fixed() {
 // Every ContextAdded of kind instructions on the branch path, compacted or
 // not: standing instructions, in log order after the request's, each
 // distinct text once (its repeats named as sources). Role developer: the
-// host's own instructions keep the system role they were given.
+// host's own instructions keep the system role they were given. Read
+// through the partial index of schema 19: without statistics SQLite would
+// walk the session's messages by primary key instead.
 void Compilation::collect_log_instructions() {
   constexpr char kInstructionRows[] =
-      "SELECT e.id,e.payload,e.visibility FROM messages m "
+      "SELECT e.id,e.payload,e.visibility FROM messages m INDEXED BY messages_instructions "
       "JOIN events e ON e.session_no=m.session_no AND e.seq=m.seq "
       "WHERE m.session_no=?1 AND m.seq BETWEEN ?2 AND ?3 AND m.role='instructions' ORDER BY m.seq";
   std::vector<std::pair<std::string, size_t>> seen; // text -> its candidate in p0_

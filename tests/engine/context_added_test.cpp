@@ -77,19 +77,27 @@ TEST_CASE("ContextAdded: a message of role context, counted and searchable") {
   CHECK(field(f.db.rebuild(R"({"check":true})"), "identical") == "true");
 }
 
-TEST_CASE("ContextAdded: its images are stored as artifacts, as a prompt's are") {
+TEST_CASE("ContextAdded: its images are stored as artifacts and sent, as a prompt's are") {
   SessionFixture f;
   // A 1x1 PNG.
   const std::string png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
                           "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+  f.add(prompt("what is on the screen?"));
   f.add(event("ContextAdded", "system",
               R"({"kind":"context","text":"the screen","source":"meta","content":[)"
               R"({"type":"image","data":")" +
                   png + R"(","mime_type":"image/png"}]})"));
-  std::vector<std::string> blocks = items(field(items(f.messages())[0], "blocks"));
+  std::vector<std::string> blocks = items(field(items(f.messages())[1], "blocks"));
   REQUIRE(blocks.size() == 2);
   CHECK(field(blocks[1], "type") == "image");
   CHECK(field(blocks[1], "artifact_id").rfind("art_", 0) == 0);
+  // Compiled at its place (the branch's end, but an image cannot join the
+  // latest turn's text block), its image in the provider's native shape.
+  std::string out =
+      f.db.compile(R"({"session_id":"s","max_tokens":100000,"format":"anthropic.messages"})");
+  CHECK(out.find(R"({"type":"text","text":"<context source=\"meta\">\nthe screen\n</context>"},)"
+                 R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":")" +
+                 png) != std::string::npos);
 }
 
 namespace {
@@ -157,6 +165,20 @@ TEST_CASE("instructions from the log: never dropped, deduplicated, before the co
   std::string gemini = compile(f.db, format_of("gemini.generate_content"));
   CHECK(gemini.find(R"("systemInstruction":{"parts":[{"text":"You are Codex."})") !=
         std::string::npos);
+}
+
+TEST_CASE("instructions marked sensitive stay out unless allowed, and say so") {
+  SessionFixture f;
+  std::string secret = f.add(
+      event("ContextAdded", "system",
+            R"({"kind":"instructions","text":"The deploy key is k-991.","source":"developer"})",
+            R"("visibility":"sensitive")"));
+  f.add(prompt("deploy it"));
+  Bundle hidden(compile(f.db));
+  CHECK(hidden.json.find("k-991") == std::string::npos);
+  CHECK(hidden.reason_of_excluded("instructions:" + secret).find("sensitive") != std::string::npos);
+  Bundle shown(compile(f.db, R"("policy":{"allow_sensitive":true})"));
+  CHECK(shown.has("instructions:" + secret));
 }
 
 namespace {
