@@ -779,11 +779,7 @@ void result_content(element c, std::string &text, json::JsonWriter &images, int 
     } else if (t == "image") {
       auto src = child(b, "source");
       if (!src) continue;
-      images.begin_object()
-          .field("type", "image")
-          .field("data", str(*src, "data"))
-          .field("mime_type", str(*src, "media_type"))
-          .end_object();
+      write_image_block(images, str(*src, "data"), str(*src, "media_type"));
       ++n_images;
     } else if (t == "tool_reference") {
       if (!text.empty()) text += "\n";
@@ -831,11 +827,7 @@ void SessionReader::emit_user(int i, PathState &st) {
     if (t != "image") continue;
     auto src = child(b, "source");
     if (!src) continue;
-    images.begin_object()
-        .field("type", "image")
-        .field("data", str(*src, "data"))
-        .field("mime_type", str(*src, "media_type"))
-        .end_object();
+    write_image_block(images, str(*src, "data"), str(*src, "media_type"));
     ++n_images;
   }
   images.end_array();

@@ -252,12 +252,7 @@ void write_content_blocks(json::JsonWriter &w, const Content &c) {
   w.key("content").begin_array();
   for (const std::string &t : c.texts)
     w.begin_object().field("type", "text").field("text", t).end_object();
-  for (const auto &[mime, data] : c.images)
-    w.begin_object()
-        .field("type", "image")
-        .field("data", data)
-        .field("mime_type", mime)
-        .end_object();
+  for (const auto &[mime, data] : c.images) write_image_block(w, data, mime);
   w.end_array();
 }
 
@@ -824,12 +819,7 @@ void Reader::tool_output(element item, const Line &l, const std::string &path, e
   if (run.duration_ms) o.field("duration_ms", *run.duration_ms);
   if (!c.images.empty()) {
     o.key("content").begin_array();
-    for (const auto &[mime, data] : c.images)
-      o.begin_object()
-          .field("type", "image")
-          .field("data", data)
-          .field("mime_type", mime)
-          .end_object();
+    for (const auto &[mime, data] : c.images) write_image_block(o, data, mime);
     o.end_array();
   }
   o.end_object();

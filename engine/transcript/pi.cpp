@@ -230,12 +230,7 @@ Parts read_parts(std::string_view what, element o, std::string_view path,
 void write_images(json::JsonWriter &w, const Parts &p) {
   if (p.images.empty()) return;
   w.key("content").begin_array();
-  for (auto [data, mime] : p.images)
-    w.begin_object()
-        .field("type", "image")
-        .field("data", data)
-        .field("mime_type", mime)
-        .end_object();
+  for (auto [data, mime] : p.images) write_image_block(w, data, mime);
   w.end_array();
 }
 

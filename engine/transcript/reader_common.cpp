@@ -172,6 +172,14 @@ std::string custom_event_json(std::string_view id, std::string_view format,
   return event_json(h, w.str(), p);
 }
 
+void write_image_block(json::JsonWriter &w, std::string_view base64, std::string_view mime_type) {
+  w.begin_object()
+      .field("type", "image")
+      .field("data", base64)
+      .field("mime_type", mime_type)
+      .end_object();
+}
+
 std::optional<int64_t> iso8601_ms(std::string_view s) {
   // YYYY-MM-DDTHH:MM:SS
   int64_t y = digits(s, 0, 4), mo = digits(s, 5, 2), d = digits(s, 8, 2);

@@ -5,6 +5,8 @@
 // around a payload.
 #pragma once
 
+#include "json/json_writer.hpp"
+
 #include <simdjson.h>
 
 #include <cstdint>
@@ -86,6 +88,10 @@ std::string custom_event_json(std::string_view id, std::string_view format,
                               std::string_view record_type, std::optional<int64_t> ts,
                               std::string_view parent_id, simdjson::dom::element record,
                               const Provenance &p);
+
+// An image block as a prompt, a context event or a tool result carries it
+// inline: the engine stores its base64 `data` as an artifact on append.
+void write_image_block(json::JsonWriter &w, std::string_view base64, std::string_view mime_type);
 
 // An ISO 8601 / RFC 3339 time ("2025-01-02T03:04:05.678Z", "+01:00"
 // offsets) in ms since the epoch; nullopt for anything else.
