@@ -99,6 +99,16 @@
 //    rollback read in a later pass than the turns it drops forks where it
 //    is (the importer reports the active branch). A call left open by the
 //    dropped turns is cancelled on their branch.
+//  - subagents (core/src/tools/handlers/multi_agents/): a spawn_agent
+//    result {"agent_id": <thread id>} is followed by SubagentStarted
+//    (-s: child_session_id codex-<thread id>, task = the call's message);
+//    the child's own rollout names this session as its parent. The child
+//    returns at the first final AgentStatus the parent reads of it: a wait
+//    / wait_agent result {"status": {<thread id>: …}} (-f<n>, after the
+//    result) or a <subagent_notification> (-f1, after its ContextAdded):
+//    SubagentFinished with the child's last message ("completed") or how
+//    it ended. The collab_* event_msg records, written only in Codex's
+//    extended persistence mode, stay custom events.
 //
 // Ids: the session is codex-<session_meta id>; an event is
 // <session>-L<line> (rollouts are append-only), a response's message is
@@ -347,6 +357,7 @@ std::string uuid_from_file_name(std::string_view file) {
 struct Call {
   std::string name;
   bool closed = false;
+  std::string args; // canonical JSON
 };
 
 // A model response being gathered into one AssistantMessageCreated.
@@ -384,6 +395,11 @@ private:
   void cancel_open_calls(const Line &l, std::string_view reason);
   void kept_item(element item, const Line &l, const std::string &id, const std::string &path);
   void kept_user_message(std::string text);
+  void collab_result(const std::string &call_id, const Call &call, std::string_view output,
+                     const Line &l);
+  void subagent_notification(std::string_view text, const Line &l);
+  void subagent_finished(const std::string &child, element status, const std::string &call_id,
+                         const Line &l, const std::string &id);
 
   // --- the response being gathered
   Response &response(const Line &l);
@@ -433,7 +449,8 @@ private:
   // Since the last compaction (Codex rolls back in the history a
   // compaction left): what a rollback may cut.
   std::vector<PathEntry> path_;
-  std::vector<bool> abandoned_; // per draft: on a turn a rollback dropped
+  std::vector<bool> abandoned_;          // per draft: on a turn a rollback dropped
+  std::map<std::string, bool> children_; // sessions this one spawned: finished yet
 };
 
 // --- drafts ---------------------------------------------------------------
@@ -522,7 +539,7 @@ void Reader::flush() {
   for (const pv::Block &b : r.answer.blocks) {
     if (b.kind != pv::Block::kToolCall) continue;
     // A repeated call id answers to the call made first.
-    if (calls_.emplace(b.id, Call{b.name}).second) open_calls_.push_back(b.id);
+    if (calls_.emplace(b.id, Call{b.name, false, b.args}).second) open_calls_.push_back(b.id);
   }
   for (const auto &[call_id, line] : r.provider_side_calls) {
     json::JsonWriter w;
@@ -674,7 +691,10 @@ void Reader::response_item(element item, const Line &l, const std::string &path)
     auto [role, c] = read_message(w, item, path);
     if (role == "assistant") return assistant_content(c, l);
     flush();
-    if (injected(role, c, l, line_id(l))) return;
+    if (injected(role, c, l, line_id(l))) {
+      if (injected_source(c.text) == "subagent_notification") subagent_notification(c.text, l);
+      return;
+    }
     if (role == "user") return user_message(c, l, line_id(l));
     line_error(opt_.file, l.number,
                "message role '" + std::string(role) +
@@ -878,6 +898,87 @@ void Reader::tool_output(element item, const Line &l, const std::string &path, e
        l.number);
   call->second.closed = true;
   std::erase(open_calls_, call_id);
+  if (!failed) collab_result(call_id, call->second, c.text, l);
+}
+
+// The parent's side of a subagent (core/src/tools/handlers/multi_agents/):
+// spawn_agent answers {"agent_id": <the child's thread id>, "nickname"}
+// (the child's rollout names this session in its session_meta); wait /
+// wait_agent answer {"status": {<thread id>: AgentStatus}, "timed_out"}.
+void Reader::collab_result(const std::string &call_id, const Call &call, std::string_view output,
+                           const Line &l) {
+  if (call.name != "spawn_agent" && call.name != "wait" && call.name != "wait_agent") return;
+  element doc;
+  if (output_parser_.parse(output).get(doc) || !doc.is_object()) return;
+  if (call.name == "spawn_agent") {
+    std::string_view agent;
+    if (doc["agent_id"].get(agent) || agent.empty()) return;
+    std::string child = "codex-" + sanitize_id(agent);
+    if (!children_.emplace(child, false).second) return;
+    json::JsonWriter w;
+    w.begin_object().field("child_session_id", child).field("tool_call_id", call_id);
+    // SpawnAgentArgs: the task is its "message" (or its input items' texts).
+    simdjson::dom::parser args_parser;
+    element args;
+    if (!args_parser.parse(call.args).get(args) && args.is_object()) {
+      std::string_view message;
+      if (!args["message"].get(message) && !message.empty()) w.field("task", message);
+    }
+    w.end_object();
+    return emit(line_id(l) + "-s", "SubagentStarted", "codex", w.str(), l.number, l.number);
+  }
+  element statuses;
+  if (doc["status"].get(statuses) || !statuses.is_object()) return;
+  int n = 0;
+  for (auto [agent, status] : statuses.get_object())
+    subagent_finished("codex-" + sanitize_id(agent), status, call_id, l,
+                      line_id(l) + "-f" + std::to_string(++n));
+}
+
+// <subagent_notification>{"agent_id", "status"}</subagent_notification>: a
+// child told its parent how it ended (core/src/session_prefix.rs).
+void Reader::subagent_notification(std::string_view text, const Line &l) {
+  constexpr std::string_view kOpen = "<subagent_notification>";
+  std::string_view body = trim_start(text).substr(kOpen.size());
+  body = body.substr(0, body.find("</subagent_notification>"));
+  element doc;
+  std::string_view agent;
+  if (output_parser_.parse(body).get(doc) || !doc.is_object() || doc["agent_id"].get(agent)) return;
+  auto status = pv::field(doc, "status");
+  if (status) subagent_finished("codex-" + sanitize_id(agent), *status, "", l, line_id(l) + "-f1");
+}
+
+// A child started in this file that reached a final AgentStatus
+// ("completed" with its last message, "errored", "shutdown", "not_found"):
+// SubagentFinished, once.
+void Reader::subagent_finished(const std::string &child, element status, const std::string &call_id,
+                               const Line &l, const std::string &id) {
+  auto it = children_.find(child);
+  if (it == children_.end() || it->second) return;
+  std::string summary;
+  std::string_view s;
+  if (!status.get(s)) {
+    if (s == "pending_init" || s == "running") return;
+    summary = "the subagent ended: " + std::string(s);
+  } else if (status.is_object()) {
+    for (auto [state, detail] : status.get_object()) {
+      std::string_view text;
+      bool has_text = !detail.get(text) && !text.empty();
+      if (state == "completed")
+        summary = has_text ? std::string(text) : "the subagent completed with no message";
+      else
+        summary = "the subagent ended: " + std::string(state) +
+                  (has_text ? ": " + std::string(text) : "");
+      break;
+    }
+  }
+  if (summary.empty()) return;
+  it->second = true;
+  json::JsonWriter w;
+  w.begin_object().field("child_session_id", child);
+  if (!call_id.empty()) w.field("tool_call_id", call_id);
+  w.field("summary", summary).end_object();
+  emit(id, "SubagentFinished", "codex", w.str(), l.number, l.number);
 }
 
 void Reader::cancel_open_calls(const Line &l, std::string_view reason) {

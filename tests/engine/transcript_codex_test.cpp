@@ -795,7 +795,7 @@ TEST_CASE("codex: the fixture tree through the importer, twice") {
   INFO(first);
   simdjson::dom::element report = p.parse(first).value();
   simdjson::dom::array sessions = report["sessions"].get_array().value();
-  REQUIRE(sessions.size() == 6);
+  REQUIRE(sessions.size() == 8);
   std::map<std::string, std::string> status;
   for (simdjson::dom::element s : sessions)
     status[std::string(s["session_id"].get_string().value())] =
@@ -818,7 +818,7 @@ TEST_CASE("codex: the fixture tree through the importer, twice") {
   std::string again = db.transcript_import(opts);
   INFO(again);
   simdjson::dom::parser p2;
-  CHECK(p2.parse(again)["unchanged"].get_int64().value() == 5);
+  CHECK(p2.parse(again)["unchanged"].get_int64().value() == 7);
   CHECK(test::export_all(db) == log);
 }
 
@@ -846,6 +846,81 @@ TEST_CASE("codex: a subagent's file names its parent; a file with no meta its ow
   CHECK(q.events.size() == 1);
   std::string msg = test::message_of([&] { parse(headless, "notes.jsonl"); });
   CHECK(msg.find("notes.jsonl:1: a Codex rollout starts with its session_meta") == 0);
+}
+
+TEST_CASE("codex: a subagent starts at its spawn_agent result and returns at its wait") {
+  const std::string dir11 = "sessions/2025/11/06/";
+  const std::string parent_file =
+      dir11 + "rollout-2025-11-06T09-00-00-019a8a10-5e21-7c43-9b7d-8f0c2ad14e63.jsonl";
+  const std::string parent = "codex-019a8a10-5e21-7c43-9b7d-8f0c2ad14e63";
+  const std::string child = "codex-019a8a11-0b6e-7d14-a2c3-1e5f7b9d3c80";
+  Parsed p = parse_fixture(parent_file);
+  Events ev(p);
+  INFO(ev.types());
+  Ev &started = ev.by_id(id(parent, 10, "-s"));
+  CHECK(started.str("type") == "SubagentStarted");
+  CHECK(started.pstr("child_session_id") == child);
+  CHECK(started.pstr("tool_call_id") == "call_spawn_tests");
+  CHECK(started.pstr("task") == "Run the parser tests and list the failing ones.");
+  CHECK(started.str("parent_id") == id(parent, 10)); // after the spawn's result
+  Ev &finished = ev.by_id(id(parent, 14, "-f1"));
+  CHECK(finished.str("type") == "SubagentFinished");
+  CHECK(finished.pstr("child_session_id") == child);
+  CHECK(finished.pstr("summary") == "2 failures: test_unicode_escape, test_deep_nesting.");
+  CHECK(ev.of_type("SubagentFinished").size() == 1);
+  CHECK(p.unknown.empty());
+
+  test::TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  std::string report =
+      db.transcript_import(R"({"format":"codex","path":")" + (kRoot / dir11).string() + R"("})");
+  INFO(report);
+  CHECK(test::field(report, "imported") == "2");
+  CHECK(test::field(db.session_get(child), "parent_session_id") == parent);
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+  for (const std::string &sid : {parent, child})
+    for (const char *format : kFormats) {
+      INFO(sid << " " << format);
+      std::string out =
+          db.compile(R"({"session_id":")" + sid +
+                     R"(","max_tokens":100000,"continuation":true,"format":")" + format + "\"}");
+      CHECK(occurrences(out, "test_deep_nesting") >= 1);
+      if (std::string(format) != "canonical") test::provider_checks::check_provider(out, format);
+    }
+}
+
+TEST_CASE("codex: a subagent's notification returns it once; other agents are not children") {
+  auto line = [](const std::string &type, const std::string &payload) {
+    return R"({"timestamp":"2025-11-08T08:00:00.000Z","type":")" + type + R"(","payload":)" +
+           payload + "}\n";
+  };
+  auto notification = [&](const std::string &agent, const std::string &status) {
+    return line("response_item",
+                R"({"type":"message","role":"user","content":[{"type":"input_text","text":)"
+                R"("<subagent_notification>\n{\"agent_id\":\")" +
+                    agent + R"(\",\"status\":)" + status + R"(}\n</subagent_notification>"}]})");
+  };
+  std::string bytes =
+      line("session_meta", R"({"id":"p-2","timestamp":"2025-11-08T08:00:00.000Z","cwd":"/w"})") +
+      line("response_item", R"({"type":"message","role":"user","content":[{"type":"input_text",)"
+                            R"("text":"fix it"}]})") +
+      line("response_item", R"({"type":"function_call","name":"spawn_agent","arguments":)"
+                            R"("{\"message\":\"look\"}","call_id":"call_s"})") +
+      line("response_item", R"({"type":"function_call_output","call_id":"call_s","output":)"
+                            R"("{\"agent_id\":\"c-2\",\"nickname\":null}"})") +
+      notification("c-2", R"(\"running\")") + notification("c-9", R"({\"completed\":\"x\"})") +
+      notification("c-2", R"({\"errored\":\"quota\"})") +
+      notification("c-2", R"({\"completed\":\"late\"})");
+  Parsed p = parse(bytes, "rollout-p.jsonl");
+  Events ev(p);
+  INFO(ev.types());
+  CHECK(ev.by_id(id("codex-p-2", 4, "-s")).pstr("child_session_id") == "codex-c-2");
+  auto finished = ev.of_type("SubagentFinished");
+  REQUIRE(finished.size() == 1); // not while running, not for c-9, once
+  CHECK(finished[0]->str("id") == id("codex-p-2", 7, "-f1"));
+  CHECK(finished[0]->pstr("summary") == "the subagent ended: errored: quota");
+  CHECK(ev.by_id(id("codex-p-2", 5)).pstr("source") == "subagent_notification");
 }
 
 TEST_CASE("codex: which files of a tree are sessions") {
