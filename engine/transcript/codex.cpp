@@ -917,7 +917,7 @@ void Reader::collab_result(const std::string &call_id, const Call &call, std::st
     if (!children_.emplace(child, false).second) return;
     json::JsonWriter w;
     w.begin_object().field("child_session_id", child).field("tool_call_id", call_id);
-    // SpawnAgentArgs: the task is its "message" (or its input items' texts).
+    // SpawnAgentArgs: the task is its "message" (input items give none).
     simdjson::dom::parser args_parser;
     element args;
     if (!args_parser.parse(call.args).get(args) && args.is_object()) {
