@@ -84,11 +84,31 @@
 //    agent_reasoning_raw_content are echoes of the ResponseItems for the
 //    UI; they are kept as custom events codex.event_msg.<type> and never
 //    doubled into the conversation. Every other event_msg is a custom event
-//    too (thread_rolled_back among them: the turns it drops stay on the
-//    session's one path); ghost_snapshot, compaction and old state lines
-//    likewise. A record
+//    too; ghost_snapshot, compaction and old state lines likewise. A record
 //    type this reader does not know is kept the same way and counted in
 //    Parsed.unknown.
+//
+//  - thread_rolled_back {num_turns}: Codex resumes without the newest
+//    num_turns user turns (since the last compaction; the first turn and
+//    what precedes it when there are fewer), with the injected context
+//    just before them. Every event names its parent (the one before it on
+//    the session's path), so those turns become a branch: the record
+//    itself, kept as a custom event, and what follows continue from the
+//    event before them. The path is emitted first and the dropped turns
+//    after it, so ctxdb's main branch is what Codex resumes with. A
+//    rollback read in a later pass than the turns it drops forks where it
+//    is (the importer reports the active branch). A call left open by the
+//    dropped turns is cancelled on their branch.
+//  - subagents (core/src/tools/handlers/multi_agents/): a spawn_agent
+//    result {"agent_id": <thread id>} is followed by SubagentStarted
+//    (-s: child_session_id codex-<thread id>, task = the call's message);
+//    the child's own rollout names this session as its parent. The child
+//    returns at the first final AgentStatus the parent reads of it: a wait
+//    / wait_agent result {"status": {<thread id>: …}} (-f<n>, after the
+//    result) or a <subagent_notification> (-f1, after its ContextAdded):
+//    SubagentFinished with the child's last message ("completed") or how
+//    it ended. The collab_* event_msg records, written only in Codex's
+//    extended persistence mode, stay custom events.
 //
 // Ids: the session is codex-<session_meta id>; an event is
 // <session>-L<line> (rollouts are append-only), a response's message is
@@ -337,6 +357,7 @@ std::string uuid_from_file_name(std::string_view file) {
 struct Call {
   std::string name;
   bool closed = false;
+  std::string args; // canonical JSON
 };
 
 // A model response being gathered into one AssistantMessageCreated.
@@ -373,6 +394,12 @@ private:
   void tool_output(element item, const Line &l, const std::string &path, element record);
   void cancel_open_calls(const Line &l, std::string_view reason);
   void kept_item(element item, const Line &l, const std::string &id, const std::string &path);
+  void kept_user_message(std::string text);
+  void collab_result(const std::string &call_id, const Call &call, std::string_view output,
+                     const Line &l);
+  void subagent_notification(std::string_view text, const Line &l);
+  void subagent_finished(const std::string &child, element status, const std::string &call_id,
+                         const Line &l, const std::string &id);
 
   // --- the response being gathered
   Response &response(const Line &l);
@@ -404,6 +431,26 @@ private:
   std::vector<std::string> user_messages_;     // what a compaction would keep
   std::optional<int64_t> context_tokens_;      // the latest response's input + output
   std::string first_event_id_, last_event_id_; // conversation since the last compaction
+
+  // --- the session's path (every event names its parent) and rollbacks
+  enum class Step { kOther, kUserTurn, kContext, kRecord };
+  struct PathEntry {
+    std::string id;
+    size_t draft = 0; // its index in out_.events
+    Step step = Step::kOther;
+    bool conversation = false;
+    bool user_message = false; // added to user_messages_
+  };
+  void on_path(std::string id, Step step, bool conversation);
+  void roll_back(int64_t num_turns, const Line &l);
+  size_t rollback_cut(int64_t num_turns) const;
+  void active_path_first();
+  std::string parent_; // the path's last event
+  // Since the last compaction (Codex rolls back in the history a
+  // compaction left): what a rollback may cut.
+  std::vector<PathEntry> path_;
+  std::vector<bool> abandoned_;          // per draft: on a turn a rollback dropped
+  std::map<std::string, bool> children_; // sessions this one spawned: finished yet
 };
 
 // --- drafts ---------------------------------------------------------------
@@ -416,6 +463,7 @@ void Reader::ensure_session(const Line &l) {
                "a Codex rollout starts with its session_meta, and the file name "
                "(rollout-<time>-<uuid>.jsonl) has no session id either");
   session_ = "codex-" + sanitize_id(uuid);
+  parent_ = session_ + "-start";
   json::JsonWriter w;
   w.begin_object().field("agent_id", kFormat).end_object();
   out_.sessions.push_back(
@@ -426,7 +474,7 @@ void Reader::ensure_session(const Line &l) {
 
 void Reader::emit(std::string id, std::string_view type, std::string_view actor,
                   std::string_view payload, int64_t first, int64_t last) {
-  EventHead h{id, std::string(type), std::string(actor), ts_, ""};
+  EventHead h{id, std::string(type), std::string(actor), ts_, parent_};
   out_.events.push_back(
       {session_, event_json(h, payload, prov(first, last)), first, std::max(first, last)});
   bool conversation = type != "ContextAdded" && !type.starts_with("codex.");
@@ -434,14 +482,25 @@ void Reader::emit(std::string id, std::string_view type, std::string_view actor,
     if (first_event_id_.empty()) first_event_id_ = id;
     last_event_id_ = id;
   }
+  Step step = type == "UserPromptSubmitted" ? Step::kUserTurn
+              : type == "ContextAdded"      ? Step::kContext
+                                            : Step::kOther;
+  on_path(std::move(id), step, conversation);
 }
 
 void Reader::custom(const std::string &id, std::string_view type, element record, const Line &l,
                     bool known) {
   out_.events.push_back({session_,
-                         custom_event_json(id, kFormat, type, ts_, "", record, prov(l.number)),
+                         custom_event_json(id, kFormat, type, ts_, parent_, record, prov(l.number)),
                          l.number, l.number});
   if (!known) ++out_.unknown[std::string(type)];
+  on_path(id, Step::kRecord, false);
+}
+
+void Reader::on_path(std::string id, Step step, bool conversation) {
+  parent_ = id;
+  path_.push_back({std::move(id), out_.events.size() - 1, step, conversation, false});
+  abandoned_.push_back(false);
 }
 
 // --- the response being gathered ------------------------------------------
@@ -480,7 +539,7 @@ void Reader::flush() {
   for (const pv::Block &b : r.answer.blocks) {
     if (b.kind != pv::Block::kToolCall) continue;
     // A repeated call id answers to the call made first.
-    if (calls_.emplace(b.id, Call{b.name}).second) open_calls_.push_back(b.id);
+    if (calls_.emplace(b.id, Call{b.name, false, b.args}).second) open_calls_.push_back(b.id);
   }
   for (const auto &[call_id, line] : r.provider_side_calls) {
     json::JsonWriter w;
@@ -516,6 +575,7 @@ void Reader::read(std::string_view bytes) {
     response_.reset();
   }
   flush();
+  active_path_first();
   out_.lines_consumed = lines.consumed_lines;
   out_.bytes_consumed = lines.consumed_bytes;
   if (held_from > 0) {
@@ -576,6 +636,7 @@ void Reader::session_meta(element meta, element record, const Line &l, const std
   std::string_view id = pv::need_string(w, meta, "id", path);
   if (auto t = pv::opt_string(w, meta, "timestamp", path); t && !ts_) ts_ = iso8601_ms(*t);
   session_ = "codex-" + sanitize_id(id);
+  parent_ = session_ + "-start";
   std::string parent;
   json::JsonWriter sw;
   sw.begin_object().field("agent_id", kFormat);
@@ -630,7 +691,10 @@ void Reader::response_item(element item, const Line &l, const std::string &path)
     auto [role, c] = read_message(w, item, path);
     if (role == "assistant") return assistant_content(c, l);
     flush();
-    if (injected(role, c, l, line_id(l))) return;
+    if (injected(role, c, l, line_id(l))) {
+      if (injected_source(c.text) == "subagent_notification") subagent_notification(c.text, l);
+      return;
+    }
     if (role == "user") return user_message(c, l, line_id(l));
     line_error(opt_.file, l.number,
                "message role '" + std::string(role) +
@@ -754,7 +818,12 @@ void Reader::user_message(const Content &c, const Line &l, const std::string &id
   w.end_object();
   emit(id, "UserPromptSubmitted", "user", w.str(), l.number, l.number);
   // compact.rs collect_user_messages: an image-only message has no text to keep.
-  if (!c.text.empty()) user_messages_.push_back(c.text);
+  if (!c.text.empty()) kept_user_message(c.text);
+}
+
+void Reader::kept_user_message(std::string text) {
+  user_messages_.push_back(std::move(text));
+  path_.back().user_message = true;
 }
 
 void Reader::context_added(std::string_view kind, std::string_view source, const Content &c,
@@ -764,6 +833,8 @@ void Reader::context_added(std::string_view kind, std::string_view source, const
   if (!c.images.empty()) write_content_blocks(w, c);
   w.end_object();
   emit(id, "ContextAdded", "system", w.str(), l.number, l.number);
+  // A user's message a compaction kept is a turn Codex can roll back.
+  if (source == "compaction_user_message") path_.back().step = Step::kUserTurn;
 }
 
 void Reader::tool_output(element item, const Line &l, const std::string &path, element record) {
@@ -827,6 +898,87 @@ void Reader::tool_output(element item, const Line &l, const std::string &path, e
        l.number);
   call->second.closed = true;
   std::erase(open_calls_, call_id);
+  if (!failed) collab_result(call_id, call->second, c.text, l);
+}
+
+// The parent's side of a subagent (core/src/tools/handlers/multi_agents/):
+// spawn_agent answers {"agent_id": <the child's thread id>, "nickname"}
+// (the child's rollout names this session in its session_meta); wait /
+// wait_agent answer {"status": {<thread id>: AgentStatus}, "timed_out"}.
+void Reader::collab_result(const std::string &call_id, const Call &call, std::string_view output,
+                           const Line &l) {
+  if (call.name != "spawn_agent" && call.name != "wait" && call.name != "wait_agent") return;
+  element doc;
+  if (output_parser_.parse(output).get(doc) || !doc.is_object()) return;
+  if (call.name == "spawn_agent") {
+    std::string_view agent;
+    if (doc["agent_id"].get(agent) || agent.empty()) return;
+    std::string child = "codex-" + sanitize_id(agent);
+    if (!children_.emplace(child, false).second) return;
+    json::JsonWriter w;
+    w.begin_object().field("child_session_id", child).field("tool_call_id", call_id);
+    // SpawnAgentArgs: the task is its "message" (input items give none).
+    simdjson::dom::parser args_parser;
+    element args;
+    if (!args_parser.parse(call.args).get(args) && args.is_object()) {
+      std::string_view message;
+      if (!args["message"].get(message) && !message.empty()) w.field("task", message);
+    }
+    w.end_object();
+    return emit(line_id(l) + "-s", "SubagentStarted", "codex", w.str(), l.number, l.number);
+  }
+  element statuses;
+  if (doc["status"].get(statuses) || !statuses.is_object()) return;
+  int n = 0;
+  for (auto [agent, status] : statuses.get_object())
+    subagent_finished("codex-" + sanitize_id(agent), status, call_id, l,
+                      line_id(l) + "-f" + std::to_string(++n));
+}
+
+// <subagent_notification>{"agent_id", "status"}</subagent_notification>: a
+// child told its parent how it ended (core/src/session_prefix.rs).
+void Reader::subagent_notification(std::string_view text, const Line &l) {
+  constexpr std::string_view kOpen = "<subagent_notification>";
+  std::string_view body = trim_start(text).substr(kOpen.size());
+  body = body.substr(0, body.find("</subagent_notification>"));
+  element doc;
+  std::string_view agent;
+  if (output_parser_.parse(body).get(doc) || !doc.is_object() || doc["agent_id"].get(agent)) return;
+  auto status = pv::field(doc, "status");
+  if (status) subagent_finished("codex-" + sanitize_id(agent), *status, "", l, line_id(l) + "-f1");
+}
+
+// A child started in this file that reached a final AgentStatus
+// ("completed" with its last message, "errored", "shutdown", "not_found"):
+// SubagentFinished, once.
+void Reader::subagent_finished(const std::string &child, element status, const std::string &call_id,
+                               const Line &l, const std::string &id) {
+  auto it = children_.find(child);
+  if (it == children_.end() || it->second) return;
+  std::string summary;
+  std::string_view s;
+  if (!status.get(s)) {
+    if (s == "pending_init" || s == "running") return;
+    summary = "the subagent ended: " + std::string(s);
+  } else if (status.is_object()) {
+    for (auto [state, detail] : status.get_object()) {
+      std::string_view text;
+      bool has_text = !detail.get(text) && !text.empty();
+      if (state == "completed")
+        summary = has_text ? std::string(text) : "the subagent completed with no message";
+      else
+        summary = "the subagent ended: " + std::string(state) +
+                  (has_text ? ": " + std::string(text) : "");
+      break;
+    }
+  }
+  if (summary.empty()) return;
+  it->second = true;
+  json::JsonWriter w;
+  w.begin_object().field("child_session_id", child);
+  if (!call_id.empty()) w.field("tool_call_id", call_id);
+  w.field("summary", summary).end_object();
+  emit(id, "SubagentFinished", "codex", w.str(), l.number, l.number);
 }
 
 void Reader::cancel_open_calls(const Line &l, std::string_view reason) {
@@ -844,6 +996,65 @@ void Reader::cancel_open_calls(const Line &l, std::string_view reason) {
     call.closed = true;
   }
   open_calls_.clear();
+}
+
+// event_msg thread_rolled_back {num_turns}: Codex drops the newest
+// num_turns user turns from what it resumes with (rollout_reconstruction.rs
+// applies context_manager/history.rs drop_last_n_user_turns where the
+// record is). Those turns become a branch off the path: the events after
+// the record continue from the event before the first dropped turn.
+void Reader::roll_back(int64_t num_turns, const Line &l) {
+  size_t cut = rollback_cut(num_turns);
+  if (cut == path_.size()) return;
+  // A call the dropped turns left open ends with their branch.
+  cancel_open_calls(l, "the thread was rolled back before the call returned");
+  size_t dropped_messages = 0;
+  for (size_t i = cut; i < path_.size(); ++i) {
+    abandoned_[path_[i].draft] = true;
+    if (path_[i].user_message) ++dropped_messages;
+  }
+  user_messages_.resize(user_messages_.size() - std::min(dropped_messages, user_messages_.size()));
+  path_.resize(cut);
+  parent_ = cut == 0 ? session_ + "-start" : path_[cut - 1].id;
+  // What a compaction would summarize now ends before the cut.
+  auto last =
+      std::find_if(path_.rbegin(), path_.rend(), [](const PathEntry &e) { return e.conversation; });
+  if (last == path_.rend()) first_event_id_.clear();
+  last_event_id_ = last == path_.rend() ? "" : last->id;
+}
+
+// Where the path is cut: at the num_turns-th user turn from the end (the
+// first one when there are fewer), with the injected context just before
+// it (history.rs trim_pre_turn_context_updates), never before the first
+// turn; path_.size() when nothing is dropped.
+size_t Reader::rollback_cut(int64_t num_turns) const {
+  std::vector<size_t> turns;
+  for (size_t i = 0; i < path_.size(); ++i)
+    if (path_[i].step == Step::kUserTurn) turns.push_back(i);
+  if (num_turns <= 0 || turns.empty()) return path_.size();
+  size_t n = static_cast<size_t>(num_turns);
+  size_t cut = n >= turns.size() ? turns.front() : turns[turns.size() - n];
+  for (size_t i = cut; i > turns.front();) {
+    Step step = path_[--i].step;
+    if (step == Step::kContext)
+      cut = i;
+    else if (step != Step::kRecord) // records Codex keeps out of its history
+      break;
+  }
+  return cut;
+}
+
+// The drafts on the path first, then the dropped turns, each in the order
+// they were made (a parent always before its children): ctxdb's main
+// branch is the path the first appended children follow, so main is what
+// Codex resumes with.
+void Reader::active_path_first() {
+  std::vector<Draft> ordered;
+  ordered.reserve(out_.events.size());
+  for (bool second : {false, true})
+    for (size_t i = 0; i < out_.events.size(); ++i)
+      if (abandoned_[i] == second) ordered.push_back(std::move(out_.events[i]));
+  out_.events = std::move(ordered);
 }
 
 void Reader::event_msg(element ev, element record, const Line &l) {
@@ -881,6 +1092,10 @@ void Reader::event_msg(element ev, element record, const Line &l) {
     std::string reason(pv::opt_string(w, ev, "reason", "payload").value_or("aborted"));
     cancel_open_calls(l, "the turn was aborted (" + reason + ") before the call returned");
   }
+  if (type == "thread_rolled_back") {
+    flush();
+    roll_back(pv::count(w, ev, "num_turns", "payload"), l);
+  }
   custom(line_id(l), custom_name, record, l, kKnownEventMsgs.contains(type));
 }
 
@@ -905,7 +1120,10 @@ void Reader::compacted(element c, const Line &l) {
   if (context_tokens_) p.field("tokens_before", *context_tokens_);
   p.key("summarizer").begin_object().field("kind", "foreign").field("agent", kFormat).end_object();
   p.end_object();
+  // Codex rolls back within what the compaction left: nothing before it.
+  path_.clear();
   emit(id, "CompactionCompleted", "codex", p.str(), l.number, l.number);
+  path_.back().conversation = false;
   first_event_id_.clear();
   last_event_id_.clear();
 
@@ -928,12 +1146,13 @@ void Reader::compacted(element c, const Line &l) {
       room -= std::min(room, it->size());
       kept.insert(kept.begin(), std::move(text));
     }
-    user_messages_ = kept;
+    user_messages_.clear();
     for (const std::string &text : kept) {
       Content k;
       k.text = text;
       k.texts.push_back(text);
       context_added("context", "compaction_user_message", k, l, id + "-h" + std::to_string(++n));
+      kept_user_message(text);
     }
   }
 }
@@ -949,8 +1168,9 @@ void Reader::kept_item(element item, const Line &l, const std::string &id,
       return; // the CompactionCompleted's summary
     if (injected(role, c, l, id)) return;
     if (role == "user") {
-      if (!c.text.empty()) user_messages_.push_back(c.text);
-      return context_added("context", "compaction_user_message", c, l, id);
+      context_added("context", "compaction_user_message", c, l, id);
+      if (!c.text.empty()) kept_user_message(c.text);
+      return;
     }
   }
   // Calls, outputs, reasoning and the encrypted compaction item: copies the

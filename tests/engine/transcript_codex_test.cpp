@@ -6,6 +6,7 @@
 #include "bundle_checks.hpp"
 #include "engine.hpp"
 #include "error.hpp"
+#include "provider_checks.hpp"
 #include "test_util.hpp"
 #include "transcript/codex.hpp"
 #include "transcript/transcript.hpp"
@@ -46,6 +47,9 @@ const std::string kMalformed =
     "sessions/2025/11/03/rollout-2025-11-03T08-00-00-019a4c21-0b3d-7e42-8b1e-3d6cf92a5f88.jsonl";
 const std::string kTorn =
     "sessions/2025/11/04/rollout-2025-11-04T08-00-00-019a5d32-1c4e-7f53-9c2f-4e7da03b6a99.jsonl";
+const std::string kRollback =
+    "sessions/2025/11/05/rollout-2025-11-05T10-00-00-019a6e43-2d5f-7a64-8d30-5f8eb14c7baa.jsonl";
+const std::string kRollbackSid = "codex-019a6e43-2d5f-7a64-8d30-5f8eb14c7baa";
 
 const std::string kFirstPrompt =
     "The `get` of the kv store returns stale values after a `put` on the same key. Find out why "
@@ -144,7 +148,175 @@ const char *const kFormats[] = {
     "canonical", "openai.chat", "openai.responses", "anthropic.messages", "gemini.generate_content",
     "ai.sdk"};
 
+// What a rolled back session resumes with, compiled into every format:
+// the kept turns once, the dropped ones never.
+void check_resumes_without_dropped_turns(Engine &db, const std::string &branch) {
+  for (const char *format : kFormats) {
+    INFO(format);
+    std::string req = R"({"session_id":")" + kRollbackSid + R"(","max_tokens":100000,)" +
+                      (branch.empty() ? "" : R"("branch_id":")" + branch + R"(",)") +
+                      R"("continuation":true,"format":")" + format + "\"}";
+    std::string out = db.compile(req);
+    CHECK(occurrences(out, "Add a --json flag to the report command.") == 1);
+    CHECK(occurrences(out, "src/cli.py:42:def report(args):") == 1);
+    CHECK(occurrences(out, "Write the changelog entry for --json.") == 1);
+    CHECK(occurrences(out, "Added the `--json` entry to CHANGELOG.md.") == 1);
+    CHECK(occurrences(out, "Now make JSON the default output.") == 0); // rolled back (1 turn)
+    CHECK(occurrences(out, "network_access>enabled") == 0);            // its context with it
+    CHECK(occurrences(out, "Keep text as the default") == 0);          // rolled back (2 turns)
+    CHECK(occurrences(out, "4 passed in 0.31s") == 0);
+    CHECK(occurrences(out, "--yaml") == 0);
+    CHECK(occurrences(out, "gAAAAABpC0rollback_yaml_reasoning") == 0);
+    if (std::string(format) == "canonical") {
+      test::Bundle b(out);
+      test::check_bundle(b, true);
+    } else {
+      test::provider_checks::check_provider(out, format);
+    }
+  }
+}
+
+std::string branch_of(Engine &db, const std::string &event_id) {
+  return test::field(db.event_get(event_id), "branch_id");
+}
+
 } // namespace
+
+TEST_CASE("codex: a rollback drops the newest turns from the path; they are a branch") {
+  Parsed p = parse_fixture(kRollback);
+  Events ev(p);
+  INFO(ev.types());
+  const std::string &sid = kRollbackSid;
+  auto parent = [&](int line, const std::string &suffix = "") {
+    return ev.by_id(id(sid, line, suffix)).str("parent_id");
+  };
+  // Every event names the one before it on its path.
+  CHECK(ev.all.front()->str("parent_id") == sid + "-start");
+  CHECK(parent(10) == id(sid, 8));
+  // Rolled back by 1: turn 2 (its context update on line 17, its prompt on
+  // 18) leaves the path; the record and what follows continue from line 16.
+  CHECK(parent(17) == id(sid, 16));
+  CHECK(parent(24) == id(sid, 16));
+  CHECK(ev.by_id(id(sid, 24)).str("type") == "codex.event_msg.thread_rolled_back");
+  CHECK(parent(25) == id(sid, 24));
+  // Rolled back by 2: turns 3 and 4 leave it; the aborted call is closed on its branch.
+  CHECK(parent(27) == id(sid, 26));
+  CHECK(parent(44) == id(sid, 26));
+  CHECK(parent(43, "-c1") == id(sid, 40));
+  CHECK(parent(47) == id(sid, 46));
+  // The path Codex resumes with comes first, the dropped turns after it.
+  auto at = [&](int line) {
+    for (size_t i = 0; i < ev.all.size(); ++i)
+      if (ev.all[i]->str("id") == id(sid, line)) return i;
+    FAIL("no line " << line);
+    return size_t(0);
+  };
+  CHECK(at(52) < at(17));
+  CHECK(at(17) < at(18));
+  CHECK(at(52) < at(27));
+  CHECK(at(27) < at(40));
+  CHECK(p.unknown.empty());
+
+  test::TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  append_all(db, p);
+  CHECK(test::field(db.verify(sid), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+  std::string main = branch_of(db, id(sid, 52));
+  CHECK(branch_of(db, id(sid, 6)) == main);
+  CHECK(branch_of(db, id(sid, 44)) == main);
+  CHECK(branch_of(db, id(sid, 17)) != main);
+  CHECK(branch_of(db, id(sid, 27)) != main);
+  CHECK(branch_of(db, id(sid, 17)) != branch_of(db, id(sid, 27)));
+  CHECK(db.tool_calls(sid, std::nullopt).find(R"("status":"pending")") == std::string::npos);
+  check_resumes_without_dropped_turns(db, "");
+}
+
+TEST_CASE("codex: a rollback of more turns than there are keeps what precedes the first") {
+  auto line = [](const std::string &type, const std::string &payload) {
+    return R"({"timestamp":"2025-11-08T08:00:00.000Z","type":")" + type + R"(","payload":)" +
+           payload + "}\n";
+  };
+  auto user = [&](const std::string &text) {
+    return line("response_item",
+                R"({"type":"message","role":"user","content":[{"type":"input_text","text":")" +
+                    text + R"("}]})");
+  };
+  std::string bytes =
+      line("session_meta", R"({"id":"r-1","timestamp":"2025-11-08T08:00:00.000Z","cwd":"/w"})") +
+      user("<environment_context><cwd>/w</cwd></environment_context>") + user("one") +
+      line(
+          "response_item",
+          R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"a1"}]})") +
+      user("two") +
+      line("response_item",
+           R"({"type":"function_call","name":"shell","arguments":"{}","call_id":"call_open"})") +
+      line("event_msg", R"({"type":"thread_rolled_back","num_turns":0})") +
+      line("event_msg", R"({"type":"thread_rolled_back","num_turns":5})") + user("three");
+  Parsed p = parse(bytes, "rollout-r.jsonl");
+  Events ev(p);
+  INFO(ev.types());
+  const std::string sid = "codex-r-1";
+  // Rolling back no turn changes nothing; five drop both, from the first
+  // prompt on: the environment context before it stays.
+  CHECK(ev.by_id(id(sid, 7)).str("parent_id") == id(sid, 6));
+  CHECK(ev.by_id(id(sid, 8)).str("parent_id") == id(sid, 2));
+  CHECK(ev.by_id(id(sid, 9)).str("parent_id") == id(sid, 8));
+  // The call the dropped turns left open is cancelled on their branch.
+  Ev &cancelled = ev.by_id(id(sid, 8, "-c1"));
+  CHECK(cancelled.pstr("tool_call_id") == "call_open");
+  CHECK(cancelled.str("parent_id") == id(sid, 7));
+  CHECK(p.events.back().event_json == cancelled.json);
+
+  test::TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  append_all(db, p);
+  CHECK(test::field(db.verify(sid), "ok") == "true");
+  std::string out = db.compile(R"({"session_id":")" + sid +
+                               R"(","max_tokens":100000,"format":"openai.responses"})");
+  CHECK(occurrences(out, "three") == 1);
+  CHECK(occurrences(out, "one") == 0);
+  CHECK(occurrences(out, "call_open") == 0);
+  CHECK(occurrences(out, "<cwd>/w</cwd>") == 1);
+}
+
+TEST_CASE("codex: a rollback read in a later pass forks where it is") {
+  std::string bytes = read_file(kRollback);
+  Parsed whole = parse(bytes, kRollback);
+  test::TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  std::string file =
+      dir.file("rollout-2025-11-05T10-00-00-019a6e43-2d5f-7a64-8d30-5f8eb14c7baa.jsonl");
+  std::string opts = R"({"format":"codex","path":")" + file + R"(","final":false})";
+  std::string active;
+  simdjson::dom::parser parser;
+  // The file as Codex writes it, one line a pass.
+  for (size_t cut = bytes.find('\n'); cut != std::string::npos; cut = bytes.find('\n', cut + 1)) {
+    std::ofstream(file, std::ios::binary) << bytes.substr(0, cut + 1);
+    std::string report = db.transcript_import(opts);
+    INFO("cut at byte " << cut << ": " << report);
+    simdjson::dom::element s = parser.parse(report)["sessions"].at(0).value();
+    REQUIRE(s["status"].get_string().value() != "failed");
+    std::string_view branch;
+    if (!s["active_branch_id"].get(branch))
+      active = std::string(branch);
+    else if (s["status"].get_string().value() == "imported")
+      active.clear();
+  }
+  // The same events, each with the parent a single pass gives it.
+  for (const Draft &d : whole.events) {
+    Ev e(d.event_json);
+    INFO(d.event_json.substr(0, 200));
+    CHECK(test::field(db.event_get(e.str("id")), "parent_id") == e.str("parent_id"));
+  }
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+  // The rollbacks came after the turns they drop: the resumed path is a
+  // branch of its own, which the importer names.
+  REQUIRE(!active.empty());
+  CHECK(branch_of(db, id(kRollbackSid, 52)) == active);
+  check_resumes_without_dropped_turns(db, active);
+}
 
 TEST_CASE("codex: a session's records become its conversation, context and custom events") {
   Parsed p = parse_fixture(kFull);
@@ -623,7 +795,7 @@ TEST_CASE("codex: the fixture tree through the importer, twice") {
   INFO(first);
   simdjson::dom::element report = p.parse(first).value();
   simdjson::dom::array sessions = report["sessions"].get_array().value();
-  REQUIRE(sessions.size() == 5);
+  REQUIRE(sessions.size() == 8);
   std::map<std::string, std::string> status;
   for (simdjson::dom::element s : sessions)
     status[std::string(s["session_id"].get_string().value())] =
@@ -632,6 +804,7 @@ TEST_CASE("codex: the fixture tree through the importer, twice") {
   CHECK(status["codex-019a3b10-7c2e-7f31-9a0d-2c5be81f4e77"] == "imported");
   CHECK(status["codex-5973b6c0-94b8-487b-a530-2aeb6098ae0e"] == "imported");
   CHECK(status["codex-019a5d32-1c4e-7f53-9c2f-4e7da03b6a99"] == "imported"); // up to its tear
+  CHECK(status[kRollbackSid] == "imported");
   simdjson::dom::element bad = sessions.at(3);
   CHECK(bad["status"].get_string().value() == "failed");
   CHECK(std::string_view(bad["error"].get_string().value()).find(kMalformed + ":3:") !=
@@ -645,7 +818,7 @@ TEST_CASE("codex: the fixture tree through the importer, twice") {
   std::string again = db.transcript_import(opts);
   INFO(again);
   simdjson::dom::parser p2;
-  CHECK(p2.parse(again)["unchanged"].get_int64().value() == 4);
+  CHECK(p2.parse(again)["unchanged"].get_int64().value() == 7);
   CHECK(test::export_all(db) == log);
 }
 
@@ -673,6 +846,81 @@ TEST_CASE("codex: a subagent's file names its parent; a file with no meta its ow
   CHECK(q.events.size() == 1);
   std::string msg = test::message_of([&] { parse(headless, "notes.jsonl"); });
   CHECK(msg.find("notes.jsonl:1: a Codex rollout starts with its session_meta") == 0);
+}
+
+TEST_CASE("codex: a subagent starts at its spawn_agent result and returns at its wait") {
+  const std::string dir11 = "sessions/2025/11/06/";
+  const std::string parent_file =
+      dir11 + "rollout-2025-11-06T09-00-00-019a8a10-5e21-7c43-9b7d-8f0c2ad14e63.jsonl";
+  const std::string parent = "codex-019a8a10-5e21-7c43-9b7d-8f0c2ad14e63";
+  const std::string child = "codex-019a8a11-0b6e-7d14-a2c3-1e5f7b9d3c80";
+  Parsed p = parse_fixture(parent_file);
+  Events ev(p);
+  INFO(ev.types());
+  Ev &started = ev.by_id(id(parent, 10, "-s"));
+  CHECK(started.str("type") == "SubagentStarted");
+  CHECK(started.pstr("child_session_id") == child);
+  CHECK(started.pstr("tool_call_id") == "call_spawn_tests");
+  CHECK(started.pstr("task") == "Run the parser tests and list the failing ones.");
+  CHECK(started.str("parent_id") == id(parent, 10)); // after the spawn's result
+  Ev &finished = ev.by_id(id(parent, 14, "-f1"));
+  CHECK(finished.str("type") == "SubagentFinished");
+  CHECK(finished.pstr("child_session_id") == child);
+  CHECK(finished.pstr("summary") == "2 failures: test_unicode_escape, test_deep_nesting.");
+  CHECK(ev.of_type("SubagentFinished").size() == 1);
+  CHECK(p.unknown.empty());
+
+  test::TempDir dir;
+  Engine db(dir.file("c.ctxdb"), "");
+  std::string report =
+      db.transcript_import(R"({"format":"codex","path":")" + (kRoot / dir11).string() + R"("})");
+  INFO(report);
+  CHECK(test::field(report, "imported") == "2");
+  CHECK(test::field(db.session_get(child), "parent_session_id") == parent);
+  CHECK(test::field(db.verify(std::nullopt), "ok") == "true");
+  CHECK(test::field(db.rebuild(R"({"check":true})"), "identical") == "true");
+  for (const std::string &sid : {parent, child})
+    for (const char *format : kFormats) {
+      INFO(sid << " " << format);
+      std::string out =
+          db.compile(R"({"session_id":")" + sid +
+                     R"(","max_tokens":100000,"continuation":true,"format":")" + format + "\"}");
+      CHECK(occurrences(out, "test_deep_nesting") >= 1);
+      if (std::string(format) != "canonical") test::provider_checks::check_provider(out, format);
+    }
+}
+
+TEST_CASE("codex: a subagent's notification returns it once; other agents are not children") {
+  auto line = [](const std::string &type, const std::string &payload) {
+    return R"({"timestamp":"2025-11-08T08:00:00.000Z","type":")" + type + R"(","payload":)" +
+           payload + "}\n";
+  };
+  auto notification = [&](const std::string &agent, const std::string &status) {
+    return line("response_item",
+                R"({"type":"message","role":"user","content":[{"type":"input_text","text":)"
+                R"("<subagent_notification>\n{\"agent_id\":\")" +
+                    agent + R"(\",\"status\":)" + status + R"(}\n</subagent_notification>"}]})");
+  };
+  std::string bytes =
+      line("session_meta", R"({"id":"p-2","timestamp":"2025-11-08T08:00:00.000Z","cwd":"/w"})") +
+      line("response_item", R"({"type":"message","role":"user","content":[{"type":"input_text",)"
+                            R"("text":"fix it"}]})") +
+      line("response_item", R"({"type":"function_call","name":"spawn_agent","arguments":)"
+                            R"("{\"message\":\"look\"}","call_id":"call_s"})") +
+      line("response_item", R"({"type":"function_call_output","call_id":"call_s","output":)"
+                            R"("{\"agent_id\":\"c-2\",\"nickname\":null}"})") +
+      notification("c-2", R"(\"running\")") + notification("c-9", R"({\"completed\":\"x\"})") +
+      notification("c-2", R"({\"errored\":\"quota\"})") +
+      notification("c-2", R"({\"completed\":\"late\"})");
+  Parsed p = parse(bytes, "rollout-p.jsonl");
+  Events ev(p);
+  INFO(ev.types());
+  CHECK(ev.by_id(id("codex-p-2", 4, "-s")).pstr("child_session_id") == "codex-c-2");
+  auto finished = ev.of_type("SubagentFinished");
+  REQUIRE(finished.size() == 1); // not while running, not for c-9, once
+  CHECK(finished[0]->str("id") == id("codex-p-2", 7, "-f1"));
+  CHECK(finished[0]->pstr("summary") == "the subagent ended: errored: quota");
+  CHECK(ev.by_id(id("codex-p-2", 5)).pstr("source") == "subagent_notification");
 }
 
 TEST_CASE("codex: which files of a tree are sessions") {
