@@ -111,16 +111,15 @@ struct Turn {
 };
 
 Turn turn(size_t t) {
-  Turn x{std::to_string(t),
-         words(t, 40),
-         words(t + 1, 40),
-         words(t + 3, 16),
-         "",
-         "",
-         words(t + 5, 90),
-         ""};
+  Turn x;
+  x.n = std::to_string(t);
+  x.prompt = words(t, 40);
+  x.thinking = words(t + 1, 40);
+  x.preamble = words(t + 3, 16);
   x.command = "make test " + x.n;
   for (int l = 0; l < 12; ++l) x.output += words(t + l, 14) + "\\n";
+  x.answer = words(t + 5, 90);
+  // A thinking signature / encrypted reasoning blob: opaque, ~200 bytes.
   x.signature = "EqQBCkYIBxgCKkA" + std::string(160, char('A' + t % 26)) + x.n + "==";
   return x;
 }
