@@ -321,9 +321,9 @@ private:
   void recover(std::vector<int> &chain);
   void emit_path(int leaf, bool is_main);
   void emit_bookkeeping_under(int i, PathState &st);
-  void emit_record(int i, const std::vector<int> &chain, size_t pos, PathState &st);
+  void emit_record(int i, size_t pos, PathState &st); // pos: its place on the path
   void emit_custom(int i, PathState &st, std::string id);
-  void emit_assistant(int i, const std::vector<int> &chain, size_t pos, PathState &st);
+  void emit_assistant(int i, size_t pos, PathState &st);
   void emit_user(int i, PathState &st);
   void emit_results(int i, element doc, const std::vector<element> &blocks, PathState &st);
   void emit_others(PathState &st, const std::string &id, int64_t ts, std::string_view uuid,
@@ -363,9 +363,10 @@ private:
   std::vector<bool> emitted_, included_;
   std::unordered_map<std::string, int> by_uuid_;             // node of each uuid
   std::unordered_map<std::string, std::string> first_event_; // uuid → its first event
-  std::vector<bool> talks_;      // a subtree holds a user or assistant node
-  std::vector<bool> on_path_;    // a node of the path being emitted
-  std::vector<PathState> after_; // the path's state after each node
+  std::vector<bool> talks_;       // a subtree holds a user or assistant node
+  std::vector<bool> on_path_;     // a node of the path being emitted
+  std::vector<size_t> chain_pos_; // ... and its place on that path
+  std::vector<PathState> after_;  // the path's state after each node
   PathState start_;
 };
 
@@ -437,6 +438,7 @@ void SessionReader::index_tree() {
     for (int c : kids_[size_t(i)]) talks_[size_t(i)] = talks_[size_t(i)] || talks_[size_t(c)];
   }
   on_path_.assign(size_t(n), false);
+  chain_pos_.assign(size_t(n), 0);
   emitted_.assign(size_t(n), false);
   included_.assign(size_t(n), false);
   after_.assign(size_t(n), {});
@@ -552,7 +554,7 @@ void SessionReader::emit_bookkeeping_under(int i, PathState &st) {
   for (int k : kids_[size_t(i)]) {
     if (emitted_[size_t(k)] || on_path_[size_t(k)] || talks_[size_t(k)]) continue;
     emitted_[size_t(k)] = true;
-    emit_record(k, {k}, 0, st);
+    emit_record(k, 0, st); // no message: nothing to group
     for (int m : meta_after_[size_t(k)]) emit_custom(m, st, "");
     emit_bookkeeping_under(k, st);
     after_[size_t(k)] = st;
@@ -565,11 +567,14 @@ void SessionReader::emit_path(int leaf, bool is_main) {
   if (chain.empty()) return;
   recover(chain);
   PathState st = attach >= 0 ? after_[size_t(attach)] : start_;
-  for (int i : chain) on_path_[size_t(i)] = true;
+  for (size_t pos = 0; pos < chain.size(); ++pos) {
+    on_path_[size_t(chain[pos])] = true;
+    chain_pos_[size_t(chain[pos])] = pos;
+  }
   for (size_t pos = 0; pos < chain.size(); ++pos) {
     int i = chain[pos];
     emitted_[size_t(i)] = true;
-    emit_record(i, chain, pos, st);
+    emit_record(i, pos, st);
     for (int m : meta_after_[size_t(i)]) emit_custom(m, st, "");
     emit_bookkeeping_under(i, st);
     after_[size_t(i)] = st;
@@ -590,10 +595,10 @@ void SessionReader::emit_path(int leaf, bool is_main) {
     }
 }
 
-void SessionReader::emit_record(int i, const std::vector<int> &chain, size_t pos, PathState &st) {
+void SessionReader::emit_record(int i, size_t pos, PathState &st) {
   const Record &r = rec(i);
   if (r.type == "assistant" && r.conversational) {
-    emit_assistant(i, chain, pos, st);
+    emit_assistant(i, pos, st);
   } else if (r.type == "user" && r.conversational) {
     emit_user(i, st);
   } else if (r.type == "system") {
@@ -666,8 +671,7 @@ std::string arg(const std::string &args, std::string_view key) {
   return std::string(str(d, key));
 }
 
-void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t pos,
-                                   PathState &st) {
+void SessionReader::emit_assistant(int i, size_t pos, PathState &st) {
   if (included_[size_t(i)]) return;
   const Record &r = rec(i);
   std::string at = where(o_.file, r.line);
@@ -682,16 +686,17 @@ void SessionReader::emit_assistant(int i, const std::vector<int> &chain, size_t 
     add(st, event_id(r), "ErrorRaised", kFormat, ts_of(i), p.take(), r.line, r.line, r.uuid);
     return;
   }
-  // The lines of this message on this path, from here on.
-  std::vector<int> lines;
-  std::string key = r.message_id.empty() ? "" : group_key(r);
-  for (size_t k = pos; k < chain.size(); ++k) {
-    int j = chain[k];
-    if (j == i ||
-        (!key.empty() && rec(j).type == "assistant" && !rec(j).api_error && !included_[size_t(j)] &&
-         rec(j).message_id == r.message_id && group_key(rec(j)) == key))
-      lines.push_back(j);
-  }
+  // The lines of this message on this path, from here on, in path order:
+  // found through the message's group, not by scanning the rest of the
+  // path (which made a session's import quadratic in its length).
+  std::vector<int> lines{i};
+  if (auto g = r.message_id.empty() ? group_.end() : group_.find(group_key(r)); g != group_.end())
+    for (int j : g->second)
+      if (j != i && on_path_[size_t(j)] && chain_pos_[size_t(j)] > pos &&
+          rec(j).type == "assistant" && !rec(j).api_error && !included_[size_t(j)])
+        lines.push_back(j);
+  std::sort(lines.begin(), lines.end(),
+            [&](int a, int b) { return chain_pos_[size_t(a)] < chain_pos_[size_t(b)]; });
   provider::Answer answer;
   int64_t first = r.line, last = r.line;
   std::vector<OtherBlock> others;
