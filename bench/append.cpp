@@ -22,8 +22,8 @@
 //
 // A third side is the log alone: the engine's EventLog (validation, ids,
 // the hash chain, the events table and the session tree) with no
-// projection observing it, driven through the engine's C++ API. Issue 2's
-// goal is about it; issue 4's is about ctxdb whole, every projection on.
+// projection observing it, driven through the engine's C++ API. One goal
+// is about it; the other is about ctxdb whole, every projection on.
 //
 // Rounds alternate ctxdb and raw (and which of the two goes first), each on a
 // fresh file, so drifting machine noise hits both sides; the process keeps
@@ -877,8 +877,8 @@ int run(const Options &opt) {
                 with_commas(ri).c_str(), c / ri);
   }
   std::printf("\n");
-  // Issue 2: the log (hash chain, validation and ids included) against
-  // raw; issue 4: ctxdb with every projection on against the same raw.
+  // The log (hash chain, validation and ids included) against raw, and
+  // ctxdb with every projection on against the same raw.
   auto goal = [](const char *what, const Scenario &sc, double ratio, double want) {
     std::printf("goal: %s, %s at >= %.2f of raw: %.2f, %s\n", what, sc.label.c_str(), want, ratio,
                 ratio >= want ? "met" : "NOT met");

@@ -1,6 +1,6 @@
 // bench_compile: the context compiler's latency, and how it scales.
 //
-// Issue 6's goals: compiling a 32k and a 128k budget on sessions of 1k,
+// The goals: compiling a 32k and a 128k budget on sessions of 1k,
 // 100k and 1M events, the 1M figure within 1.5x of the 1k figure, and a
 // median under 2 ms for 128k. Each session is an agent's history
 // (bench/agent_session.hpp) with a compaction every kCompactEvery events

@@ -1,5 +1,5 @@
 // bench_reads: the cost of reading the working state and a branch path on
-// sessions of 1k, 100k and 1M events. The goal (issue 4) is that these
+// sessions of 1k, 100k and 1M events. The goal is that these
 // reads cost the same however long the history: the 1M-event figure within
 // 2x of the 1k-event one. The 1k session is the baseline, measured in the
 // same process run.

@@ -1,4 +1,4 @@
-// bench_search: session search (issue 8) over a database of N messages
+// bench_search: session search over a database of N messages
 // (default 1M: agent sessions of bench/agent_session.hpp, 4 messages per 8
 // events, whose prompts carry varied words, identifiers, paths, Chinese
 // and Japanese so that queries have rare and common terms).

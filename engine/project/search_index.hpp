@@ -1,4 +1,4 @@
-// search_index.hpp — search of sessions (issue 8): the full-text indexes
+// search_index.hpp — search of sessions: the full-text indexes
 // over every message's text (schema/sql/008_search.sql) and the queries
 // over them.
 //

@@ -1,4 +1,4 @@
--- ctxdb schema 5: the artifact store (DESIGN §1, issue 5).
+-- ctxdb schema 5: the artifact store (DESIGN §1).
 --
 -- Artifacts are source data, like events: nothing here is derived from the
 -- log, so rebuild never touches these tables, and triggers make stored

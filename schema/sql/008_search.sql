@@ -1,4 +1,4 @@
--- ctxdb schema 8: search of sessions (issue 8): full-text indexes over the
+-- ctxdb schema 8: search of sessions: full-text indexes over the
 -- text of every message (project/search_index.hpp).
 --
 -- The text is already in events.payload, so it is not stored again: both

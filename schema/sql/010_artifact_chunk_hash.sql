@@ -1,4 +1,4 @@
--- ctxdb schema 10: what an artifact chunk's sha256 covers (issue 5).
+-- ctxdb schema 10: what an artifact chunk's sha256 covers.
 --
 -- Chunks written from now on keep the SHA-256 of their stored bytes (the
 -- zstd frame, or the raw bytes of a 'raw' chunk): sha256_of = 'stored'.

@@ -1,4 +1,4 @@
-// Search of sessions (issue 8): words, substrings, Chinese and Japanese,
+// Search of sessions: words, substrings, Chinese and Japanese,
 // filters, branches, appends after a search, rebuild, and queries that are
 // not FTS5 syntax.
 #include "agent_events.hpp"
