@@ -1,6 +1,7 @@
 #include "transcript/importer.hpp"
 
 #include "transcript/claude_code.hpp"
+#include "transcript/codex.hpp"
 
 #include "store/store.hpp"
 #include "util/sha256.hpp"
@@ -61,16 +62,15 @@ namespace {
 
 bool ends_with_jsonl(const fs::path &p) { return p.extension() == ".jsonl"; }
 
-// Whether a .jsonl file of an agent's folder is a session: Claude Code's
-// reader says which of its files are (claude_code.hpp); Codex keeps
-// sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl, Pi
-// sessions/<encoded cwd>/<ts>_<id>.jsonl.
+// Whether a .jsonl file of an agent's folder is a session: the Claude Code
+// and Codex readers say which of their files are (claude_code.hpp,
+// codex.hpp); Pi keeps every session in sessions/<encoded cwd>/<ts>_<id>.jsonl.
 bool is_session_file(Format format, const fs::path &p) {
   if (!ends_with_jsonl(p)) return false;
   switch (format) {
   case Format::kClaudeCode:
     return claude_code_file(p.string()).kind != ClaudeCodeFile::kNotASession;
-  case Format::kCodex: return p.filename().string().starts_with("rollout-");
+  case Format::kCodex: return is_codex_rollout(p.string());
   case Format::kPi: return true;
   }
   return false;
