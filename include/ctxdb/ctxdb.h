@@ -231,6 +231,34 @@ CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len);
 
+/* Checks the file with options (verify_options.schema.json; NULL/0 is {}):
+ * {"session_id"?: one session's chain instead of every chain,
+ *  "artifacts"?: "none" | "quick" | "full" -- "quick" (the default for a
+ *     whole-file check; "none" with a session_id) re-hashes every stored
+ *     chunk's bytes; "full" also decompresses every chunk and re-hashes
+ *     every artifact's whole content against its id,
+ *  "anchor"?: an anchor object (as ctxdb_anchor returned it): proves the
+ *     file still extends it}.
+ * Returns CTXDB_OK when the check ran; *out is the ctxdb_verify report
+ * with "artifacts": {"ok", "mode", "artifacts", "chunks", "bytes",
+ * "first_broken"?} and "anchor": {"ok", "events", "problem"?} when
+ * checked; "ok" is false when any part failed. ctxdb_verify(db, id, n) is
+ * ctxdb_verify_with {"session_id": id}. */
+CTXDB_API int ctxdb_verify_with(ctxdb_db *db, const char *options_json, size_t len, char **out,
+                                size_t *out_len);
+
+/* An anchor of the file's whole history (anchor_options.schema.json;
+ * NULL/0 is {}): a small, stable digest a host stores elsewhere, in the
+ * manner of a transparency log's signed tree head. *out:
+ * {"format": "ctxdb.anchor.v1", "events": N (in append order),
+ *  "root": hex SHA-256 Merkle root over the events' hashes in append
+ *  order, "sessions": K, "heads": [{"session_id", "seq", "hash"}]}.
+ * ctxdb_verify_with {"anchor": ...} later proves the file extends it:
+ * a truncated log, a deleted session, a rewritten head, a reordered log
+ * and a lost WAL each fail. Works on a read-only handle. */
+CTXDB_API int ctxdb_anchor(ctxdb_db *db, const char *options_json, size_t len, char **out,
+                           size_t *out_len);
+
 /* Drops the rows of every derived table (the projections of the log:
  * sessions, ...) and replays every event into them in append order, in one
  * transaction; the log itself is not touched. options_json (may be NULL/0):
