@@ -1,9 +1,12 @@
-// bench_artifacts: the artifact store's put, get and grep throughput on
+// bench_artifacts: the artifact store's put, get, grep and verify throughput on
 // realistic content generated in-process — a build/test log and JSON tool
 // output — side by side with the floor of any such store: raw zstd
 // compressing and decompressing the same 256 KiB chunks at the same level
 // in memory, in the same run (the same chunking: each chunk its own frame,
-// as the store keeps them). Also the stored size over the raw size.
+// as the store keeps them). Also the stored size over the raw size. verify
+// is set beside the same work on the in-memory frames: SHA-256 of every
+// frame (quick), and that plus decompressing every frame and hashing the
+// whole content (full).
 //
 // It links the engine directly: the store without the C ABI around it.
 //
@@ -12,7 +15,9 @@
 
 #include "artifact/artifact_store.hpp"
 #include "artifact/search.hpp"
+#include "artifact/verify.hpp"
 #include "store/store.hpp"
+#include "util/sha256.hpp"
 
 #include <zstd.h>
 
@@ -120,8 +125,33 @@ std::string json_output(size_t bytes) {
 
 struct Figures {
   double put = 0, raw_compress = 0, get = 0, scan = 0, raw_decompress = 0, raw_whole = 0, grep = 0;
+  double verify_quick = 0, raw_hash = 0, verify_full = 0, raw_check = 0;
   double stored_ratio = 0, raw_ratio = 0;
 };
+
+// The floor of verify on the frames in memory, MB/s of raw bytes: quick
+// hashes every frame; full also decompresses each and hashes the content.
+void raw_verify(const std::vector<std::string> &frames, size_t raw_bytes, double &quick_mbs,
+                double &full_mbs) {
+  util::Sha256 frame_hash, content;
+  util::Digest sink{};
+  auto t0 = Clock::now();
+  for (const std::string &f : frames) sink[0] ^= frame_hash.update(f).finish()[0];
+  quick_mbs = double(raw_bytes) / 1e6 / seconds_since(t0);
+  ZSTD_DCtx *d = ZSTD_createDCtx();
+  std::string out(kChunk, '\0');
+  t0 = Clock::now();
+  for (const std::string &f : frames) {
+    sink[0] ^= frame_hash.update(f).finish()[0];
+    size_t n = ZSTD_decompressDCtx(d, out.data(), out.size(), f.data(), f.size());
+    if (ZSTD_isError(n)) throw std::runtime_error("zstd decompress");
+    content.update(out.data(), n);
+  }
+  sink[1] ^= content.finish()[0];
+  full_mbs = double(raw_bytes) / 1e6 / seconds_since(t0);
+  ZSTD_freeDCtx(d);
+  if (sink[0] == 0 && sink[1] == 0) std::printf(" "); // keeps the hashing
+}
 
 // Raw zstd on the same chunks: the floor for put (compress) and get
 // (decompress), returning MB/s of raw bytes. Compression goes through one
@@ -130,7 +160,7 @@ struct Figures {
 // streaming get, and into one fresh malloc'd buffer of the whole size that
 // of a whole get (which also pays for the buffer's pages).
 void raw_zstd(const std::string &data, double &compress_mbs, double &decompress_mbs,
-              double &decompress_whole_mbs, double &ratio) {
+              double &decompress_whole_mbs, double &ratio, double &hash_mbs, double &check_mbs) {
   ZSTD_CCtx *c = ZSTD_createCCtx();
   ZSTD_DCtx *d = ZSTD_createDCtx();
   ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, kLevel);
@@ -170,18 +200,21 @@ void raw_zstd(const std::string &data, double &compress_mbs, double &decompress_
   ratio = double(stored) / double(data.size());
   ZSTD_freeCCtx(c);
   ZSTD_freeDCtx(d);
+  raw_verify(frames, data.size(), hash_mbs, check_mbs);
 }
 
 Figures measure(const fs::path &dir, const std::string &name, const std::string &data, int rounds,
                 bool grep) {
-  std::vector<double> put, rc, get, scan, rd, rw, gr;
+  std::vector<double> put, rc, get, scan, rd, rw, gr, vq, rh, vf, rv;
   Figures f;
   for (int r = 0; r < rounds; ++r) {
-    double c = 0, d = 0, w = 0;
-    raw_zstd(data, c, d, w, f.raw_ratio);
+    double c = 0, d = 0, w = 0, h = 0, v = 0;
+    raw_zstd(data, c, d, w, f.raw_ratio, h, v);
     rc.push_back(c);
     rd.push_back(d);
     rw.push_back(w);
+    rh.push_back(h);
+    rv.push_back(v);
     // A fresh file per round: a second put of the same bytes is a dedupe.
     fs::path file = dir / (name + std::to_string(r) + ".ctxdb");
     {
@@ -213,6 +246,13 @@ Figures measure(const fs::path &dir, const std::string &name, const std::string 
       });
       scan.push_back(double(data.size()) / 1e6 / seconds_since(t0));
       if (seen != data.size()) throw std::runtime_error("scan saw other bytes");
+      for (auto [mode, out] : {std::pair{artifact::VerifyMode::kQuick, &vq},
+                               std::pair{artifact::VerifyMode::kFull, &vf}}) {
+        t0 = Clock::now();
+        artifact::VerifyReport v = artifact::verify_artifacts(st, mode);
+        out->push_back(double(data.size()) / 1e6 / seconds_since(t0));
+        if (!v.ok) throw std::runtime_error("verify: " + v.problem);
+      }
       artifact::Info info = art.info(id);
       f.stored_ratio = double(info.stored_size) / double(info.raw_size);
       if (grep) {
@@ -237,6 +277,10 @@ Figures measure(const fs::path &dir, const std::string &name, const std::string 
   f.raw_decompress = median(rd);
   f.raw_whole = median(rw);
   if (grep) f.grep = median(gr);
+  f.verify_quick = median(vq);
+  f.raw_hash = median(rh);
+  f.verify_full = median(vf);
+  f.raw_check = median(rv);
   return f;
 }
 
@@ -250,6 +294,10 @@ void report(const char *name, size_t bytes, int rounds, const Figures &f, bool g
               f.raw_whole, f.get / f.raw_whole);
   std::printf("%-34s %10.0f %10.0f %8.2f\n", "get streaming (scan, chunk buffer)", f.scan,
               f.raw_decompress, f.scan / f.raw_decompress);
+  std::printf("%-34s %10.0f %10.0f %8.2f\n", "verify quick (SHA-256 of frames)", f.verify_quick,
+              f.raw_hash, f.verify_quick / f.raw_hash);
+  std::printf("%-34s %10.0f %10.0f %8.2f\n", "verify full (+ decompress, content)", f.verify_full,
+              f.raw_check, f.verify_full / f.raw_check);
   if (grep) std::printf("%-34s %10.0f\n", "grep (rare pattern, 2+2 context)", f.grep);
   std::printf("stored/raw: ctxdb %.4f, raw zstd %.4f\n", f.stored_ratio, f.raw_ratio);
   std::printf("goals: put >= 0.8 of raw: %s; get >= 0.8 of raw: %s",
@@ -259,9 +307,12 @@ void report(const char *name, size_t bytes, int rounds, const Figures &f, bool g
   std::printf("\n{\"bench\":\"artifacts\",\"data\":\"%s\",\"bytes\":%zu,\"rounds\":%d,"
               "\"put_mbs\":%.1f,\"raw_compress_mbs\":%.1f,\"get_mbs\":%.1f,"
               "\"scan_mbs\":%.1f,\"raw_decompress_mbs\":%.1f,\"raw_decompress_whole_mbs\":%.1f,"
-              "\"grep_mbs\":%.1f,\"stored_ratio\":%.4f,\"raw_zstd_ratio\":%.4f}\n",
+              "\"grep_mbs\":%.1f,\"verify_quick_mbs\":%.1f,\"raw_sha256_mbs\":%.1f,"
+              "\"verify_full_mbs\":%.1f,\"raw_check_mbs\":%.1f,"
+              "\"stored_ratio\":%.4f,\"raw_zstd_ratio\":%.4f}\n",
               name, bytes, rounds, f.put, f.raw_compress, f.get, f.scan, f.raw_decompress,
-              f.raw_whole, f.grep, f.stored_ratio, f.raw_ratio);
+              f.raw_whole, f.grep, f.verify_quick, f.raw_hash, f.verify_full, f.raw_check,
+              f.stored_ratio, f.raw_ratio);
 }
 
 } // namespace

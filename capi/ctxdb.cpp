@@ -455,6 +455,20 @@ CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, 
   });
 }
 
+CTXDB_API int ctxdb_verify_with(ctxdb_db *db, const char *options_json, size_t len, char **out,
+                                size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.verify_with(arg(options_json, len, "options_json"));
+  });
+}
+
+CTXDB_API int ctxdb_anchor(ctxdb_db *db, const char *options_json, size_t len, char **out,
+                           size_t *out_len) {
+  return with_output(db, out, out_len, [&](ctxdb::Engine &e) {
+    return e.anchor(arg(options_json, len, "options_json"));
+  });
+}
+
 CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, char **out,
                             size_t *out_len) {
   return with_output(db, out, out_len, [&](ctxdb::Engine &e) {

@@ -2,7 +2,9 @@
 
 #include "artifact/preview.hpp"
 #include "artifact/search.hpp"
+#include "artifact/verify.hpp"
 #include "compile/adapters.hpp"
+#include "log/anchor.hpp"
 #include "memory/retrieve.hpp"
 #include "project/rebuild.hpp"
 #include "provider/response.hpp"
@@ -160,10 +162,10 @@ std::string Engine::event_get(std::string_view id) {
   throw Error(Code::kNotFound, "event '" + std::string(id) + "' not found");
 }
 
-std::string Engine::verify(std::optional<std::string_view> session_id) {
-  log::VerifyReport r = log_.verify(session_id);
-  json::JsonWriter w;
-  w.begin_object().key("ok").boolean(r.ok).field("sessions", r.sessions).field("events", r.events);
+namespace {
+
+void write_chain_report(json::JsonWriter &w, const log::VerifyReport &r) {
+  w.field("sessions", r.sessions).field("events", r.events);
   if (!r.ok) {
     w.key("first_broken")
         .begin_object()
@@ -184,8 +186,75 @@ std::string Engine::verify(std::optional<std::string_view> session_id) {
           .end_object();
     w.end_array();
   }
+}
+
+void write_artifact_report(json::JsonWriter &w, const artifact::VerifyReport &r) {
+  w.key("artifacts")
+      .begin_object()
+      .key("ok")
+      .boolean(r.ok)
+      .field("mode", artifact::mode_name(r.mode))
+      .field("artifacts", r.artifacts)
+      .field("chunks", r.chunks)
+      .field("bytes", r.bytes);
+  if (!r.ok) {
+    w.key("first_broken").begin_object().field("artifact_id", r.artifact_id);
+    if (r.chunk >= 0) w.field("chunk", r.chunk);
+    w.field("problem", r.problem).end_object();
+  }
+  w.end_object();
+}
+
+} // namespace
+
+std::string Engine::verify(std::optional<std::string_view> session_id) {
+  return verify_report(
+      session_id, session_id ? artifact::VerifyMode::kNone : artifact::VerifyMode::kQuick, nullptr);
+}
+
+std::string Engine::verify_with(std::string_view options_json) {
+  if (options_json.empty()) return verify(std::nullopt);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = json::parse(parser, options_json, "verify options");
+  store::embedded_schema("json/verify_options.schema.json").validate(doc, "");
+  std::optional<std::string_view> session_id;
+  std::string_view v;
+  if (!doc["session_id"].get(v)) session_id = v;
+  artifact::VerifyMode mode =
+      session_id ? artifact::VerifyMode::kNone : artifact::VerifyMode::kQuick;
+  if (!doc["artifacts"].get(v)) mode = artifact::parse_mode(v);
+  simdjson::dom::element anchor;
+  bool has_anchor = !doc["anchor"].get(anchor);
+  return verify_report(session_id, mode, has_anchor ? &anchor : nullptr);
+}
+
+std::string Engine::verify_report(std::optional<std::string_view> session_id,
+                                  artifact::VerifyMode artifacts,
+                                  const simdjson::dom::element *anchor) {
+  // The anchor's own errors (a malformed one) come before any work.
+  std::optional<log::AnchorCheck> a;
+  if (anchor) a = log::check_anchor(store_, *anchor);
+  log::VerifyReport chain = log_.verify(session_id);
+  artifact::VerifyReport art = artifact::verify_artifacts(store_, artifacts);
+  json::JsonWriter w;
+  w.begin_object().key("ok").boolean(chain.ok && art.ok && (!a || a->ok));
+  write_chain_report(w, chain);
+  if (artifacts != artifact::VerifyMode::kNone) write_artifact_report(w, art);
+  if (a) {
+    w.key("anchor").begin_object().key("ok").boolean(a->ok).field("events", a->events);
+    if (!a->ok) w.field("problem", a->problem);
+    w.end_object();
+  }
   w.end_object();
   return w.take();
+}
+
+std::string Engine::anchor(std::string_view options_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = json::parse(
+      parser, options_json.empty() ? std::string_view("{}") : options_json, "anchor options");
+  store::embedded_schema("json/anchor_options.schema.json").validate(doc, "");
+  return log::anchor_json(store_, doc);
 }
 
 std::string Engine::optimize(std::string_view options_json) {
@@ -225,9 +294,16 @@ std::string Engine::rebuild(std::string_view options_json) {
     if (doc["check"].get(options.check)) options.check = false; // absent: no check
     if (doc["search"].get(options.log_indexes)) options.log_indexes = false;
   }
+  // The artifacts are source data, not replayed, but what the projections
+  // say of them (sizes, previews, spilled outputs) is only as good as
+  // their bytes: a check covers them too, before the replay's work.
+  artifact::VerifyReport art = artifact::verify_artifacts(
+      store_, options.check ? artifact::VerifyMode::kQuick : artifact::VerifyMode::kNone);
+  if (!art.ok) throw Error(Code::kCheckFailed, "rebuild --check: " + art.problem);
   project::RebuildReport r = project::rebuild(store_, log_, projections_, options);
   json::JsonWriter w;
   w.begin_object().field("events", r.events).key("identical").boolean(r.identical);
+  if (options.check) write_artifact_report(w, art);
   w.key("tables").begin_array();
   for (const auto &t : r.tables)
     w.begin_object()

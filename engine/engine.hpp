@@ -7,6 +7,7 @@
 
 #include "artifact/artifact_store.hpp"
 #include "artifact/transfer.hpp"
+#include "artifact/verify.hpp"
 #include "compact/compactor.hpp"
 #include "compile/compiler.hpp"
 #include "log/event_log.hpp"
@@ -75,7 +76,15 @@ public:
   };
   std::vector<std::string> export_page(ExportState &state, int64_t limit);
   std::string event_get(std::string_view id);
+  // The verify report (verify_report.schema.json): one session's chain,
+  // or every chain and the artifacts (quick).
   std::string verify(std::optional<std::string_view> session_id);
+  // The same with options (verify_options.schema.json): which artifact
+  // check, and an anchor the file must still extend.
+  std::string verify_with(std::string_view options_json);
+  // A digest of the whole history to keep outside the file (log/anchor.hpp;
+  // options anchor_options.schema.json, result anchor.schema.json).
+  std::string anchor(std::string_view options_json);
   // Replays the log into every derived table (options: rebuild_options.schema.json).
   std::string rebuild(std::string_view options_json);
   // Merges each full-text index (memories, session search) into one
@@ -237,6 +246,8 @@ private:
   std::string memory_session(simdjson::dom::element spec, const memory::Trail &trail);
 
 private:
+  std::string verify_report(std::optional<std::string_view> session_id,
+                            artifact::VerifyMode artifacts, const simdjson::dom::element *anchor);
   compile::Sources compile_sources();
   template <class View>
   std::string branch_view(View &view, std::string_view session_id,

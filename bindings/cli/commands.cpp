@@ -187,36 +187,87 @@ int cmd_event(const Args &args) {
 
 // ---- verify --------------------------------------------------------------
 
-int cmd_verify(const Args &args) {
-  std::optional<std::string_view> session;
-  if (!args.positional.empty()) session = args.positional[0];
-  auto db = open_db(args, Access::read_only);
-  JsonDoc report(db.verify(session));
-  element r = report.root();
-  if (get_bool(r, "ok")) {
-    std::printf("ok: %lld sessions, %lld events\n", static_cast<long long>(get_int(r, "sessions")),
+namespace {
+
+// The verify options the flags ask for: {} when none, ctxdb_verify's defaults.
+std::string verify_options(const Args &args) {
+  std::string o;
+  auto add = [&](std::string_view key, const std::string &json) {
+    o += (o.empty() ? "{" : ",") + json_quote(key) + ":" + json;
+  };
+  if (!args.positional.empty()) add("session_id", json_quote(args.positional[0]));
+  if (auto mode = args.value("--artifacts")) {
+    if (*mode != "none" && *mode != "quick" && *mode != "full")
+      throw UsageError("--artifacts: expected none, quick or full, not '" + std::string(*mode) +
+                       "'");
+    add("artifacts", json_quote(*mode));
+  }
+  if (auto file = args.value("--anchor")) add("anchor", read_input(std::string(*file)));
+  return o.empty() ? "{}" : o + "}";
+}
+
+// The artifact line only when it says something: artifacts were checked,
+// one is broken, or the flag asked for the check.
+void print_verify(element r, bool artifacts_asked) {
+  if (get_bool(r, "ok") || r["first_broken"].error()) {
+    std::printf("%s: %lld sessions, %lld events\n", get_bool(r, "ok") ? "ok" : "chain ok",
+                static_cast<long long>(get_int(r, "sessions")),
                 static_cast<long long>(get_int(r, "events")));
-    simdjson::dom::array purged;
-    if (r["purged"].get(purged) == simdjson::SUCCESS)
-      for (element p : purged)
-        std::printf("purged: session %s seq %lld event %s: payload removed by %s\n",
-                    std::string(get_string(p, "session_id")).c_str(),
-                    static_cast<long long>(get_int(p, "seq")),
-                    std::string(get_string(p, "event_id")).c_str(),
-                    std::string(get_string(p, "purged_by")).c_str());
-    return 0;
+  } else {
+    element broken = r["first_broken"];
+    std::printf("broken: session %s seq %lld event %s: %s\n",
+                std::string(get_string(broken, "session_id")).c_str(),
+                static_cast<long long>(get_int(broken, "seq")),
+                std::string(get_string(broken, "event_id")).c_str(),
+                std::string(get_string(broken, "problem")).c_str());
   }
-  element broken;
-  if (r["first_broken"].get(broken) != simdjson::SUCCESS) {
-    std::printf("broken: %s\n", to_json(r).c_str());
-    return 1;
+  simdjson::dom::array purged;
+  if (r["purged"].get(purged) == simdjson::SUCCESS)
+    for (element p : purged)
+      std::printf("purged: session %s seq %lld event %s: payload removed by %s\n",
+                  std::string(get_string(p, "session_id")).c_str(),
+                  static_cast<long long>(get_int(p, "seq")),
+                  std::string(get_string(p, "event_id")).c_str(),
+                  std::string(get_string(p, "purged_by")).c_str());
+  element a;
+  if (r["artifacts"].get(a) == simdjson::SUCCESS &&
+      (artifacts_asked || !get_bool(a, "ok") || get_int(a, "artifacts") > 0)) {
+    std::printf("artifacts %s (%s): %lld artifacts, %lld chunks, %lld bytes\n",
+                get_bool(a, "ok") ? "ok" : "broken", std::string(get_string(a, "mode")).c_str(),
+                static_cast<long long>(get_int(a, "artifacts")),
+                static_cast<long long>(get_int(a, "chunks")),
+                static_cast<long long>(get_int(a, "bytes")));
+    element broken;
+    if (a["first_broken"].get(broken) == simdjson::SUCCESS)
+      std::printf("broken: %s\n", std::string(get_string(broken, "problem")).c_str());
   }
-  std::printf("broken: session %s seq %lld event %s: %s\n",
-              std::string(get_string(broken, "session_id")).c_str(),
-              static_cast<long long>(get_int(broken, "seq")),
-              std::string(get_string(broken, "event_id")).c_str(),
-              std::string(get_string(broken, "problem")).c_str());
-  return 1;
+  if (r["anchor"].get(a) == simdjson::SUCCESS) {
+    if (get_bool(a, "ok"))
+      std::printf("anchor ok: the file extends its %lld events\n",
+                  static_cast<long long>(get_int(a, "events")));
+    else
+      std::printf("anchor broken: %s\n", std::string(get_string(a, "problem")).c_str());
+  }
+}
+
+} // namespace
+
+int cmd_verify(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  JsonDoc report(db.verify_with(verify_options(args)));
+  if (args.has("--json"))
+    std::printf("%s\n", to_json(report.root()).c_str());
+  else
+    print_verify(report.root(), args.value("--artifacts").has_value());
+  return get_bool(report.root(), "ok") ? 0 : 1;
+}
+
+// ---- anchor --------------------------------------------------------------
+
+int cmd_anchor(const Args &args) {
+  auto db = open_db(args, Access::read_only);
+  std::printf("%s\n", db.anchor().c_str());
+  return 0;
 }
 
 // ---- rebuild -------------------------------------------------------------
@@ -245,6 +296,11 @@ int cmd_rebuild(const Args &args) {
     std::printf("  kept, caught up (indexes of the log; --search re-derives them): %s\n",
                 names.c_str());
   }
+  element a;
+  if (r["artifacts"].get(a) == simdjson::SUCCESS)
+    std::printf("  artifacts checked: %lld artifacts, %lld chunks re-hashed\n",
+                static_cast<long long>(get_int(a, "artifacts")),
+                static_cast<long long>(get_int(a, "chunks")));
   return 0;
 }
 
@@ -717,11 +773,30 @@ const CommandSpec kCommands[] = {
      "Writes a JSON array of memory candidates (e.g. a compaction plan's) in\n"
      "one transaction, all or none, and prints their ids.\n",
      {}, {"--json"}, 2, 2, cmd_memory_promote},
-    {"verify", "[SESSION]", "check the hash chain",
-     "Recomputes the hash chain of one session, or of every session. Prints\n"
-     "\"ok: N sessions, M events\" and exits 0, or prints the first broken\n"
-     "event and exits 1.\n",
-     {}, {}, 0, 1, cmd_verify},
+    {"verify", "[SESSION] [--artifacts MODE] [--anchor FILE] [--json]",
+     "check the hash chain, the artifacts, an anchor",
+     "Recomputes the hash chain of one session, or of every session, and\n"
+     "for every session checks the artifacts too. Prints \"ok: N sessions,\n"
+     "M events\" and a line per other check and exits 0, or prints the first\n"
+     "broken event, chunk or anchor mismatch and exits 1.\n"
+     "\n"
+     "  --artifacts MODE  none, quick (the default for every session: every\n"
+     "                    stored chunk re-hashed, every artifact's chunk list\n"
+     "                    checked) or full (also every artifact's whole content\n"
+     "                    decompressed and re-hashed against its id)\n"
+     "  --anchor FILE     an anchor 'ctxdb anchor' printed earlier (- for\n"
+     "                    stdin): fail unless the file still extends it\n"
+     "  --json            print the report as JSON instead\n",
+     {"--artifacts", "--anchor"}, {"--json"}, 0, 1, cmd_verify},
+    {"anchor", "", "print a digest of the whole history to keep elsewhere",
+     "Prints, as JSON, a small digest of the file's whole history, in the\n"
+     "manner of a transparency log's signed tree head: the number of events,\n"
+     "an RFC 6962 Merkle root over their hashes in append order, and each\n"
+     "session's last event. Keep it outside the file (another machine, a\n"
+     "signed note); 'ctxdb verify --anchor FILE' later proves the file still\n"
+     "extends it: no event deleted, changed or moved in the append order, no\n"
+     "session deleted, no commit lost with a -wal file.\n",
+     {}, {}, 0, 0, cmd_anchor},
     {"rebuild", "[--check] [--search]", "replay the log into every derived table",
      "Clears every derived table (sessions, ...) and replays the whole log\n"
      "into them in one transaction, printing each table's row count and\n"
@@ -730,7 +805,8 @@ const CommandSpec kCommands[] = {
      "up to date and kept, unless --search asks for it to be re-derived.\n"
      "\n"
      "  --check   fail (exit 1, nothing changed) when any rebuilt table differs\n"
-     "            from the stored one\n"
+     "            from the stored one, or a stored artifact chunk does not\n"
+     "            match its SHA-256 (as 'verify --artifacts quick')\n"
      "  --search  clear the session-search index and index the log again too\n",
      {}, {"--check", "--search"}, 0, 0, cmd_rebuild},
     {"optimize", "[--json]", "merge the full-text indexes into one segment each",

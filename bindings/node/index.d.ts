@@ -174,7 +174,51 @@ export interface BatchResult {
   last_id: string;
 }
 
+/** What the artifact check of verify (or rebuild's check) found. */
+export type ArtifactCheck = {
+  ok: boolean;
+  mode: 'quick' | 'full';
+  artifacts: number;
+  chunks: number;
+  /** Stored bytes re-hashed. */
+  bytes: number;
+  first_broken?: {
+    /** "<artifact no N>" for chunks no artifact owns. */
+    artifact_id: string;
+    /** The broken chunk's index; absent for a whole-artifact problem. */
+    chunk?: number;
+    problem: string;
+  };
+};
+
+/**
+ * A digest of the file's whole history (anchor()): keep it outside the
+ * file and pass it to verify(null, {anchor}) later.
+ */
+export type Anchor = {
+  format: 'ctxdb.anchor.v1';
+  /** The events it covers: the first N in append order. */
+  events: number;
+  /** RFC 6962 Merkle root (hex SHA-256) over those events' hashes. */
+  root: string;
+  sessions: number;
+  /** Each chain's last event, in session id order. */
+  heads: { session_id: string; seq: number; hash: string }[];
+};
+
+export interface VerifyOptions {
+  /**
+   * quick (the default for all sessions) re-hashes every stored chunk;
+   * full also every artifact's whole content; none (the default for one
+   * session) skips the artifacts.
+   */
+  artifacts?: 'none' | 'quick' | 'full';
+  /** An anchor as anchor() returned it: prove the file still extends it. */
+  anchor?: Anchor;
+}
+
 export interface VerifyResult {
+  /** False when the chain, the artifacts or the anchor check failed. */
   ok: boolean;
   sessions: number;
   events: number;
@@ -185,6 +229,9 @@ export interface VerifyResult {
     problem: string;
     [key: string]: JsonValue;
   };
+  purged?: { session_id: string; seq: number; event_id: string; purged_by: string }[];
+  artifacts?: ArtifactCheck;
+  anchor?: { ok: boolean; events: number; problem?: string };
   [key: string]: JsonValue | undefined;
 }
 
@@ -238,7 +285,9 @@ export interface RebuildResult {
   tables: TableChecksum[];
   /** Tables of the log's own indexes (session search) caught up and kept. */
   kept: string[];
-  [key: string]: JsonValue;
+  /** With check: the artifacts' quick check. */
+  artifacts?: ArtifactCheck;
+  [key: string]: JsonValue | undefined;
 }
 
 export interface ImportResult {
@@ -1203,10 +1252,12 @@ export declare class Database {
   retrieveMemories(query: MemoryQuery): MemoryRetrieval;
   /** Writes memory candidates in one transaction: all of them, or none. */
   promoteMemories(sessionId: string, candidates: MemoryInput[]): Memory[];
-  /** Checks the hash chain of one session, or of all. */
-  verify(sessionId?: string | null): VerifyResult;
+  /** Checks the hash chain of one session, or of all (and the artifacts). */
+  verify(sessionId?: string | null, options?: VerifyOptions): VerifyResult;
   /** verify off the main thread. */
-  verifyAsync(sessionId?: string | null): Promise<VerifyResult>;
+  verifyAsync(sessionId?: string | null, options?: VerifyOptions): Promise<VerifyResult>;
+  /** A digest of the whole history to keep outside the file. */
+  anchor(): Anchor;
   /**
    * Replays every event into the derived tables (sessions, ...) in one
    * transaction; the log is not touched. With {check: true} any difference

@@ -224,10 +224,12 @@ CTXDB_API int ctxdb_iter_next(ctxdb_iter *iter, const char **row, size_t *row_le
 CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
 
 /* Checks the hash chain of one session (session_id) or of all (NULL with
- * id_len 0; NULL with a length is CTXDB_MISUSE).
- * Returns CTXDB_OK when the check ran; *out reports what it found:
- * {"ok": true, "sessions": N, "events": M} or {"ok": false, ...,
- * "first_broken": {"session_id", "seq", "event_id", "problem"}}. */
+ * id_len 0; NULL with a length is CTXDB_MISUSE), and with all, the
+ * artifacts too ("quick", as ctxdb_verify_with describes).
+ * Returns CTXDB_OK when the check ran; *out reports what it found
+ * (verify_report.schema.json): {"ok": true, "sessions": N, "events": M,
+ * "artifacts": {...}} or {"ok": false, ..., "first_broken": {"session_id",
+ * "seq", "event_id", "problem"}}. */
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len);
 
@@ -263,7 +265,9 @@ CTXDB_API int ctxdb_anchor(ctxdb_db *db, const char *options_json, size_t len, c
  * sessions, ...) and replays every event into them in append order, in one
  * transaction; the log itself is not touched. options_json (may be NULL/0):
  * {"check": true} makes any difference between the stored and the replayed
- * tables CTXDB_CHECK_FAILED, with nothing changed. *out reports it:
+ * tables CTXDB_CHECK_FAILED, with nothing changed; it also checks the
+ * artifacts the tables describe ("quick", as ctxdb_verify_with), a
+ * broken one CTXDB_CHECK_FAILED naming it. *out reports it:
  * {"events": N, "identical": bool, "tables": [{"table", "rows", "before",
  * "after"}]} with a SHA-256 of each table's rows before and after. */
 CTXDB_API int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len, char **out,

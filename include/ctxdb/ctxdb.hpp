@@ -354,6 +354,23 @@ public:
     return detail::take(out, n);
   }
 
+  // verify with options (verify_options.schema.json), e.g.
+  // R"({"artifacts":"full","anchor":...})".
+  std::string verify_with(std::string_view options) {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_verify_with(db_, options.data(), options.size(), &out, &n), db_);
+    return detail::take(out, n);
+  }
+
+  // A digest of the whole history to keep outside the file (anchor.schema.json).
+  std::string anchor() {
+    char *out = nullptr;
+    size_t n = 0;
+    detail::check(ctxdb_anchor(db_, nullptr, 0, &out, &n), db_);
+    return detail::take(out, n);
+  }
+
   // Replays the log into every derived table; options e.g. {"check":true}.
   std::string rebuild(std::string_view options = {}) {
     char *out = nullptr;

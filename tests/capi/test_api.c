@@ -2553,6 +2553,15 @@ static void test_read_only(const char *path, ctxdb_db *rw) {
   v = OK_VERIFY(ro, NULL);
   CHECK(jbool(v, "ok") == 1);
   ctxdb_free(v);
+  /* An anchor of a read-only handle is the writer's. */
+  {
+    size_t n = 0;
+    CHECK_RC(ctxdb_anchor(ro, NULL, 0, &a, &n), CTXDB_OK);
+    CHECK_RC(ctxdb_anchor(rw, NULL, 0, &b, &n), CTXDB_OK);
+    CHECK(a && b && strcmp(a, b) == 0);
+    ctxdb_free(a);
+    ctxdb_free(b);
+  }
   CREATE_FAILS(ro, Q("{'payload':{'agent_id':'ro'}}"), CTXDB_READONLY, NULL);
   APPEND_FAILS(ro, g_s1, ev, CTXDB_READONLY, NULL);
   BATCH_FAILS(ro, g_s1, ev, CTXDB_READONLY, NULL, 0);
@@ -2595,6 +2604,8 @@ static void test_closed_handle(const char *path) {
   iter_fails_at(F, h, g_s1, strlen(g_s1), 0, CTXDB_MISUSE);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_anchor", ctxdb_anchor, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   read_fails_at(F, "ctxdb_optimize", ctxdb_optimize, h, NULL, 0, 0, CTXDB_MISUSE, NULL);
   write_fails_at(F, "ctxdb_branch_fork", ctxdb_branch_fork, h, g_s1, strlen(g_s1), ev, strlen(ev),
                  0, CTXDB_MISUSE, NULL);
@@ -2648,6 +2659,76 @@ static void test_rebuild(ctxdb_db *db) {
   read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, Q("{'check':1}"), 11, 0, CTXDB_INVALID_ARG,
                 "check");
   read_fails_at(F, "ctxdb_rebuild", ctxdb_rebuild, db, "{\"\xff\":1}", 7, 0, CTXDB_INVALID_UTF8,
+                NULL);
+  after = export_all(db, &rows);
+  CHECK(before && after && strcmp(before, after) == 0);
+  free(before);
+  free(after);
+}
+
+/* ctxdb_verify_with and ctxdb_anchor: options and an anchor round-trip,
+ * bad input fails naming it and changes nothing. */
+static void test_verify_with_and_anchor(ctxdb_db *db) {
+  const char *full = Q("{'artifacts':'full'}");
+  char *out = NULL, *anchor = NULL, *opts, *before, *after, *a;
+  size_t n = 0, len;
+  int rows;
+  before = export_all(db, &rows);
+  CHECK_RC(ctxdb_verify_with(db, full, strlen(full), &out, &n), CTXDB_OK);
+  CHECK(out && jbool(out, "ok") == 1 && n == strlen(out));
+  a = out ? jraw(out, "artifacts") : NULL;
+  CHECK(a && jstr_eq(a, "mode", "full"));
+  free(a);
+  ctxdb_free(out);
+  CHECK_RC(ctxdb_verify_with(db, NULL, 0, &out, &n), CTXDB_OK); /* ctxdb_verify of all */
+  a = out ? jraw(out, "artifacts") : NULL;
+  CHECK(a && jstr_eq(a, "mode", "quick"));
+  free(a);
+  ctxdb_free(out);
+
+  CHECK_RC(ctxdb_anchor(db, NULL, 0, &anchor, &n), CTXDB_OK);
+  CHECK(anchor && jstr_eq(anchor, "format", "ctxdb.anchor.v1"));
+  CHECK(anchor && jnum(anchor, "events") == rows);
+  if (anchor) {
+    len = strlen(anchor) + 16;
+    opts = (char *)malloc(len);
+    snprintf(opts, len, "{\"anchor\":%s}", anchor);
+    CHECK_RC(ctxdb_verify_with(db, opts, strlen(opts), &out, &n), CTXDB_OK);
+    a = out ? jraw(out, "anchor") : NULL;
+    CHECK(a && jbool(a, "ok") == 1 && jnum(a, "events") == rows);
+    free(a);
+    ctxdb_free(out);
+    /* A root that is not the file's: a failed check, not an error. */
+    memcpy(strstr(opts, "\"root\":\"") + 8, "00000000", 8);
+    CHECK_RC(ctxdb_verify_with(db, opts, strlen(opts), &out, &n), CTXDB_OK);
+    CHECK(out && jbool(out, "ok") == 0);
+    ctxdb_free(out);
+    free(opts);
+  }
+  ctxdb_free(anchor);
+
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, NULL, full, strlen(full), 0,
+                CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, full, strlen(full), 1, CTXDB_MISUSE,
+                NULL);
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, NULL, 3, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, "{", 1, 0, CTXDB_INVALID_JSON, NULL);
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, "\"x\"", 3, 0, CTXDB_INVALID_ARG,
+                NULL);
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, Q("{'artifacts':'all'}"), 19, 0,
+                CTXDB_INVALID_ARG, "artifacts");
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, Q("{'anchor':{}}"), 13, 0,
+                CTXDB_INVALID_ARG, "anchor");
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, Q("{'session_id':'ses_nope'}"), 25,
+                0, CTXDB_NOT_FOUND, "ses_nope");
+  read_fails_at(F, "ctxdb_verify_with", ctxdb_verify_with, db, "{\"\xff\":1}", 7, 0,
+                CTXDB_INVALID_UTF8, NULL);
+  read_fails_at(F, "ctxdb_anchor", ctxdb_anchor, NULL, NULL, 0, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_anchor", ctxdb_anchor, db, NULL, 0, 1, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_anchor", ctxdb_anchor, db, NULL, 2, 0, CTXDB_MISUSE, NULL);
+  read_fails_at(F, "ctxdb_anchor", ctxdb_anchor, db, "{", 1, 0, CTXDB_INVALID_JSON, NULL);
+  read_fails_at(F, "ctxdb_anchor", ctxdb_anchor, db, Q("{'x':1}"), 7, 0, CTXDB_INVALID_ARG, "x");
+  read_fails_at(F, "ctxdb_anchor", ctxdb_anchor, db, "{\"\xff\":1}", 7, 0, CTXDB_INVALID_UTF8,
                 NULL);
   after = export_all(db, &rows);
   CHECK(before && after && strcmp(before, after) == 0);
@@ -3343,6 +3424,7 @@ int main(void) {
   test_read_only(p1, g_db1);
   test_import(g_db1);
   test_rebuild(g_db1);
+  test_verify_with_and_anchor(g_db1);
   test_closed_handle(p1);
   test_not_a_db();
   test_verify_detects_tampering();

@@ -206,6 +206,53 @@ test_verify_detects_tampering() {
   expect_eq "the untouched session still verifies" "ok: 1 sessions, 1 events" "$OUT"
 }
 
+test_anchor_and_artifacts() {
+  cp "$DB" "$WORK/anchored.ctxdb"
+  local db="$WORK/anchored.ctxdb"
+  seq 1 100000 >"$WORK/numbers.txt"
+  "$CLI" --db "$db" artifact put "$WORK/numbers.txt" >/dev/null
+  run "$CLI" --db "$db" verify
+  expect_rc 0
+  expect_contains "the artifacts are checked" "artifacts ok (quick): 1 artifacts" "$OUT"
+  run "$CLI" --db "$db" verify --artifacts full
+  expect_contains "full mode on request" "artifacts ok (full): 1 artifacts" "$OUT"
+  run "$CLI" --db "$db" verify --artifacts most
+  expect_rc 2
+  expect_contains "a bad mode is a usage error" "none, quick or full" "$ERR"
+  "$CLI" --db "$db" anchor >"$WORK/anchor.json"
+  python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); assert a["format"]=="ctxdb.anchor.v1" and a["sessions"]==2, a' "$WORK/anchor.json" ||
+    fail "anchor is not the documented JSON: $(cat "$WORK/anchor.json")"
+  echo '{"type":"Note","actor":"a","payload":{}}' | "$CLI" --db "$db" append ses_cli_test >/dev/null
+  run "$CLI" --db "$db" verify --anchor "$WORK/anchor.json"
+  expect_rc 0
+  expect_contains "the file extends its anchor" "anchor ok: the file extends its 8 events" "$OUT"
+  # The session's last events cut off and the chain head rewritten: the
+  # chain verifies, the anchor does not.
+  "$SQLITE3" "$db" \
+    "DROP TRIGGER events_no_delete;
+     DELETE FROM events WHERE seq >= 7
+       AND session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_cli_test');
+     UPDATE chains SET last_seq = 6, last_hash = (SELECT hash FROM events e
+       WHERE e.session_no = chains.session_no AND e.seq = 6) WHERE session_id = 'ses_cli_test';"
+  run "$CLI" --db "$db" verify
+  expect_rc 0
+  run "$CLI" --db "$db" verify --anchor - <"$WORK/anchor.json"
+  expect_rc 1
+  expect_contains "the anchor names the cut session" "anchor broken: session 'ses_cli_test'" "$OUT"
+  # A zeroed chunk fails verify and rebuild --check.
+  "$SQLITE3" "$db" "DROP TRIGGER artifact_chunks_no_update;
+     UPDATE artifact_chunks SET data = zeroblob(length(data)) WHERE idx = 0;"
+  run "$CLI" --db "$db" verify
+  expect_rc 1
+  expect_contains "verify names the chunk" "chunk 0 of artifact art_" "$OUT"
+  run "$CLI" --db "$db" rebuild --check
+  expect_rc 1
+  expect_contains "rebuild --check names the chunk" "chunk 0 of artifact art_" "$ERR"
+  run "$CLI" --db "$db" verify --json
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["ok"] is False and r["artifacts"]["first_broken"]["chunk"]==0, r' "$OUT" ||
+    fail "verify --json: $OUT"
+}
+
 test_errors() {
   run "$CLI" sessions
   expect_rc 2
@@ -1025,6 +1072,7 @@ test_compact() {
 
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
+  test_anchor_and_artifacts \
   test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state \
   test_artifact test_context test_compact test_help; do
   CURRENT=$t

@@ -32,6 +32,10 @@ TEST_CASE("outputs match their schemas") {
           "batch_result.schema.json");
   matches(db.append_batch("s", ""), "batch_result.schema.json");
   matches(db.verify(std::nullopt), "verify_report.schema.json");
+  matches(db.anchor(""), "anchor.schema.json");
+  matches(db.verify_with(R"({"artifacts":"full","anchor":)" + db.anchor("") + "}"),
+          "verify_report.schema.json");
+  matches(db.rebuild(R"({"check":true})"), "rebuild_report.schema.json");
   db.append_batch(
       "s", R"({"type":"UserPromptSubmitted","actor":"user","payload":{"text":"go"},"id":"evt_go"}
 {"type":"StateUpdated","actor":"agent","payload":{"ops":[{"op":"set_plan","steps":["a"]},{"op":"add_fact","content":"f","confidence":0.5},{"op":"open_question","text":"?"}]}}

@@ -40,11 +40,22 @@ inline std::string png_head(uint32_t w, uint32_t h) {
          std::string("\x08\x06\0\0\0", 5) + be32(0);
 }
 
+// ctxdb_test_flip(blob, i): the blob with the lowest bit of byte i flipped.
+inline void flip_bit(sqlite3_context *ctx, int, sqlite3_value **argv) {
+  std::string b(static_cast<const char *>(sqlite3_value_blob(argv[0])),
+                size_t(sqlite3_value_bytes(argv[0])));
+  size_t i = size_t(sqlite3_value_int64(argv[1]));
+  if (i < b.size()) b[i] ^= 1;
+  sqlite3_result_blob(ctx, b.data(), int(b.size()), SQLITE_TRANSIENT);
+}
+
 // Runs SQL on the file through a second, raw connection (the tamperer).
 inline void raw_sql(const std::string &path, const std::string &sql) {
   sqlite3 *db = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
   store::register_sql_functions(db); // ctxdb_zstd, ctxdb_unzstd
+  sqlite3_create_function(db, "ctxdb_test_flip", 2, SQLITE_UTF8, nullptr, flip_bit, nullptr,
+                          nullptr);
   char *err = nullptr;
   int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
   INFO(sql << ": " << (err ? err : ""));
@@ -109,17 +120,33 @@ inline const std::string kBeforeSchema15 =
     "DROP TRIGGER memory_rank_counted_insert; DROP TRIGGER memory_rank_counted_delete;"
     "DROP TRIGGER memory_rank_counted_update; DROP TABLE memory_changes;";
 
-// One integer from the file, read through a raw connection (-1: no row).
-inline int64_t raw_int(const std::string &path, const std::string &sql) {
+// The first column of the first row sql gives, read through a raw
+// connection: fn(statement) when there is a row, otherwise `none`.
+template <class T, class Fn>
+T raw_value(const std::string &path, const std::string &sql, T none, Fn &&fn) {
   sqlite3 *db = nullptr;
   REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
   sqlite3_stmt *st = nullptr;
   INFO(sql);
   REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK);
-  int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  T v = sqlite3_step(st) == SQLITE_ROW ? fn(st) : none;
   sqlite3_finalize(st);
   sqlite3_close(db);
   return v;
+}
+
+// One integer from the file (-1: no row).
+inline int64_t raw_int(const std::string &path, const std::string &sql) {
+  return raw_value(path, sql, int64_t(-1),
+                   [](sqlite3_stmt *st) { return sqlite3_column_int64(st, 0); });
+}
+
+// One blob (or text) from the file, as bytes (empty: no row).
+inline std::string raw_bytes(const std::string &path, const std::string &sql) {
+  return raw_value(path, sql, std::string(), [](sqlite3_stmt *st) {
+    return std::string(static_cast<const char *>(sqlite3_column_blob(st, 0)),
+                       size_t(sqlite3_column_bytes(st, 0)));
+  });
 }
 
 // The code fn() throws, or kOk.

@@ -2,7 +2,7 @@
 // The Promise variants, which run on the libuv thread pool.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { ctxdb, tmpDb, prompt, fileRead } = require('./helpers');
+const { ctxdb, tmpDb, prompt, fileRead, NO_ARTIFACTS } = require('./helpers');
 
 const { CtxdbError, codes } = ctxdb;
 
@@ -52,7 +52,7 @@ test('importNdjsonAsync and verifyAsync', async (t) => {
   const { db: dst } = tmpDb(t, 'dst.ctxdb');
   assert.deepEqual(await dst.importNdjsonAsync(Buffer.from(ndjson)), { imported: 301, skipped: 0 });
   assert.equal(dst.exportNdjson(), ndjson);
-  assert.deepEqual(await dst.verifyAsync(), { ok: true, sessions: 1, events: 301 });
+  assert.deepEqual(await dst.verifyAsync(), { ok: true, sessions: 1, events: 301, artifacts: NO_ARTIFACTS });
   assert.equal((await dst.verifyAsync('ses_1')).ok, true);
   await assert.rejects(dst.verifyAsync('ses_nope'),
     (err) => err instanceof CtxdbError && err.code === codes.NOT_FOUND);
@@ -86,7 +86,7 @@ test('many async calls in flight on one handle', async (t) => {
   ]));
   assert.equal(results.length, 8);
   for (const s of sessions) assert.equal(db.session(s.id).event_count, 51);
-  assert.deepEqual(await db.verifyAsync(), { ok: true, sessions: 4, events: 204 });
+  assert.deepEqual(await db.verifyAsync(), { ok: true, sessions: 4, events: 204, artifacts: NO_ARTIFACTS });
 });
 
 test('close() while async calls run: they finish, then the handle closes', async (t) => {

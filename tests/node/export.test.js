@@ -4,7 +4,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { ctxdb, tmpDir, prompt, fileRead } = require('./helpers');
+const { ctxdb, tmpDir, prompt, fileRead, NO_ARTIFACTS } = require('./helpers');
 
 const SQLITE3 = process.env.CTXDB_SQLITE3 || 'sqlite3';
 
@@ -37,7 +37,7 @@ test('export -> importNdjson into a fresh file gives an identical export', (t) =
   assert.deepEqual(dst.sessions(), src.sessions());
   // Importing again skips what is there; a Buffer works too.
   assert.deepEqual(dst.importNdjson(Buffer.from(ndjson)), { imported: 0, skipped: 7 });
-  assert.deepEqual(dst.verify(), { ok: true, sessions: 2, events: 7 });
+  assert.deepEqual(dst.verify(), { ok: true, sessions: 2, events: 7, artifacts: NO_ARTIFACTS });
 });
 
 test('verify reports ok for all sessions and for one', (t) => {

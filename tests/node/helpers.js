@@ -44,4 +44,8 @@ function throwsCode(fn, code, pattern) {
   });
 }
 
-module.exports = { ctxdb, bindingDir, tmpDir, tmpDb, prompt, fileRead, throwsCode };
+// What verify of every session (and rebuild --check) says of a file
+// without artifacts.
+const NO_ARTIFACTS = { ok: true, mode: 'quick', artifacts: 0, chunks: 0, bytes: 0 };
+
+module.exports = { ctxdb, bindingDir, tmpDir, tmpDb, prompt, fileRead, throwsCode, NO_ARTIFACTS };

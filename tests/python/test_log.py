@@ -213,8 +213,10 @@ def test_import_tampered_line_is_corrupt_and_imports_nothing(db, tmp_path):
 def test_verify_ok(db, sid):
     db.append_many(sid, [prompt(f"{i}") for i in range(5)])
     r = db.verify()
-    assert r == {"ok": True, "sessions": 1, "events": 6}
-    assert db.verify(sid)["ok"] is True
+    assert r == {"ok": True, "sessions": 1, "events": 6,
+                 "artifacts": {"ok": True, "mode": "quick", "artifacts": 0, "chunks": 0,
+                               "bytes": 0}}
+    assert db.verify(sid) == {"ok": True, "sessions": 1, "events": 6}
     with pytest.raises(ctxdb.NotFound):
         db.verify("ses_missing")
 

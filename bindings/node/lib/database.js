@@ -83,6 +83,19 @@ function recordArgs(sessionId, response, options) {
   return [opts, body];
 }
 
+// ctxdb_verify_with options from verify(sessionId, {artifacts?, anchor?});
+// undefined when there are none (ctxdb_verify).
+function verifyOptions(sessionId, options) {
+  const sid = check.optString(sessionId, 'sessionId');
+  const opts = check.optObject(options, 'options');
+  const doc = {};
+  if (opts.artifacts !== undefined) doc.artifacts = check.string(opts.artifacts, 'options.artifacts');
+  if (opts.anchor !== undefined) doc.anchor = check.object(opts.anchor, 'options.anchor');
+  if (Object.keys(doc).length === 0) return undefined;
+  if (sid !== undefined && sid !== null) doc.session_id = sid;
+  return check.stringify(doc, 'options');
+}
+
 // ctxdb_rebuild options: {check?: boolean, search?: boolean}; undefined
 // (NULL/0) when there is nothing to ask for.
 function rebuildOptions(options) {
@@ -691,20 +704,40 @@ class Database {
   }
 
   /**
-   * Checks the hash chain of one session (or of all). Resolves what the
-   * check found: {ok: true, sessions, events} or {ok: false, ...,
-   * first_broken: {session_id, seq, event_id, problem}}.
+   * Checks the hash chain of one session (or of all) and, for all, the
+   * artifacts. options: {artifacts?: 'none' | 'quick' | 'full', anchor?}
+   * -- quick (the default for all) re-hashes every stored chunk, full also
+   * every artifact's whole content; anchor is what anchor() returned
+   * earlier, and the report's `anchor` says whether the file still
+   * extends it. Returns {ok, sessions, events, first_broken?, purged?,
+   * artifacts?, anchor?}; ok is false when any check failed.
    */
-  verify(sessionId) {
-    const sid = check.optString(sessionId, 'sessionId');
-    return parse(call(() => this.#db.verify(sid)));
+  verify(sessionId, options) {
+    const json = verifyOptions(sessionId, options);
+    if (json === undefined) return parse(call(() => this.#db.verify(sessionId ?? undefined)));
+    return parse(call(() => this.#db.verifyWith(json)));
   }
 
   /** verify, run off the main thread. */
-  async verifyAsync(sessionId) {
-    const sid = check.optString(sessionId, 'sessionId');
-    const text = await call(() => this.#db.verifyAsync(sid)).catch(rejectAsCtxdbError);
+  async verifyAsync(sessionId, options) {
+    const json = verifyOptions(sessionId, options);
+    const run =
+      json === undefined
+        ? () => this.#db.verifyAsync(sessionId ?? undefined)
+        : () => this.#db.verifyWithAsync(json);
+    const text = await call(run).catch(rejectAsCtxdbError);
     return parse(text);
+  }
+
+  /**
+   * A small digest of the file's whole history, in the manner of a
+   * transparency log's signed tree head: {format, events, root, sessions,
+   * heads: [{session_id, seq, hash}]}, root an RFC 6962 Merkle root over
+   * the events' hashes in append order. Keep it outside the file;
+   * verify(null, {anchor}) later proves the file still extends it.
+   */
+  anchor() {
+    return parse(call(() => this.#db.anchor()));
   }
 
   /**

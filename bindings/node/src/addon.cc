@@ -353,6 +353,7 @@ public:
     kImport,
     kTranscriptImport,
     kVerify,
+    kVerifyWith,
     kRebuild,
     kOptimize,
     kCompile,
@@ -386,6 +387,9 @@ protected:
     case Kind::kVerify:
       rc_ = ctxdb_verify(db_, has_sid_ ? sid_.data() : nullptr, has_sid_ ? sid_.size() : 0, &out.p,
                          &out.n);
+      break;
+    case Kind::kVerifyWith: // data_: the options JSON
+      rc_ = ctxdb_verify_with(db_, data_.data(), data_.size(), &out.p, &out.n);
       break;
     case Kind::kRebuild: // data_: the options JSON; empty is NULL/0 (no options)
       rc_ =
@@ -448,76 +452,78 @@ private:
 class Database : public Napi::ObjectWrap<Database> {
 public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "Database",
-                       {InstanceMethod<&Database::Close>("close"),
-                        InstanceMethod<&Database::IsClosed>("isClosed"),
-                        InstanceMethod<&Database::SessionCreate>("sessionCreate"),
-                        InstanceMethod<&Database::SessionGet>("sessionGet"),
-                        InstanceMethod<&Database::SessionList>("sessionList"),
-                        InstanceMethod<&Database::Append>("append"),
-                        InstanceMethod<&Database::RecordResponse>("recordResponse"),
-                        InstanceMethod<&Database::RecordResponseAsync>("recordResponseAsync"),
-                        InstanceMethod<&Database::AppendBatch>("appendBatch"),
-                        InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
-                        InstanceMethod<&Database::EventGet>("eventGet"),
-                        InstanceMethod<&Database::EventsIter>("eventsIter"),
-                        InstanceMethod<&Database::ExportIter>("exportIter"),
-                        InstanceMethod<&Database::BranchFork>("branchFork"),
-                        InstanceMethod<&Database::BranchList>("branchList"),
-                        InstanceMethod<&Database::BranchPath>("branchPath"),
-                        InstanceMethod<&Database::EventChildren>("eventChildren"),
-                        InstanceMethod<&Database::MessagesList>("messagesList"),
-                        InstanceMethod<&Database::ToolCallsList>("toolCallsList"),
-                        InstanceMethod<&Database::FilesList>("filesList"),
-                        InstanceMethod<&Database::StateGet>("stateGet"),
-                        InstanceMethod<&Database::StatsGet>("statsGet"),
-                        InstanceMethod<&Database::ArtifactPut>("artifactPut"),
-                        InstanceMethod<&Database::ArtifactRead>("artifactRead"),
-                        InstanceMethod<&Database::ArtifactInfo>("artifactInfo"),
-                        InstanceMethod<&Database::ArtifactList>("artifactList"),
-                        InstanceMethod<&Database::ArtifactLines>("artifactLines"),
-                        InstanceMethod<&Database::ArtifactPreview>("artifactPreview"),
-                        InstanceMethod<&Database::ArtifactSearch>("artifactSearch"),
-                        // the streaming put (ctxdb_artifact_writer_*)
-                        InstanceMethod<&Database::ArtifactWriterOpen>("artifactWriterOpen"),
-                        InstanceMethod<&Database::ArtifactWriterWrite>("artifactWriterWrite"),
-                        InstanceMethod<&Database::ArtifactWriterCommit>("artifactWriterCommit"),
-                        InstanceMethod<&Database::ArtifactWriterFree>("artifactWriterFree"),
-                        InstanceMethod<&Database::MemoryWrite>("memoryWrite"),
-                        InstanceMethod<&Database::MemoryUpdate>("memoryUpdate"),
-                        InstanceMethod<&Database::MemoryForget>("memoryForget"),
-                        InstanceMethod<&Database::MemoryGet>("memoryGet"),
-                        InstanceMethod<&Database::MemoryList>("memoryList"),
-                        InstanceMethod<&Database::MemoryRetrieve>("memoryRetrieve"),
-                        InstanceMethod<&Database::MemoryPromote>("memoryPromote"),
-                        InstanceMethod<&Database::Verify>("verify"),
-                        InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
-                        InstanceMethod<&Database::Rebuild>("rebuild"),
-                        InstanceMethod<&Database::RebuildAsync>("rebuildAsync"),
-                        InstanceMethod<&Database::Optimize>("optimize"),
-                        InstanceMethod<&Database::OptimizeAsync>("optimizeAsync"),
-                        InstanceMethod<&Database::Import>("import"),
-                        InstanceMethod<&Database::TranscriptImport>("transcriptImport"),
-                        InstanceMethod<&Database::TranscriptImportAsync>("transcriptImportAsync"),
-                        InstanceMethod<&Database::ImportAsync>("importAsync"),
-                        // the context compiler
-                        InstanceMethod<&Database::Compile>("compile"),
-                        InstanceMethod<&Database::CompileAsync>("compileAsync"),
-                        InstanceMethod<&Database::BundleConvert>("bundleConvert"),
-                        InstanceMethod<&Database::SetTokenCounter>("setTokenCounter"),
-                        // Search
-                        InstanceMethod<&Database::Search>("search"),
-                        // Tokenizer
-                        InstanceMethod<&Database::TokensCount>("tokensCount"),
-                        InstanceMethod<&Database::TokensEncode>("tokensEncode"),
-                        // Compaction
-                        InstanceMethod<&Database::CompactShould>("compactShould"),
-                        InstanceMethod<&Database::CompactPlan>("compactPlan"),
-                        InstanceMethod<&Database::CompactCommit>("compactCommit"),
-                        InstanceMethod<&Database::Compact>("compact"),
-                        InstanceMethod<&Database::CompactAsync>("compactAsync"),
-                        InstanceMethod<&Database::BranchSummarize>("branchSummarize"),
-                        InstanceMethod<&Database::CompactionsList>("compactionsList")});
+    return DefineClass(
+        env, "Database",
+        {InstanceMethod<&Database::Close>("close"), InstanceMethod<&Database::IsClosed>("isClosed"),
+         InstanceMethod<&Database::SessionCreate>("sessionCreate"),
+         InstanceMethod<&Database::SessionGet>("sessionGet"),
+         InstanceMethod<&Database::SessionList>("sessionList"),
+         InstanceMethod<&Database::Append>("append"),
+         InstanceMethod<&Database::RecordResponse>("recordResponse"),
+         InstanceMethod<&Database::RecordResponseAsync>("recordResponseAsync"),
+         InstanceMethod<&Database::AppendBatch>("appendBatch"),
+         InstanceMethod<&Database::AppendBatchAsync>("appendBatchAsync"),
+         InstanceMethod<&Database::EventGet>("eventGet"),
+         InstanceMethod<&Database::EventsIter>("eventsIter"),
+         InstanceMethod<&Database::ExportIter>("exportIter"),
+         InstanceMethod<&Database::BranchFork>("branchFork"),
+         InstanceMethod<&Database::BranchList>("branchList"),
+         InstanceMethod<&Database::BranchPath>("branchPath"),
+         InstanceMethod<&Database::EventChildren>("eventChildren"),
+         InstanceMethod<&Database::MessagesList>("messagesList"),
+         InstanceMethod<&Database::ToolCallsList>("toolCallsList"),
+         InstanceMethod<&Database::FilesList>("filesList"),
+         InstanceMethod<&Database::StateGet>("stateGet"),
+         InstanceMethod<&Database::StatsGet>("statsGet"),
+         InstanceMethod<&Database::ArtifactPut>("artifactPut"),
+         InstanceMethod<&Database::ArtifactRead>("artifactRead"),
+         InstanceMethod<&Database::ArtifactInfo>("artifactInfo"),
+         InstanceMethod<&Database::ArtifactList>("artifactList"),
+         InstanceMethod<&Database::ArtifactLines>("artifactLines"),
+         InstanceMethod<&Database::ArtifactPreview>("artifactPreview"),
+         InstanceMethod<&Database::ArtifactSearch>("artifactSearch"),
+         // the streaming put (ctxdb_artifact_writer_*)
+         InstanceMethod<&Database::ArtifactWriterOpen>("artifactWriterOpen"),
+         InstanceMethod<&Database::ArtifactWriterWrite>("artifactWriterWrite"),
+         InstanceMethod<&Database::ArtifactWriterCommit>("artifactWriterCommit"),
+         InstanceMethod<&Database::ArtifactWriterFree>("artifactWriterFree"),
+         InstanceMethod<&Database::MemoryWrite>("memoryWrite"),
+         InstanceMethod<&Database::MemoryUpdate>("memoryUpdate"),
+         InstanceMethod<&Database::MemoryForget>("memoryForget"),
+         InstanceMethod<&Database::MemoryGet>("memoryGet"),
+         InstanceMethod<&Database::MemoryList>("memoryList"),
+         InstanceMethod<&Database::MemoryRetrieve>("memoryRetrieve"),
+         InstanceMethod<&Database::MemoryPromote>("memoryPromote"),
+         InstanceMethod<&Database::Verify>("verify"),
+         InstanceMethod<&Database::VerifyAsync>("verifyAsync"),
+         InstanceMethod<&Database::VerifyWith>("verifyWith"),
+         InstanceMethod<&Database::VerifyWithAsync>("verifyWithAsync"),
+         InstanceMethod<&Database::Anchor>("anchor"), InstanceMethod<&Database::Rebuild>("rebuild"),
+         InstanceMethod<&Database::RebuildAsync>("rebuildAsync"),
+         InstanceMethod<&Database::Optimize>("optimize"),
+         InstanceMethod<&Database::OptimizeAsync>("optimizeAsync"),
+         InstanceMethod<&Database::Import>("import"),
+         InstanceMethod<&Database::TranscriptImport>("transcriptImport"),
+         InstanceMethod<&Database::TranscriptImportAsync>("transcriptImportAsync"),
+         InstanceMethod<&Database::ImportAsync>("importAsync"),
+         // the context compiler
+         InstanceMethod<&Database::Compile>("compile"),
+         InstanceMethod<&Database::CompileAsync>("compileAsync"),
+         InstanceMethod<&Database::BundleConvert>("bundleConvert"),
+         InstanceMethod<&Database::SetTokenCounter>("setTokenCounter"),
+         // Search
+         InstanceMethod<&Database::Search>("search"),
+         // Tokenizer
+         InstanceMethod<&Database::TokensCount>("tokensCount"),
+         InstanceMethod<&Database::TokensEncode>("tokensEncode"),
+         // Compaction
+         InstanceMethod<&Database::CompactShould>("compactShould"),
+         InstanceMethod<&Database::CompactPlan>("compactPlan"),
+         InstanceMethod<&Database::CompactCommit>("compactCommit"),
+         InstanceMethod<&Database::Compact>("compact"),
+         InstanceMethod<&Database::CompactAsync>("compactAsync"),
+         InstanceMethod<&Database::BranchSummarize>("branchSummarize"),
+         InstanceMethod<&Database::CompactionsList>("compactionsList")});
   }
 
   // new Database(path: string, configJson?: string)
@@ -1213,6 +1219,34 @@ private:
     std::string sid;
     bool has_sid = GetOptString(info, 0, "sessionId", &sid);
     return Queue(env, CallWorker::Kind::kVerify, std::move(sid), has_sid, std::string());
+  }
+
+  // verifyWith(optionsJson: string)
+  Napi::Value VerifyWith(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    std::string options = GetString(info, 0, "options");
+    OwnedBuf out;
+    int rc = ctxdb_verify_with(db, options.data(), options.size(), &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
+  }
+
+  Napi::Value VerifyWithAsync(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    Live(env);
+    std::string options = GetString(info, 0, "options");
+    return Queue(env, CallWorker::Kind::kVerifyWith, std::string(), false, std::move(options));
+  }
+
+  // anchor(): the digest of the whole history (no options yet).
+  Napi::Value Anchor(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    ctxdb_db *db = Live(env);
+    OwnedBuf out;
+    int rc = ctxdb_anchor(db, nullptr, 0, &out.p, &out.n);
+    if (rc != CTXDB_OK) ThrowStatus(env, rc, db);
+    return out.ToJs(env);
   }
 
   // rebuild(optionsJson?: string)

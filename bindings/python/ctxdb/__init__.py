@@ -20,6 +20,8 @@ from ._loader import (EXPECTED_ABI as ABI_VERSION, AbiMismatch, LibraryError,
 from .errors import (Busy, BudgetExceeded, CheckFailed, Conflict, Corrupt, Error,
                      InternalError, InvalidInput, IOFailure, Misuse, NotADatabase,
                      NotFound, OutOfMemory, ReadOnly, SchemaError)
+from .types import (Anchor, AnchorCheck, AnchorHead, ArtifactCheck, BrokenArtifact,
+                    PurgedPayload)
 from .types import (Artifact, ArtifactLine, ArtifactMatch, ArtifactPreview,
                     ArtifactRef, ArtifactSearch, BatchResult, Branch, BrokenLink, Children, Event,
                     EventInput, FileChange, FileInfo, FileReadRef,
@@ -42,7 +44,8 @@ __all__ = [
     "SchemaError", "ReadOnly", "InternalError", "NotADatabase",
     "LibraryError", "LibraryNotFound", "AbiMismatch",
     "Event", "EventInput", "Session", "SessionInput", "BatchResult",
-    "BrokenLink", "VerifyReport", "ImportResult", "RebuildReport", "OptimizeReport",
+    "BrokenLink", "VerifyReport", "PurgedPayload", "ArtifactCheck", "BrokenArtifact",
+    "Anchor", "AnchorHead", "AnchorCheck", "ImportResult", "RebuildReport", "OptimizeReport",
     "TranscriptFile", "TranscriptImportResult",
     "IndexMerge",
     "TableChecksum", "Branch", "Children", "Message", "MessageBlock",

@@ -143,6 +143,16 @@ _proto("ctxdb_iter_free", None, ctxdb_iter_p)
 _proto("ctxdb_verify", c_int,
        ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
 
+# int ctxdb_verify_with(ctxdb_db *db, const char *options_json, size_t len,
+#                       char **out, size_t *out_len);
+_proto("ctxdb_verify_with", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
+# int ctxdb_anchor(ctxdb_db *db, const char *options_json, size_t len,
+#                  char **out, size_t *out_len);
+_proto("ctxdb_anchor", c_int,
+       ctxdb_db_p, c_char_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t))
+
 # int ctxdb_rebuild(ctxdb_db *db, const char *options_json, size_t len,
 #                   char **out, size_t *out_len);
 _proto("ctxdb_rebuild", c_int,

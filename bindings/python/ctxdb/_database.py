@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 
 from . import _capi
 from .errors import InternalError, Misuse, error_for, last_error
-from .types import (Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch, Bundle,
-                    Children, CompileRequest, Event, FileInfo, ImportResult, Message,
+from .types import (Anchor, Artifact, ArtifactPreview, ArtifactSearch, BatchResult, Branch,
+                    Bundle, Children, CompileRequest, Event, FileInfo, ImportResult, Message,
                     OptimizeReport, RebuildReport, Session, State, Stats, ToolCall,
                     TranscriptImportResult, VerifyReport)
 from .errors import InternalError, Misuse, last_error
@@ -1093,9 +1093,37 @@ class Database:
 
     # ---- checks and replays ----
 
-    def verify(self, session_id: Union[None, str, bytes] = None) -> VerifyReport:
-        """Checks the hash chain of one session, or of all (None)."""
-        return json.loads(self._out(_capi.ctxdb_verify, *_opt_text(session_id, "session_id")))
+    def verify(self, session_id: Union[None, str, bytes] = None, *,
+               artifacts: Optional[str] = None,
+               anchor: Optional[Mapping] = None) -> VerifyReport:
+        """Checks the hash chain of one session, or of all (None). artifacts:
+        "quick" (the default for all: every stored chunk re-hashed, every
+        artifact's chunk list checked), "full" (also every artifact's whole
+        content decompressed and re-hashed against its id) or "none" (the
+        default with a session). anchor: what anchor() returned earlier;
+        the report's ``anchor`` says whether the file still extends it.
+        ``ok`` is false when any check failed."""
+        if artifacts is None and anchor is None:
+            return json.loads(self._out(_capi.ctxdb_verify,
+                                        *_opt_text(session_id, "session_id")))
+        options: dict = {}
+        if session_id is not None:
+            options["session_id"] = _text(session_id, "session_id").decode("utf-8")
+        if artifacts is not None:
+            options["artifacts"] = artifacts
+        if anchor is not None:
+            options["anchor"] = anchor
+        doc = _json(options, "verify() options")
+        return json.loads(self._out(_capi.ctxdb_verify_with, doc, len(doc)))
+
+    def anchor(self) -> Anchor:
+        """A small digest of the file's whole history: the number of events,
+        a Merkle root over their hashes in append order, and each session's
+        last event, in the manner of a transparency log's signed tree head.
+        Keep it outside the file; verify(anchor=...) later proves that the
+        file still extends it (no event deleted, changed or reordered, no
+        session gone, no commit lost)."""
+        return json.loads(self._out(_capi.ctxdb_anchor, None, 0))
 
     def rebuild(self, check: bool = False, search: bool = False) -> RebuildReport:
         """Replays every event into the derived tables (sessions, ...) in

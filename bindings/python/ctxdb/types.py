@@ -87,15 +87,77 @@ class BrokenLink(TypedDict):
     problem: str
 
 
+class PurgedPayload(TypedDict):
+    """A payload a privacy purge removed, still chained by its hash."""
+    session_id: str
+    seq: int
+    event_id: str
+    purged_by: str  # the MemoryDeleted event that removed it
+
+
+class _BrokenArtifactOptional(TypedDict, total=False):
+    chunk: int  # absent for a whole-artifact problem
+
+
+class BrokenArtifact(_BrokenArtifactOptional):
+    """The first broken artifact an artifact check found."""
+    artifact_id: str  # "<artifact no N>" for chunks no artifact owns
+    problem: str
+
+
+class _ArtifactCheckOptional(TypedDict, total=False):
+    first_broken: BrokenArtifact
+
+
+class ArtifactCheck(_ArtifactCheckOptional):
+    """What the artifact check of verify (or rebuild's check) found."""
+    ok: bool
+    mode: str  # "quick" or "full"
+    artifacts: int
+    chunks: int
+    bytes: int  # stored bytes re-hashed
+
+
+class _AnchorCheckOptional(TypedDict, total=False):
+    problem: str
+
+
+class AnchorCheck(_AnchorCheckOptional):
+    """Whether the file still extends an anchor."""
+    ok: bool
+    events: int  # the events the anchor covers
+
+
 class _VerifyOptional(TypedDict, total=False):
     first_broken: BrokenLink
+    purged: List[PurgedPayload]
+    artifacts: ArtifactCheck
+    anchor: AnchorCheck
 
 
 class VerifyReport(_VerifyOptional):
-    """What verify found (ctxdb_verify)."""
+    """What verify found (ctxdb_verify_with): ok is false when the chain,
+    the artifacts or the anchor check failed."""
     ok: bool
     sessions: int
     events: int
+
+
+class AnchorHead(TypedDict):
+    """A chain's last event, as an anchor records it."""
+    session_id: str
+    seq: int
+    hash: str  # 64 lowercase hex digits
+
+
+class Anchor(TypedDict):
+    """A digest of the file's whole history (ctxdb_anchor): keep it outside
+    the file, and pass it to verify(anchor=...) later."""
+    format: str  # "ctxdb.anchor.v1"
+    events: int
+    root: str  # RFC 6962 Merkle root over the events' hashes in append order
+    sessions: int
+    heads: List[AnchorHead]
 
 
 class TableChecksum(TypedDict):
@@ -106,7 +168,11 @@ class TableChecksum(TypedDict):
     after: str  # ... and after the rebuild
 
 
-class RebuildReport(TypedDict):
+class _RebuildOptional(TypedDict, total=False):
+    artifacts: ArtifactCheck  # with check: the artifacts' quick check
+
+
+class RebuildReport(_RebuildOptional):
     """What rebuild did (ctxdb_rebuild)."""
     events: int  # events replayed
     identical: bool  # every derived table came out as it was
