@@ -26,7 +26,7 @@ install_missing \
   build-essential cmake pkg-config git \
   libsqlite3-dev sqlite3 libsqlitecpp-dev libsimdjson-dev libzstd-dev \
   doctest-dev libssl-dev libpcre2-dev \
-  python3 python3-pytest python3-setuptools clang-format
+  python3 python3-pytest python3-venv clang-format
 
 # Runs `npm ci` in a folder pinned by its package-lock.json (install
 # scripts off: nothing is built or fetched beyond the packages), or says
