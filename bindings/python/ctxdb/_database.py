@@ -6,7 +6,9 @@ ctxdb.Error subclasses. What the data must look like is the engine's call.
 """
 from __future__ import annotations
 
+import asyncio
 import builtins
+import functools
 import json
 import operator
 import os
@@ -370,6 +372,21 @@ def _free_iter(conn: _Conn, state: _IterState) -> None:
             _capi.ctxdb_iter_free(ptr)
 
 
+def _awaitable(name: str) -> Callable[..., Any]:
+    """Database.<name>_async: <name> run on the running loop's default
+    executor (a thread), so the loop keeps turning while it works."""
+    call = getattr(Database, name)
+
+    @functools.wraps(call)
+    async def run(self: Database, *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(call, self, *args, **kwargs))
+
+    run.__name__ = run.__qualname__ = f"{name}_async"
+    run.__doc__ = f"Awaitable {name}(): the same call, run in a thread (see Database)."
+    return run
+
+
 class EventIterator(Iterator[Any]):
     """A streaming iterator over stored events (ctxdb_events_iter).
 
@@ -455,6 +472,16 @@ class Database:
     A context manager; ``close()`` is idempotent; a Database that is
     garbage collected is closed. Calls on one Database are serialized, so
     it may be shared between threads.
+
+    Every call releases the GIL while the library works (ctypes does, for a
+    CDLL), so other Python threads run meanwhile. The calls that can take
+    long also have awaitable variants that run them on the event loop's
+    default executor: ``compile_async``, ``compact_async``,
+    ``import_ndjson_async``, ``import_transcript_async``, ``verify_async``,
+    ``rebuild_async``, ``optimize_async``, ``search_async``,
+    ``retrieve_memories_async`` and ``record_response_async`` take the same
+    arguments as the call they are named after. ``close()`` waits for a call
+    in flight on another thread.
     """
 
     def __init__(self, path: PathLike, **config: Any) -> None:
@@ -1365,3 +1392,9 @@ def version_number() -> int:
 def abi_version() -> int:
     """The library's CTXDB_ABI_VERSION."""
     return int(_capi.ctxdb_abi_version())
+
+
+for _call in ("compile", "compact", "import_ndjson", "import_transcript", "verify", "rebuild",
+              "optimize", "search", "retrieve_memories", "record_response"):
+    setattr(Database, f"{_call}_async", _awaitable(_call))
+del _call
