@@ -861,10 +861,11 @@ const CommandSpec kCommands[] = {
     {"tokens", "[FILE|-] [--encoding E] [--specials MODE] [--ids]",
      "count the tokens of a file (or stdin) exactly",
      "Prints the number of tokens of FILE (default: stdin) in an encoding,\n"
-     "identical to tiktoken's. No database is needed: the rank files\n"
-     "(o200k_base.tiktoken, cl100k_base.tiktoken) are read from\n"
-     "$CTXDB_TOKENIZER_DATA, or from the tokenizer_data_dir of the database\n"
-     "given with --db. The text must be UTF-8.\n"
+     "identical to tiktoken's. No database and no configuration are needed:\n"
+     "the library carries the standard rank files (o200k_base.tiktoken,\n"
+     "cl100k_base.tiktoken). $CTXDB_TOKENIZER_DATA, or the tokenizer_data_dir\n"
+     "of the database given with --db, names a directory of them to use\n"
+     "instead. The text must be UTF-8.\n"
      "\n"
      "  --encoding E    o200k_base (default) or cl100k_base\n"
      "  --specials MODE what the text of a special token (<|endoftext|>) is:\n"

@@ -1,7 +1,7 @@
 // token_commands.cpp — `ctxdb tokens`: exact token counts of a file or of
-// stdin. It needs no database: the rank files' directory is
+// stdin. It needs no database: the library carries the rank files, and
 // CTXDB_TOKENIZER_DATA, or the tokenizer_data_dir of a database given with
-// --db (opened read-only).
+// --db (opened read-only), overrides them.
 #include "command_io.hpp"
 #include "commands.hpp"
 

@@ -1,6 +1,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "token/bpe.hpp"
 
+#include "token/embedded_ranks.hpp"
+
 #include "error.hpp"
 #include "util/sha256.hpp"
 
@@ -528,7 +530,11 @@ std::unique_ptr<Bpe> Bpe::load(const EncodingSpec &spec, const std::string &path
                                      " (npm gpt-tokenizer, data/)");
   std::ostringstream buf;
   buf << in.rdbuf();
-  std::string bytes = std::move(buf).str();
+  return from_bytes(spec, std::move(buf).str(), what);
+}
+
+std::unique_ptr<Bpe> Bpe::from_bytes(const EncodingSpec &spec, std::string_view bytes,
+                                     const std::string &what) {
   std::string digest = util::to_hex(util::sha256(bytes));
   if (digest != spec.rank_sha256)
     throw Error(Code::kCorrupt, what + " has SHA-256 " + digest + ", not the standard file's " +
@@ -634,17 +640,23 @@ const Loaded &load_named(std::string_view name, std::string_view configured_data
     throw Error(Code::kInvalidArg, "unknown encoding \"" + std::string(name) +
                                        "\" (known: " + std::string(known_encodings()) + ")");
   std::string dir = tokenizer_data_dir(configured_data_dir);
-  if (dir.empty())
+  std::string_view embedded = dir.empty() ? embedded_rank_file(spec->rank_file) : "";
+  if (dir.empty() && embedded.empty())
     throw Error(Code::kNotFound, "no rank file for " + std::string(name) +
-                                     ": set the database's tokenizer_data_dir or "
-                                     "CTXDB_TOKENIZER_DATA to a directory holding " +
+                                     ": this build carries none; set the database's "
+                                     "tokenizer_data_dir or CTXDB_TOKENIZER_DATA to a directory "
+                                     "holding " +
                                      std::string(spec->rank_file));
-  std::string path = dir + "/" + std::string(spec->rank_file);
+  // A configured directory overrides the ranks the library carries.
+  std::string path = dir.empty() ? "<embedded>/" + std::string(spec->rank_file)
+                                 : dir + "/" + std::string(spec->rank_file);
   std::lock_guard lock(g_loaded_mu);
   auto &m = loaded();
   if (auto it = m.find(path); it != m.end()) return it->second;
   Loaded l;
-  l.bpe = Bpe::load(*spec, path); // throws: nothing cached, a later fix is seen
+  // Throws: nothing cached, a later fix is seen.
+  l.bpe = dir.empty() ? Bpe::from_bytes(*spec, embedded, std::string(name) + " embedded ranks")
+                      : Bpe::load(*spec, path);
   l.counter = std::make_unique<BpeCounter>(*l.bpe);
   return m.emplace(path, std::move(l)).first->second;
 }

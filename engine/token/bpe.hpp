@@ -10,7 +10,8 @@
 // Rank files: "<data_dir>/<encoding>.tiktoken" (lines "base64 rank"),
 // checked against the SHA-256 of the standard file before use; a missing
 // or different file is an error at load, never a wrong count. The data
-// dir is the database's "tokenizer_data_dir", else $CTXDB_TOKENIZER_DATA.
+// dir is the database's "tokenizer_data_dir", else $CTXDB_TOKENIZER_DATA,
+// else the standard files the library carries (token/embedded_ranks.hpp).
 //
 // Text must be valid UTF-8 (kInvalidUtf8 naming the byte offset
 // otherwise): tiktoken encodes strings, so there is no reference count for
@@ -43,6 +44,9 @@ public:
   // Loads the ranks of `spec` from the rank file at `path`: kNotFound when
   // it is missing, kCorrupt when its SHA-256 is not the standard file's.
   static std::unique_ptr<Bpe> load(const EncodingSpec &spec, const std::string &path);
+  // The same from a rank file's bytes; `what` names them in errors.
+  static std::unique_ptr<Bpe> from_bytes(const EncodingSpec &spec, std::string_view bytes,
+                                         const std::string &what);
   ~Bpe();
   Bpe(const Bpe &) = delete;
   Bpe &operator=(const Bpe &) = delete;
@@ -85,7 +89,8 @@ std::string tokenizer_data_dir(std::string_view configured);
 
 // The encoding `name` with its ranks from data_dir (tokenizer_data_dir()
 // decides), loaded once per process and rank file and kept; thread-safe.
-// An unknown name is kInvalidArg; no data dir kNotFound; see Bpe::load.
+// An unknown name is kInvalidArg; no data dir and no embedded ranks
+// kNotFound; see Bpe::load.
 const Bpe &encoding_named(std::string_view name, std::string_view configured_data_dir);
 
 // A counter by name: "estimate" (or "approx-v2") is default_counter(),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `ctxdb tokens` (the Tokenizer): counts and ids of a
-# file and of stdin without a database, the database's tokenizer_data_dir,
+# file and of stdin without a database, with no configuration (the ranks
+# the library carries), the database's tokenizer_data_dir,
 # the modes for special tokens, and the errors.
 # usage: tokens_test.sh PATH/TO/ctxdb RANK_FILE_DIR
 set -euo pipefail
@@ -66,8 +67,9 @@ expect 1
 expect_err "missing"
 expect_err "CTXDB_NOT_FOUND"
 
-CURRENT="the database's tokenizer_data_dir"
+CURRENT="no configuration: the ranks the library carries"
 run env -u CTXDB_TOKENIZER_DATA "$CLI" tokens "$WORK/a.txt"
-expect 1
-expect_err "tokenizer_data_dir"
+expect 0 2
+run env -u CTXDB_TOKENIZER_DATA "$CLI" tokens --encoding cl100k_base --ids "$WORK/a.txt"
+expect 0 "[15339,1917]"
 echo "tokens: ok"

@@ -7,6 +7,7 @@
 // gpt-tokenizer, data/), found through CTXDB_TOKENIZER_DATA.
 #include "error.hpp"
 #include "token/bpe.hpp"
+#include "token/embedded_ranks.hpp"
 #include "util/sha256.hpp"
 
 #include "test_util.hpp"
@@ -139,6 +140,28 @@ TEST_CASE("bpe: invalid UTF-8 is rejected, naming the byte") {
   }
   CHECK(message_of([&] { bpe.count("ab\xff", Specials::kText); }).find("at byte 2") !=
         std::string::npos);
+}
+
+TEST_CASE("bpe: with no data dir, the ranks the library carries count as the files do") {
+  REQUIRE(!ctxdb::token::embedded_rank_file("o200k_base.tiktoken").empty());
+  CHECK(ctxdb::token::embedded_rank_file("p50k_base.tiktoken").empty());
+  const std::string dir = data_dir();
+  const char *env = std::getenv("CTXDB_TOKENIZER_DATA");
+  std::string saved = env ? env : "";
+  unsetenv("CTXDB_TOKENIZER_DATA");
+  const std::string text = "Fix the failing test in src/parser.rs: 你好, ünïcödé and emoji 🎉";
+  for (const char *name : {"o200k_base", "cl100k_base"}) {
+    CAPTURE(name);
+    const Bpe &embedded = encoding_named(name, "");
+    const Bpe &files = encoding_named(name, dir);
+    CHECK(&embedded != &files); // loaded from different sources
+    std::vector<uint32_t> a, b;
+    embedded.encode(text, Specials::kText, a);
+    files.encode(text, Specials::kText, b);
+    CHECK(!a.empty());
+    CHECK(a == b);
+  }
+  if (env) setenv("CTXDB_TOKENIZER_DATA", saved.c_str(), 1);
 }
 
 TEST_CASE("bpe: a missing or wrong rank file is an error at load") {

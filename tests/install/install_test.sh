@@ -59,3 +59,7 @@ loaded=$(ldd "$prefix/bin/ctxdb" | awk '/libctxdb/ { print $3 }')
 out=$("$prefix/bin/ctxdb" --db "$work/c.ctxdb" verify)
 [ "$out" = "ok: 1 sessions, 2 events" ] || fail "installed CLI: $out"
 echo "ok - the installed CLI reads what they wrote"
+# Exact counts with no configuration: the installed library carries the ranks.
+n=$(printf 'hello world' | env -u CTXDB_TOKENIZER_DATA "$prefix/bin/ctxdb" tokens)
+[ "$n" = 2 ] || fail "installed ctxdb tokens: $n"
+echo "ok - the installed CLI counts tokens exactly with no configuration"
