@@ -73,7 +73,12 @@ int cmd_session_new(const Args &args) {
 
 int cmd_sessions(const Args &args) {
   auto db = open_db(args, Access::read_only);
-  JsonDoc list(db.session_list());
+  std::string text = db.session_list();
+  if (args.has("--json")) {
+    print_row(text);
+    return 0;
+  }
+  JsonDoc list(text);
   std::vector<std::vector<std::string>> rows = {{"ID", "AGENT", "EVENTS", "FIRST", "LAST"}};
   for (element s : array_of(list.root(), "session_list")) {
     rows.push_back({std::string(get_string(s, "id")),
@@ -455,13 +460,16 @@ const CommandSpec kCommands[] = {
      "                 now), e.g. to replay a recorded session\n"
      "  --event-id ID  the id of the SessionStarted event (default: generated)\n",
      {"--id", "--agent", "--meta", "--ts", "--event-id"}, {}, 0, 0, cmd_session_new},
-    {"sessions", "", "list sessions: id, agent, events, first and last time",
-     "Prints one row per session, oldest first; times are UTC.\n",
-     {}, {}, 0, 0, cmd_sessions},
-    {"session show", "SESSION", "print one session as JSON",
+    {"sessions", "[--json]", "list sessions: id, agent, events, first and last time",
+     "Prints one row per session, oldest first; times are UTC.\n"
+     "\n"
+     "  --json  print the sessions as a JSON array instead\n",
+     {}, {"--json"}, 0, 0, cmd_sessions},
+    {"session show", "SESSION [--json]", "print one session as JSON",
      "Prints the session object: id, agent_id, started_event_id, created_ts,\n"
-     "last_ts, event_count, last_seq and meta (its SessionStarted payload).\n",
-     {}, {}, 1, 1, cmd_session_show},
+     "last_ts, event_count, last_seq and meta (its SessionStarted payload).\n"
+     "--json is accepted (the output is JSON either way).\n",
+     {}, {"--json"}, 1, 1, cmd_session_show},
     {"append", "SESSION [--each]", "append NDJSON events from stdin to a session",
      "Reads events from stdin, one JSON object per line, each like\n"
      "  {\"type\": TYPE, \"actor\": ACTOR, \"payload\": {...}}\n"
@@ -502,11 +510,13 @@ const CommandSpec kCommands[] = {
      "  --from SEQ  start at this sequence number (default 1)\n"
      "  --json      print the stored events as NDJSON instead\n",
      {"--from"}, {"--json"}, 1, 1, cmd_log},
-    {"tree", "SESSION", "draw a session's tree of branches",
+    {"tree", "SESSION [--json]", "draw a session's tree of branches",
      "Draws the session's branches, each indented under the branch it forked\n"
      "from: its id, kind and name, the event it forked from (seq), its own\n"
-     "event count and its leaf (the event a new one on it would follow).\n",
-     {}, {}, 1, 1, cmd_tree},
+     "event count and its leaf (the event a new one on it would follow).\n"
+     "\n"
+     "  --json  print the branches as a JSON array instead\n",
+     {}, {"--json"}, 1, 1, cmd_tree},
     {"fork", "SESSION EVENT [--kind KIND] [--name NAME] [--id ID]",
      "fork a branch at an event and print it",
      "Appends a BranchCreated event whose parent is EVENT (any event of the\n"

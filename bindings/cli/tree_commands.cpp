@@ -62,7 +62,12 @@ int cmd_path(const Args &args) {
 
 int cmd_tree(const Args &args) {
   auto db = open_db(args, Access::read_only);
-  JsonDoc list(db.branch_list(args.positional.at(0)));
+  std::string text = db.branch_list(args.positional.at(0));
+  if (args.has("--json")) { // the branches, as ctxdb_branch_list gives them
+    print_row(text);
+    return 0;
+  }
+  JsonDoc list(text);
   simdjson::dom::array branches = array_of(list.root(), "branch_list");
   std::vector<element> roots;
   BranchKids kids; // by parent branch id, in the order the branches were opened

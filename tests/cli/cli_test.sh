@@ -99,6 +99,13 @@ test_sessions_table() {
   expect_match "sessions row" \
     '^ses_cli_test +test-agent +1 +[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z +[0-9]{4}-' "$row"
   expect_eq "one row per session plus the header" 3 "$(wc -l <<<"$OUT")"
+  run ctx sessions --json
+  expect_rc 0
+  expect_eq "sessions --json: the session list" "2 True" \
+    "$(python3 -c 'import json,sys; l=json.load(sys.stdin); print(len(l), "ses_cli_test" in [s["id"] for s in l])' <<<"$OUT")"
+  run ctx session show ses_cli_test --json
+  expect_rc 0
+  expect_contains "session show --json" '"id":"ses_cli_test"' "$OUT"
 }
 
 test_append() {
@@ -428,6 +435,10 @@ test_tree() {
 │  └─ d  fork \"deeper\"  from alt1 (seq 5)  1 event  leaf d (seq 7)
 ├─ f1  fork  from t2 (seq 3)  1 event  leaf f1 (seq 8)
 └─ $gen  fork  from t3 (seq 4)  1 event  leaf $gen (seq 9)" "$OUT"
+  run tc tree ses_tree --json
+  expect_rc 0
+  expect_eq "tree --json: every branch" "5 t0" \
+    "$(python3 -c 'import json,sys; l=json.load(sys.stdin); print(len(l), l[0]["id"])' <<<"$OUT")"
 
   run tc path ses_tree --branch alt --json
   expect_rc 0
