@@ -974,13 +974,15 @@ export interface EventsOptions {
  * return(), on close(), or at garbage collection.
  */
 export declare class EventIterator<T = StoredEvent>
-  implements IterableIterator<T> {
+  implements IterableIterator<T>, AsyncIterable<T> {
   private constructor();
   next(): IteratorResult<T, undefined>;
   return(value?: unknown): IteratorResult<T, undefined>;
   /** Frees the cursor now; next() then reports the end. */
   close(): void;
   [Symbol.iterator](): EventIterator<T>;
+  /** The same rows for `for await`; breaking out frees the cursor. */
+  [Symbol.asyncIterator](): AsyncIterableIterator<T>;
 }
 
 /**

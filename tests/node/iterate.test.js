@@ -101,6 +101,20 @@ test('breaking out of a loop frees the iterator; close() ends it', (t) => {
   assert.equal(it2.next().done, true);
 });
 
+test('events() is also an async iterable; breaking out of for await frees it', async (t) => {
+  const { db } = tmpDb(t);
+  const s = db.createSession({ agentId: 'a' });
+  db.appendMany(s.id, Array.from({ length: 700 }, (_, i) => prompt(`p${i}`)));
+  const seqs = [];
+  for await (const e of db.events(s.id)) seqs.push(e.seq);
+  assert.deepEqual(seqs, Array.from({ length: 701 }, (_, i) => i + 1));
+  const it = db.events(s.id);
+  for await (const e of it) {
+    if (e.seq === 3) break;
+  }
+  assert.deepEqual(it.next(), { done: true, value: undefined }); // freed by the break
+});
+
 test('an iterator of a closed database throws MISUSE', (t) => {
   const { db } = tmpDb(t);
   const s = db.createSession({ agentId: 'a' });

@@ -176,6 +176,21 @@ class EventIterator {
   [Symbol.iterator]() {
     return this;
   }
+
+  /**
+   * The same rows for `for await`: each step is the synchronous one (a
+   * row is in memory, or one engine page away), and breaking out frees
+   * the cursor as a plain loop does.
+   */
+  [Symbol.asyncIterator]() {
+    return {
+      next: async () => this.next(),
+      return: async (value) => this.return(value),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
 }
 if (typeof Symbol.dispose === 'symbol') {
   EventIterator.prototype[Symbol.dispose] = function dispose() { this.close(); };
