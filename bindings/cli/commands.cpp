@@ -604,8 +604,10 @@ const CommandSpec kCommands[] = {
      "in prompt order (priority, kind, tokens, id, why it is in and where it\n"
      "came from), what was left out and why, and what was redacted.\n"
      "\n"
-     "  --budget N          the model's context window, in tokens (required)\n"
-     "  --reserve N         tokens kept free for the answer (default 0)\n"
+     "  --budget N          the model's context window, in tokens (required;\n"
+     "                      also --max-tokens, the API's name)\n"
+     "  --reserve N         tokens kept free for the answer (default 0; also\n"
+     "                      --reserved-output-tokens)\n"
      "  --branch BRANCH     the branch's id or a name unique in the session\n"
      "                      (default: main)\n"
      "  --leaf EVENT        compile as of this event (not with --branch)\n"
@@ -623,9 +625,8 @@ const CommandSpec kCommands[] = {
      "  --continue          the model continues its own last answer: without it\n"
      "                      (or --request) a branch ending on the assistant's\n"
      "                      finished answer is refused\n",
-     {"--budget", "--reserve", "--branch", "--leaf", "--request", "--model", "--system",
-      "--system-file",
-      "--format"},
+     {"--budget", "--max-tokens", "--reserve", "--reserved-output-tokens", "--branch", "--leaf",
+      "--request", "--model", "--system", "--system-file", "--format"},
      {"--json", "--record", "--continue"}, 1, 1, cmd_context},
     {"artifact ls", "[SESSION] [--json]", "list artifacts",
      "Lists every artifact, or those the events of SESSION refer to, oldest\n"

@@ -11,6 +11,7 @@
 #include <ctxdb/ctxdb.hpp>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,15 +20,23 @@ namespace {
 
 constexpr std::size_t kBarWidth = 24;
 
+// The value of a flag that has the API's name as a second name
+// (--max-tokens for --budget): either, not both.
+std::optional<std::string> either(const Args &args, const char *flag, const char *api_name) {
+  auto a = args.value(flag), b = args.value(api_name);
+  if (a && b) throw UsageError(std::string(flag) + " and " + api_name + " are the same option");
+  return a ? a : b;
+}
+
 // The compile request the flags describe; format is the bundle's format.
 std::string context_request(const Args &args, std::string_view format) {
-  auto budget = args.value("--budget");
+  auto budget = either(args, "--budget", "--max-tokens");
   if (!budget) throw UsageError("--budget is required (the model's context window, in tokens)");
   if (args.value("--branch") && args.value("--leaf"))
     throw UsageError("--branch and --leaf exclude each other");
   std::string r = "{\"session_id\":" + json_quote(args.positional.at(0)) + ",\"max_tokens\":" +
                   std::to_string(non_negative("--budget", *budget, "a number of tokens"));
-  if (auto reserve = args.value("--reserve"))
+  if (auto reserve = either(args, "--reserve", "--reserved-output-tokens"))
     r += ",\"reserved_output_tokens\":" +
          std::to_string(non_negative("--reserve", *reserve, "a number of tokens"));
   if (auto branch = args.value("--branch")) r += ",\"branch_id\":" + json_quote(*branch);

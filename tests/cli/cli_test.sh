@@ -867,6 +867,11 @@ test_context() {
   before=$OUT
   run tc context ses_c --budget 4000 --system "be brief" --json
   expect_eq "context --json is deterministic" "$before" "$OUT"
+  run tc context ses_c --max-tokens 4000 --system "be brief" --json
+  expect_eq "--max-tokens is --budget" "$before" "$OUT"
+  run tc context ses_c --budget 4000 --max-tokens 4000
+  expect_rc 2
+  expect_contains "not both names" "are the same option" "$ERR"
   run tc context ses_c --budget 4000 --system "be brief" --json --format openai.chat
   expect_rc 0
   expect_match "context --format openai.chat" '^\{"messages":\[\{"role":"system","content":"be brief"\}' "$OUT"
