@@ -56,6 +56,10 @@ Args parse_args(const CommandSpec &spec, std::span<const std::string> argv) {
       continue;
     }
     auto [flag, inline_value] = split_inline_value(token);
+    if (flag == "--wide" && !inline_value) { // a global switch, as --db is a global flag
+      args.switches.insert(flag);
+      continue;
+    }
     bool takes_value = flag == "--db" || contains(spec.value_flags, flag);
     if (!takes_value && !contains(spec.switch_flags, flag))
       throw UsageError("unknown flag '" + flag + "'", &spec);

@@ -74,7 +74,7 @@ int64_t parse_from_seq(const Args &args) {
   return non_negative("--from", *text, "a sequence number");
 }
 
-// One event per line, at most kLogWidth characters. The date is printed as
+// One event per line, at most line_width() characters. The date is printed as
 // a separator line when it changes, which keeps each row narrow enough to
 // leave room for the payload summary.
 
@@ -96,7 +96,7 @@ void print_event_line(std::string_view row, std::string &last_date, bool show_br
   std::string line = pad_left(std::to_string(get_int(e, "seq")), 4) + "  " + time + "  " +
                      pad_right(one_line(get_string(e, "type")), 23) + " " +
                      pad_right(one_line(get_string(e, "actor")), 9) + " " + summary;
-  std::printf("%s\n", truncate_cols(line, kLogWidth).c_str());
+  std::printf("%s\n", truncate_cols(line, line_width()).c_str());
 }
 
 // Whether the session has forked: then log lines name each event's branch.

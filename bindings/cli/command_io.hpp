@@ -34,8 +34,6 @@ simdjson::dom::array array_of(element root, const char *what);
 
 // The value of a flag that takes a non-negative integer (a seq, a time).
 int64_t non_negative(std::string_view flag, const std::string &text, std::string_view what);
-// The width of a log line, and of the other one-line-per-item listings.
-inline constexpr std::size_t kLogWidth = 100;
 
 // --from SEQ (default 1).
 int64_t parse_from_seq(const Args &args);

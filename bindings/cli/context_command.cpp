@@ -132,10 +132,10 @@ void print_bundle(element b) {
                        pad_right(one_line(get_string(s, "kind")), 14) + " " +
                        pad_left(std::to_string(get_int(s, "tokens")), 6) + " tok  " +
                        one_line(get_string(s, "id"));
-    std::printf("%s\n", truncate_cols(head, kLogWidth).c_str());
+    std::printf("%s\n", truncate_cols(head, line_width()).c_str());
     std::printf("%s\n", truncate_cols("      " + one_line(get_string(s, "reason")) + " [" +
                                           sources_of(s) + "]",
-                                      kLogWidth)
+                                      line_width())
                             .c_str());
   }
 
@@ -147,7 +147,7 @@ void print_bundle(element b) {
                        pad_right(one_line(get_string(x, "kind")), 14) + " " +
                        pad_left(tokens < 0 ? "-" : std::to_string(tokens), 6) + " tok  " +
                        one_line(get_string(x, "id")) + ": " + one_line(get_string(x, "reason"));
-    std::printf("%s\n", truncate_cols(line, kLogWidth).c_str());
+    std::printf("%s\n", truncate_cols(line, line_width()).c_str());
   }
   if (excluded.size() == 0) std::printf("  nothing\n");
 
@@ -157,7 +157,7 @@ void print_bundle(element b) {
     std::printf("%s\n", truncate_cols("  " + one_line(get_string(r, "rule")) + " x" +
                                           std::to_string(get_int(r, "count")) + " in " +
                                           one_line(get_string(r, "segment_id")),
-                                      kLogWidth)
+                                      line_width())
                             .c_str());
   if (redactions.size() == 0) std::printf("  none\n");
 }

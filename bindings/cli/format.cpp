@@ -3,8 +3,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace cli {
 namespace {
@@ -124,6 +130,23 @@ std::string one_line(std::string_view s) {
 std::size_t display_width(std::string_view s) {
   return static_cast<std::size_t>(
       std::count_if(s.begin(), s.end(), [](char c) { return !is_continuation_byte(c); }));
+}
+
+namespace {
+bool g_wide = false;
+} // namespace
+
+void set_wide(bool wide) { g_wide = wide; }
+
+std::size_t line_width() {
+  if (g_wide || !isatty(STDOUT_FILENO)) return SIZE_MAX;
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char *columns = std::getenv("COLUMNS")) {
+    long n = std::strtol(columns, nullptr, 10);
+    if (n > 0) return std::size_t(n);
+  }
+  return 100;
 }
 
 std::string truncate_cols(std::string_view s, std::size_t cols) {

@@ -21,6 +21,12 @@ std::string iso_utc(int64_t ms);
 // and control characters replaced by '?', so text is safe for a terminal.
 std::string one_line(std::string_view s);
 
+// The width long lines are cut to: the terminal's when stdout is one (its
+// columns, else $COLUMNS, else 100); none (SIZE_MAX) when stdout is piped
+// or --wide was given (set_wide).
+std::size_t line_width();
+void set_wide(bool wide);
+
 // s cut to at most `cols` characters (UTF-8 aware), "..." marking a cut.
 std::string truncate_cols(std::string_view s, std::size_t cols);
 

@@ -2,6 +2,7 @@
 // failures into messages and exit codes (0 ok, 1 runtime error, 2 usage).
 #include "args.hpp"
 #include "commands.hpp"
+#include "format.hpp"
 
 #include <ctxdb/ctxdb.hpp>
 
@@ -23,6 +24,8 @@ void print_main_help(std::FILE *out) {
   std::fprintf(out, "\noptions:\n"
                     "  --db PATH    the database file (default: $CTXDB_DB); also\n"
                     "               accepted after the command\n"
+                    "  --wide       never cut lines (on a terminal they are cut to its\n"
+                    "               width; piped output never is); also after the command\n"
                     "  --help, -h   show help; 'ctxdb COMMAND --help' for a command\n"
                     "  --version    print the versions of the CLI and the library\n"
                     "\nexit status: 0 ok, 1 error (verify: a broken chain), 2 usage "
@@ -62,6 +65,7 @@ bool is_group(std::string_view word) {
 
 struct Globals {
   std::optional<std::string> db;
+  bool wide = false;
   std::size_t next = 0; // index of the command word
 };
 
@@ -84,6 +88,8 @@ std::optional<Globals> parse_globals(const std::vector<std::string> &argv) {
       g.db = argv[++g.next];
     } else if (t.starts_with("--db=")) {
       g.db = t.substr(5);
+    } else if (t == "--wide") {
+      g.wide = true;
     } else if (t.size() > 1 && t[0] == '-') {
       throw UsageError("unknown flag '" + t + "'");
     } else {
@@ -123,6 +129,7 @@ int run(const std::vector<std::string> &argv) {
 
   cli::Args args = cli::parse_args(*spec, rest);
   if (!args.db) args.db = globals->db;
+  cli::set_wide(globals->wide || args.has("--wide"));
   try {
     return spec->run(args);
   } catch (const UsageError &e) {

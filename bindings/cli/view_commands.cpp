@@ -93,14 +93,14 @@ void print_message(element m) {
                      " tok) ";
   simdjson::dom::array blocks;
   if (m["blocks"].get_array().get(blocks) != simdjson::SUCCESS || blocks.size() == 0) {
-    std::printf("%s\n", truncate_cols(head, kLogWidth).c_str());
+    std::printf("%s\n", truncate_cols(head, line_width()).c_str());
     return;
   }
   std::string indent(display_width(head), ' ');
   bool first = true;
   for (element b : blocks) {
     std::string line = (first ? head : indent) + describe_block(b);
-    std::printf("%s\n", truncate_cols(line, kLogWidth).c_str());
+    std::printf("%s\n", truncate_cols(line, line_width()).c_str());
     first = false;
   }
 }
@@ -140,7 +140,7 @@ std::string number_of(element obj, std::string_view key) {
 }
 
 void state_item(const std::string &text) {
-  std::printf("  %s\n", truncate_cols(text, kLogWidth - 2).c_str());
+  std::printf("  %s\n", truncate_cols(text, line_width() - 2).c_str());
 }
 
 // A section: its title, then its lines, or "(none)".

@@ -125,14 +125,20 @@ test_log() {
   expect_match "log starts with a date line" '^-- [0-9]{4}-[0-9]{2}-[0-9]{2} \(UTC\)' "$OUT"
   expect_match "log row for the prompt" \
     '(^|'$'\n'')   2  [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  UserPromptSubmitted +user +fix the failing test' "$OUT"
-  expect_match "assistant tool call summary, cut to fit" \
-    'AssistantMessageCreated assistant Reading the parser\. -> read_file\(\{"path":"[^'$'\n'']*\.\.\.' "$OUT"
+  expect_contains "piped: the assistant's tool call whole" \
+    'AssistantMessageCreated assistant Reading the parser. -> read_file({"path":"src/parser.py"})' "$OUT"
   expect_contains "tool output summary: last line, line count" "call_1: last line of the file (3 lines)" "$OUT"
   expect_contains "file event summary" "src/parser.py" "$OUT"
-  local longest
-  longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n }' <<<"$OUT")
-  [ "$longest" -le 100 ] || fail "log lines must fit 100 columns, longest is $longest"
   expect_eq "one line per event plus the date line" 8 "$(wc -l <<<"$OUT")"
+  # On a terminal, lines are cut to its width; --wide keeps them whole.
+  local longest
+  run_tty 72 "$CLI" --db "$DB" log ses_cli_test
+  expect_rc 0
+  longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n }' <<<"$OUT")
+  [ "$longest" -le 72 ] || fail "on a 72-column terminal the longest line is $longest"
+  expect_match "a cut marked" 'AssistantMessageCreated assistant Reading[^'$'\n'']*\.\.\.' "$OUT"
+  run_tty 72 "$CLI" --db "$DB" log ses_cli_test --wide
+  expect_contains "--wide: not cut on a terminal" 'read_file({"path":"src/parser.py"})' "$OUT"
 
   run ctx log ses_cli_test --json
   expect_rc 0
@@ -549,10 +555,12 @@ test_views() {
   expect_rc 0
   expect_eq "messages --json is one JSON array" "user assistant tool assistant" \
     "$(python3 -c 'import json,sys; print(" ".join(m["role"] for m in json.load(sys.stdin)))' <<<"$OUT")"
-  # A long text is cut to 100 characters.
+  # A long text is cut to a terminal's width, and whole when piped.
   run_in '{"type":"UserPromptSubmitted","actor":"user","branch_id":"alt","payload":{"text":"'"$(printf 'word %.0s' {1..60})"'"}}' \
     tv append ses_v
   run tv messages ses_v --branch alt1
+  expect_match "messages piped: a long line whole" '#12 user \([0-9]+ tok\) text: (word ){59}word$' "$OUT"
+  run_tty 100 "$CLI" --db "$V" messages ses_v --branch alt1
   expect_match "messages: a long line is cut" '#12 user \([0-9]+ tok\) text: word word .*\.\.\.$' "$OUT"
   local longest
   longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n }' <<<"$OUT")

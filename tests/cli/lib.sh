@@ -31,6 +31,35 @@ run_in() {
   ERR=$(cat "$WORK/err")
 }
 
+# run_tty COLS CMD...: like run, with stdout (and stderr) a terminal COLS
+# columns wide, as a person at a terminal sees it; RC is its exit status.
+run_tty() {
+  set +e
+  OUT=$(python3 - "$@" <<'PY'
+import fcntl, os, pty, struct, sys, termios
+pid, fd = pty.fork()
+if pid == 0:  # the child: the size set before the command starts
+    fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, int(sys.argv[1]), 0, 0))
+    os.execvp(sys.argv[2], sys.argv[2:])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:  # EIO: the child closed the terminal
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode().replace("\r\n", "\n"))
+sys.exit(os.waitstatus_to_exitcode(status))
+PY
+  )
+  RC=$?
+  set -e
+  ERR=""
+}
+
 expect_rc() {
   [ "$RC" -eq "$1" ] ||
     fail "expected exit status $1, got $RC; stdout: <$OUT> stderr: <$ERR>"
