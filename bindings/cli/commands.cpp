@@ -214,13 +214,15 @@ std::string verify_options(const Args &args) {
 // The artifact line only when it says something: artifacts were checked,
 // one is broken, or the flag asked for the check.
 void print_verify(element r, bool artifacts_asked) {
+  const std::string ok = paint("ok", Colour::kGreen), broken_word = paint("broken", Colour::kRed);
   if (get_bool(r, "ok") || r["first_broken"].error()) {
-    std::printf("%s: %lld sessions, %lld events\n", get_bool(r, "ok") ? "ok" : "chain ok",
+    std::printf("%s: %lld sessions, %lld events\n",
+                get_bool(r, "ok") ? ok.c_str() : ("chain " + ok).c_str(),
                 static_cast<long long>(get_int(r, "sessions")),
                 static_cast<long long>(get_int(r, "events")));
   } else {
     element broken = r["first_broken"];
-    std::printf("broken: session %s seq %lld event %s: %s\n",
+    std::printf("%s: session %s seq %lld event %s: %s\n", broken_word.c_str(),
                 std::string(get_string(broken, "session_id")).c_str(),
                 static_cast<long long>(get_int(broken, "seq")),
                 std::string(get_string(broken, "event_id")).c_str(),
@@ -237,21 +239,23 @@ void print_verify(element r, bool artifacts_asked) {
   element a;
   if (r["artifacts"].get(a) == simdjson::SUCCESS &&
       (artifacts_asked || !get_bool(a, "ok") || get_int(a, "artifacts") > 0)) {
-    std::printf("artifacts %s (%s): %lld artifacts, %lld chunks, %lld bytes\n",
-                get_bool(a, "ok") ? "ok" : "broken", std::string(get_string(a, "mode")).c_str(),
-                static_cast<long long>(get_int(a, "artifacts")),
-                static_cast<long long>(get_int(a, "chunks")),
-                static_cast<long long>(get_int(a, "bytes")));
+    std::printf(
+        "artifacts %s (%s): %lld artifacts, %lld chunks, %lld bytes\n",
+        get_bool(a, "ok") ? ok.c_str() : broken_word.c_str(),
+        std::string(get_string(a, "mode")).c_str(), static_cast<long long>(get_int(a, "artifacts")),
+        static_cast<long long>(get_int(a, "chunks")), static_cast<long long>(get_int(a, "bytes")));
     element broken;
     if (a["first_broken"].get(broken) == simdjson::SUCCESS)
-      std::printf("broken: %s\n", std::string(get_string(broken, "problem")).c_str());
+      std::printf("%s: %s\n", broken_word.c_str(),
+                  std::string(get_string(broken, "problem")).c_str());
   }
   if (r["anchor"].get(a) == simdjson::SUCCESS) {
     if (get_bool(a, "ok"))
-      std::printf("anchor ok: the file extends its %lld events\n",
+      std::printf("anchor %s: the file extends its %lld events\n", ok.c_str(),
                   static_cast<long long>(get_int(a, "events")));
     else
-      std::printf("anchor broken: %s\n", std::string(get_string(a, "problem")).c_str());
+      std::printf("anchor %s: %s\n", broken_word.c_str(),
+                  std::string(get_string(a, "problem")).c_str());
   }
 }
 

@@ -149,6 +149,15 @@ std::size_t line_width() {
   return 100;
 }
 
+std::string paint(std::string_view text, Colour colour) {
+  static const bool on = [] {
+    const char *no_color = std::getenv("NO_COLOR");
+    return isatty(STDOUT_FILENO) && (!no_color || !*no_color);
+  }();
+  if (!on) return std::string(text);
+  return "\x1b[" + std::to_string(int(colour)) + "m" + std::string(text) + "\x1b[0m";
+}
+
 std::string truncate_cols(std::string_view s, std::size_t cols) {
   if (display_width(s) <= cols) return std::string(s);
   std::size_t keep = cols > 3 ? cols - 3 : 0, seen = 0, i = 0;

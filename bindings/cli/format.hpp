@@ -27,6 +27,11 @@ std::string one_line(std::string_view s);
 std::size_t line_width();
 void set_wide(bool wide);
 
+// Text in a colour when stdout is a terminal and NO_COLOR is unset or
+// empty (no-color.org); the text as it is otherwise.
+enum class Colour { kGreen = 32, kRed = 31, kYellow = 33 };
+std::string paint(std::string_view text, Colour colour);
+
 // s cut to at most `cols` characters (UTF-8 aware), "..." marking a cut.
 std::string truncate_cols(std::string_view s, std::size_t cols);
 

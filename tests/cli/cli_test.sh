@@ -180,6 +180,16 @@ test_verify_ok() {
   expect_eq "verify one session" "ok: 1 sessions, 7 events" "$OUT"
 }
 
+test_verify_colour() {
+  # On a terminal the verdict is in colour; NO_COLOR turns it off; piped
+  # output never has it (test_verify_ok compares it as plain text).
+  run_tty 80 "$CLI" --db "$DB" verify
+  expect_rc 0
+  expect_contains "green ok on a terminal" $'\e[32mok\e[0m: 2 sessions' "$OUT"
+  run_tty 80 env NO_COLOR=1 "$CLI" --db "$DB" verify
+  expect_eq "NO_COLOR: plain" "ok: 2 sessions, 8 events" "$OUT"
+}
+
 test_export_import_roundtrip() {
   ctx export >"$WORK/a.ndjson"
   expect_eq "export has every event" 8 "$(wc -l <"$WORK/a.ndjson")"
@@ -1095,7 +1105,7 @@ test_compact() {
 }
 
 for t in test_init test_session_new test_sessions_table test_append test_log \
-  test_verify_ok test_export_import_roundtrip test_verify_detects_tampering \
+  test_verify_ok test_verify_colour test_export_import_roundtrip test_verify_detects_tampering \
   test_anchor_and_artifacts \
   test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state \
   test_artifact test_context test_compact test_help; do
