@@ -227,7 +227,10 @@ CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
  * id_len 0; NULL with a length is CTXDB_MISUSE).
  * Returns CTXDB_OK when the check ran; *out reports what it found:
  * {"ok": true, "sessions": N, "events": M} or {"ok": false, ...,
- * "first_broken": {"session_id", "seq", "event_id", "problem"}}. */
+ * "first_broken": {"session_id", "seq", "event_id", "problem"}}, and
+ * "purged": the payloads a purge removed, each proven by a MemoryDeleted
+ * purge after it in its own chain that names it with its payload hash; a
+ * missing payload without that proof is a broken event. */
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len);
 
@@ -725,8 +728,11 @@ CTXDB_API int ctxdb_memory_update(ctxdb_db *db, const char *memory_id, size_t id
  * the search index, the events stay. "purge": the payloads of the
  * memory's events are removed from the log as well; the hash chain stays
  * valid and ctxdb_verify lists each removed payload with the MemoryDeleted
- * event that removed it. Forgetting again (a purge after a tombstone
- * excepted): CTXDB_CONFLICT. */
+ * event that removed it, which names it with its payload hash. A purge
+ * proves only its own session's events: when the memory's events lie in
+ * several sessions, one MemoryDeleted per session is appended in one
+ * transaction ("event_id" is the first, in the forget's session).
+ * Forgetting again (a purge after a tombstone excepted): CTXDB_CONFLICT. */
 CTXDB_API int ctxdb_memory_forget(ctxdb_db *db, const char *memory_id, size_t id_len,
                                   const char *options_json, size_t len, char **out,
                                   size_t *out_len);
