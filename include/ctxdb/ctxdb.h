@@ -143,7 +143,12 @@ CTXDB_API void ctxdb_free(void *p);
  *                      a crash of the process) or "full" (also survives
  *                      power loss; an fsync per commit),
  *   "busy_timeout_ms": how long a write waits for the lock (default 5000),
- *   "read_only":       true to open an existing file without writing,
+ *   "read_only":       true to open an existing file without writing
+ *                      (also what a handle does by itself when the file
+ *                      or its directory cannot be written: a read-only
+ *                      mount, file modes; reads work, writes fail with
+ *                      CTXDB_READONLY naming why; README "Read-only
+ *                      storage"),
  *   "mmap":            false to read with pread instead of a memory map
  *                      (default true; with a map, an I/O error while
  *                      reading is SIGBUS rather than an error code),
@@ -153,7 +158,10 @@ CTXDB_API void ctxdb_free(void *p);
  *                      commit that filled the WAL copies it),
  *   and others (schema/json/config.schema.json).
  * Fails with CTXDB_NOTADB (file untouched) when the file is not a ctxdb
- * database and CTXDB_SCHEMA when it was written by a newer ctxdb. */
+ * database and CTXDB_SCHEMA when it was written by a newer ctxdb; on
+ * storage it cannot write, with CTXDB_READONLY naming why when the file
+ * cannot be read either (a WAL holding commits without its -shm index, a
+ * new file in a directory that cannot be written). */
 CTXDB_API int ctxdb_open(const char *path, const char *config_json, size_t config_len,
                          ctxdb_db **out_db);
 
