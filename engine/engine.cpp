@@ -11,8 +11,11 @@
 #include "store/fts_merge.hpp"
 #include "token/bpe.hpp"
 #include "util/ids.hpp"
+#include "util/sha256.hpp"
 #include "json/json_writer.hpp"
 #include "json/parse.hpp"
+
+#include <algorithm>
 
 namespace ctxdb {
 
@@ -911,33 +914,80 @@ std::string Engine::memory_forget(std::string_view memory_id, std::string_view o
     throw Error(Code::kConflict, "memory '" + std::string(memory_id) + "' was forgotten (" +
                                      trail->forgotten_mode + ") already");
   std::string session = memory_session(spec, *trail);
-  json::JsonWriter p;
-  p.begin_object().field("memory_id", memory_id).field("mode", mode);
+  std::string event_id;
   if (mode == "purge") {
-    p.key("purged_event_ids").begin_array();
-    for (const std::string &id : trail->event_ids) p.value(id);
-    p.end_array();
+    event_id = append_purges(memory_id, spec, session, trail->event_ids);
+    // The WAL may still hold page images from before the purge; a
+    // truncating checkpoint copies the purged pages into the file and
+    // empties it. A reader holding an old snapshot keeps it from
+    // completing: then the WAL is reset by a later checkpoint (at the
+    // latest, the last close). The purge is committed either way: that is
+    // not its failure.
+    store_.truncate_wal();
+  } else {
+    json::JsonWriter p;
+    p.begin_object().field("memory_id", memory_id).field("mode", mode);
+    if (auto reason = get_string(spec, "reason")) p.field("reason", *reason);
+    p.end_object();
+    event_id = log_.append(session, envelope("MemoryDeleted", spec, p.take())).id;
   }
-  if (auto reason = get_string(spec, "reason")) p.field("reason", *reason);
-  p.end_object();
-  log::Event e = log_.append(session, envelope("MemoryDeleted", spec, p.take()));
-  // The WAL may still hold page images from before the purge; a truncating
-  // checkpoint copies the purged pages into the file and empties it. A
-  // reader holding an old snapshot keeps it from completing: then the WAL
-  // is reset by a later checkpoint (at the latest, the last close). The
-  // purge is committed either way: that is not its failure.
-  if (mode == "purge") store_.truncate_wal();
   json::JsonWriter w;
   w.begin_object()
       .field("memory_id", memory_id)
       .field("mode", mode)
-      .field("event_id", e.id)
+      .field("event_id", event_id)
       .key("purged_event_ids")
       .begin_array();
   if (mode == "purge")
     for (const std::string &id : trail->event_ids) w.value(id);
   w.end_array().end_object();
   return w.take();
+}
+
+std::string Engine::append_purges(std::string_view memory_id, simdjson::dom::element spec,
+                                  const std::string &session,
+                                  const std::vector<std::string> &trail) {
+  // A purge proves only payloads of its own chain (memory/purger.hpp):
+  // the memory's events by session, the forget's session first.
+  std::vector<std::pair<std::string, std::vector<log::Event>>> chains{{session, {}}};
+  for (const std::string &id : trail) {
+    std::optional<log::Event> e = log_.find(id);
+    if (!e)
+      throw Error(Code::kCorrupt, "memory '" + std::string(memory_id) + "': its event '" + id +
+                                      "' is missing from the log");
+    auto chain = std::find_if(chains.begin(), chains.end(),
+                              [&](const auto &c) { return c.first == e->session_id; });
+    if (chain == chains.end()) chain = chains.insert(chains.end(), {e->session_id, {}});
+    chain->second.push_back(std::move(*e));
+  }
+  std::string first_id;
+  log_.write_batch([&](log::EventLog::Batch &batch) {
+    for (const auto &[chain_session, events] : chains) {
+      bool first = first_id.empty();
+      json::JsonWriter p;
+      p.begin_object().field("memory_id", memory_id).field("mode", "purge");
+      // The first lists the whole trail and ends the memory; each lists
+      // and proves its own chain's events.
+      p.key("purged_event_ids").begin_array();
+      if (first)
+        for (const std::string &id : trail) p.value(id);
+      else
+        for (const log::Event &e : events) p.value(e.id);
+      p.end_array().key("purged").begin_array();
+      for (const log::Event &e : events)
+        p.begin_object()
+            .field("event_id", e.id)
+            .field("payload_hash", util::to_hex(e.payload_hash))
+            .end_object();
+      p.end_array();
+      if (auto reason = get_string(spec, "reason")) p.field("reason", *reason);
+      p.end_object();
+      const log::Event &placed =
+          batch.append(chain_session, envelope("MemoryDeleted", spec, p.take()));
+      if (first) first_id = placed.id;
+    }
+  });
+  return first_id;
 }
 
 std::string Engine::memory_get(std::string_view memory_id) { return memories_.get_json(memory_id); }

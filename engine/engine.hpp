@@ -244,6 +244,10 @@ private:
   // The session a memory call appends to: the spec's, else the one of the
   // memory's last event.
   std::string memory_session(simdjson::dom::element spec, const memory::Trail &trail);
+  // Appends the purge of a memory's events (its trail), one MemoryDeleted
+  // per chain holding them, in one transaction; returns the first's id.
+  std::string append_purges(std::string_view memory_id, simdjson::dom::element spec,
+                            const std::string &session, const std::vector<std::string> &trail);
 
 private:
   std::string verify_report(std::optional<std::string_view> session_id,

@@ -3,7 +3,9 @@
 #include "log/read_ahead.hpp"
 #include "store/row_inserts.hpp"
 #include "util/ids.hpp"
+#include "util/sha256.hpp"
 
+#include <simdjson.h>
 #include <sqlite3.h>
 
 #include <cstring>
@@ -557,12 +559,77 @@ std::vector<Event> EventLog::read_all(int64_t after_pos, int64_t limit) {
 
 namespace {
 
+constexpr char kPurgeEvent[] =
+    "SELECT session_no,seq,type,payload,payload_hash FROM events WHERE id=?";
+constexpr char kOrphanPurge[] =
+    "SELECT event_id,purged_by FROM purges p "
+    "WHERE NOT EXISTS (SELECT 1 FROM events WHERE id=p.event_id) LIMIT 1";
+
+// Checks a removed payload against the purge its purges row names: only
+// the log proves a removal (memory/purger.hpp), the row only says where
+// to look.
+class PurgeProofs {
+public:
+  explicit PurgeProofs(store::Store &store) : store_(store) {}
+
+  // Why `purged_by` does not prove that it removed `e`'s payload; empty
+  // when it does.
+  std::string unproven(const Event &e, const std::string &purged_by) {
+    // As the purger allows: only a memory's events are ever purged.
+    if (!e.type.starts_with("Memory"))
+      return "payload was removed, but a " + e.type +
+             " payload is never purged (only a memory's events are)";
+    std::string by = "purged by '" + purged_by + "'";
+    auto q = store_.statement(kPurgeEvent);
+    store::bind_text(*q, 1, purged_by);
+    if (!q->executeStep())
+      return "payload was removed; its purge record names '" + purged_by +
+             "', which is no event of this file";
+    std::string type = q->getColumn(2).getString();
+    if (q->getColumn(0).getInt64() != e.session_no)
+      return "payload was removed, " + by +
+             " of another session: a purge proves only its own chain's payloads";
+    if (q->getColumn(1).getInt64() <= e.seq)
+      return "payload was removed, " + by + ", which comes before it in the chain";
+    if (type != "MemoryDeleted")
+      return "payload was removed, " + by + ", a " + type + ", which cannot purge";
+    if (q->getColumn(3).isNull())
+      return "payload was removed, " + by + ", whose own payload is removed";
+    std::string payload = q->getColumn(3).getString();
+    if (util::sha256(payload) != read_digest(q->getColumn(4)))
+      return "payload was removed, " + by + ", whose payload was modified";
+    simdjson::dom::element p;
+    std::string_view mode;
+    if (parser_.parse(payload).get(p) || p["mode"].get(mode) || mode != "purge")
+      return "payload was removed, " + by + ", a MemoryDeleted that is not a purge";
+    simdjson::dom::array proofs;
+    if (p["purged"].get(proofs))
+      return "payload was removed, unproven: " + by +
+             ", which lists no payload hashes (a purge written before purges carried them)";
+    std::string hash = util::to_hex(e.payload_hash);
+    bool listed = false;
+    for (simdjson::dom::element proof : proofs) {
+      std::string_view id, proof_hash;
+      if (proof["event_id"].get(id) || id != e.id) continue;
+      listed = true;
+      if (!proof["payload_hash"].get(proof_hash) && proof_hash == hash) return "";
+    }
+    if (listed) return "payload was removed, " + by + ", which lists it with another payload_hash";
+    return "payload was removed, " + by + ", which does not list it";
+  }
+
+private:
+  store::Store &store_;
+  simdjson::dom::parser parser_;
+};
+
 // Walks events in (session, seq) order and compares each chain with the
 // head recorded for it; stops at the first broken event.
 class ChainChecker {
 public:
-  ChainChecker(VerifyReport &r, std::map<std::string, std::pair<int64_t, util::Digest>> heads)
-      : r_(r), heads_(std::move(heads)) {}
+  ChainChecker(VerifyReport &r, std::map<std::string, std::pair<int64_t, util::Digest>> heads,
+               PurgeProofs &proofs)
+      : r_(r), heads_(std::move(heads)), proofs_(proofs) {}
 
   // `removed`: the payload is NULL; `purged_by`: the purge that removed it.
   bool check(const Event &e, bool removed, const std::string &purged_by) {
@@ -574,7 +641,7 @@ public:
       ++r_.sessions;
     }
     ++r_.events;
-    const char *problem = nullptr;
+    std::string problem;
     if (e.seq > expected_)
       problem = "seq gap: events before it are missing";
     else if (e.seq < expected_)
@@ -586,9 +653,13 @@ public:
       problem = "payload was removed, and no purge record names the event that removed it";
     else if (!removed && util::sha256(e.payload) != e.payload_hash)
       problem = "payload was modified (payload_hash mismatch)";
+    else if (!removed && !purged_by.empty())
+      problem = "a purge record names it (purged by '" + purged_by + "'), but its payload is there";
     else if (chain_hash(e) != e.hash)
       problem = "event was modified (hash mismatch)";
-    if (problem) return fail(e.session_id, e.seq, e.id, problem);
+    else if (removed)
+      problem = proofs_.unproven(e, purged_by);
+    if (!problem.empty()) return fail(e.session_id, e.seq, e.id, problem);
     if (removed) r_.purged.push_back({e.session_id, e.seq, e.id, purged_by});
     prev_ = e.hash;
     ++expected_;
@@ -604,6 +675,12 @@ public:
     return fail(session_id, head.first, "",
                 "the session's events are missing (its chain head records seq " +
                     std::to_string(head.first) + ")");
+  }
+
+  // A purge record of an event the file does not hold (whole-file checks).
+  bool orphan_purge(const std::string &event_id, const std::string &purged_by) {
+    return fail("", 0, event_id,
+                "a purge record (purged by '" + purged_by + "') names no event of this file");
   }
 
 private:
@@ -635,6 +712,7 @@ private:
 
   VerifyReport &r_;
   std::map<std::string, std::pair<int64_t, util::Digest>> heads_;
+  PurgeProofs &proofs_;
   std::string session_;
   int64_t expected_ = 1;
   util::Digest prev_{};
@@ -653,7 +731,8 @@ VerifyReport EventLog::verify(std::optional<std::string_view> session_id) {
                                             read_digest(q->getColumn(2))};
   }
   VerifyReport r;
-  ChainChecker checker(r, std::move(heads));
+  PurgeProofs proofs(store_);
+  ChainChecker checker(r, std::move(heads), proofs);
   auto q = store_.statement(session_id ? kVerifySession : kVerifyAll);
   if (session_id) store::bind_text(*q, 1, *session_id);
   bool ok = true;
@@ -662,7 +741,12 @@ VerifyReport EventLog::verify(std::optional<std::string_view> session_id) {
     ok = checker.check(read_event(*q), removed,
                        q->getColumn(17).isNull() ? std::string() : q->getColumn(17).getString());
   }
-  if (ok) checker.finish();
+  if (ok) ok = checker.finish();
+  if (ok && !session_id) {
+    auto orphan = store_.statement(kOrphanPurge);
+    if (orphan->executeStep())
+      checker.orphan_purge(orphan->getColumn(0).getString(), orphan->getColumn(1).getString());
+  }
   if (session_id && r.ok && r.sessions == 0)
     throw Error(Code::kNotFound, "session '" + std::string(*session_id) + "' not found");
   return r;

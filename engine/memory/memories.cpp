@@ -494,6 +494,10 @@ void Memories::remove(const log::Event &e, simdjson::dom::element p) {
     simdjson::dom::array listed;
     if (p["purged_event_ids"].get(listed) || listed.size() == 0)
       reject(e, "purged_event_ids: a purge lists the events whose payloads it removes");
+    // A memory with events in several sessions is purged by one purge per
+    // chain (memory/purger.hpp): the first ended it, the others only
+    // remove their chain's payloads.
+    if (!v && forgotten_mode(memory_id) == "purge") return;
     // Without rows the memory's events were purged already: this is a
     // replay (or an import) of the purge. Otherwise the list must be the
     // memory's whole trail, so no payload that names it is left.
@@ -534,6 +538,12 @@ void Memories::remove(const log::Event &e, simdjson::dom::element p) {
   store::bind_text(*q, 3, mode);
   q->bind(4, e.ts);
   q->exec();
+}
+
+std::string Memories::forgotten_mode(const std::string &memory_id) {
+  auto q = store_.statement(kForgotten);
+  store::bind_text(*q, 1, memory_id);
+  return q->executeStep() ? q->getColumn(0).getString() : std::string();
 }
 
 std::optional<Trail> Memories::trail(std::string_view memory_id) {

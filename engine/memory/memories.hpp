@@ -74,6 +74,8 @@ private:
   void update(const log::Event &e, simdjson::dom::element p);
   void remove(const log::Event &e, simdjson::dom::element p);
   std::optional<Version> current(const std::string &memory_id);
+  // "", "tombstone" or "purge".
+  std::string forgotten_mode(const std::string &memory_id);
   void insert_version(const log::Event &e, const std::string &memory_id, const Version &v);
   void write_current(const log::Event &e, const std::string &memory_id, const Version &v,
                      bool insert);

@@ -11,10 +11,15 @@
 #include "json/parse.hpp"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -56,14 +61,137 @@ const std::vector<Migration> &migrations() {
   return list;
 }
 
-SQLite::Database open_database(const std::string &path, const Config &config) {
+bool exists(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+bool has_frames(const std::string &wal) {
+  struct stat st;
+  return stat(wal.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+// Why this process cannot write `path`, or empty when it can.
+std::string not_writable(const std::string &path, const char *what) {
+  if (access(path.c_str(), W_OK) == 0) return "";
+  if (errno == EROFS) return std::string(what) + " is on a read-only file system";
+  return std::string(what) + " is not writable";
+}
+
+// The file as an SQLite URI: every byte outside the unreserved set escaped.
+std::string file_uri(const std::string &path, const char *query) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += char(c);
+    } else {
+      static const char kHex[] = "0123456789ABCDEF";
+      uri += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return uri + query;
+}
+
+// What this process may do with a file and the directory holding it,
+// where SQLite keeps the WAL and its -shm index: each problem empty when
+// it may write there.
+struct Storage {
+  std::string dir_problem;
+  std::string file_problem;
+  bool wal_frames = false;   // a WAL holding commits not yet in the file
+  bool wal_writable = false; // the WAL and -shm exist and can be written
+  bool shm = false;
+};
+
+Storage storage_of(const std::string &path, const std::string &dir) {
+  Storage s;
+  s.dir_problem = not_writable(dir, ("its directory '" + dir + "'").c_str());
+  s.file_problem = not_writable(path, "the file");
+  std::string wal = path + "-wal", shm = path + "-shm";
+  s.wal_frames = has_frames(wal);
+  s.shm = exists(shm);
+  s.wal_writable =
+      exists(wal) && s.shm && access(wal.c_str(), W_OK) == 0 && access(shm.c_str(), W_OK) == 0;
+  return s;
+}
+
+// Why a writable handle on this file can only read, or empty.
+std::string read_only_reason(const Storage &s) {
+  if (!s.file_problem.empty()) return s.file_problem;
+  if (!s.dir_problem.empty() && !s.wal_writable)
+    return s.dir_problem + " (SQLite keeps the WAL and its -shm index beside the file)";
+  return "";
+}
+
+struct Opening {
+  std::string target; // the path, or its URI
+  bool uri = false;
+};
+
+// How a read-only handle reads the file. SQLite reads a WAL-mode file
+// through the -shm index, which it cannot create in a directory it cannot
+// write: there the file is opened immutable (no locks, no -shm), but only
+// when no WAL holds commits and the file cannot be written, so that it
+// cannot change while read.
+Opening read_only_opening(const std::string &path, const Storage &s) {
+  if (s.dir_problem.empty()) return {path};
+  if (s.wal_frames) {
+    if (s.shm) return {path}; // SQLite reads the WAL through it, even unwritable
+    throw Error(Code::kReadOnly,
+                "cannot open '" + path + "' read-only: its WAL ('" + path +
+                    "-wal') holds commits not yet copied into the file, and SQLite cannot "
+                    "create the -shm index it reads them through (" +
+                    s.dir_problem +
+                    "); open it once where its directory is writable, which copies the WAL "
+                    "into the file");
+  }
+  if (s.file_problem.empty())
+    throw Error(Code::kReadOnly,
+                "cannot open '" + path +
+                    "' read-only: SQLite cannot create the -shm index a WAL-mode file is read "
+                    "through (" +
+                    s.dir_problem +
+                    "), and the file is writable, so it could change while read and is not "
+                    "opened as unchanging; make its directory writable, or the file read-only");
+  return {file_uri(path, "?immutable=1"), true};
+}
+
+// What opening `path` does on its storage. A writable handle on a file
+// that cannot be written there opens read-only instead, and `reason` says
+// why (its writes fail with kReadOnly naming it).
+Opening plan_open(const std::string &path, Config &config, std::string &reason) {
+  if (!names_file(path)) return {path};
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (!exists(path)) {
+    if (config.read_only)
+      throw Error(Code::kIo, "cannot open '" + path + "' read-only: there is no such file");
+    if (!exists(dir))
+      throw Error(Code::kIo,
+                  "cannot create '" + path + "': its directory '" + dir + "' does not exist");
+    std::string dir_problem = not_writable(dir, ("its directory '" + dir + "'").c_str());
+    if (!dir_problem.empty())
+      throw Error(Code::kReadOnly, "cannot create '" + path + "': " + dir_problem);
+    return {path};
+  }
+  Storage storage = storage_of(path, dir);
+  if (!config.read_only) {
+    reason = read_only_reason(storage);
+    if (reason.empty()) return {path};
+    config.read_only = true;
+  }
+  return read_only_opening(path, storage);
+}
+
+SQLite::Database open_database(const std::string &path, Config &config, std::string &reason) {
+  Opening opening = plan_open(path, config, reason);
   // NOMUTEX: the ctxdb handle already serializes every call on this
   // connection, so SQLite's own per-call mutex would only add cost.
   int flags =
-      SQLite::OPEN_NOMUTEX |
+      SQLite::OPEN_NOMUTEX | (opening.uri ? SQLite::OPEN_URI : 0) |
       (config.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   try {
-    return SQLite::Database(path, flags, config.busy_timeout_ms);
+    return SQLite::Database(opening.target, flags, config.busy_timeout_ms);
   } catch (const SQLite::Exception &e) {
     Error err = to_error(e);
     throw Error(err.code(), "cannot open '" + path + "': " + e.what());
@@ -274,8 +402,12 @@ Error to_error(const SQLite::Exception &e) {
   return Error(code, std::string("sqlite: ") + e.what());
 }
 
+bool names_file(std::string_view path) {
+  return !path.empty() && path != ":memory:" && !path.starts_with("file:");
+}
+
 Store::Store(const std::string &path, const Config &config)
-    : path_(path), config_(config), db_(open_database(path, config)) {
+    : path_(path), config_(config), db_(open_database(path, config_, read_only_reason_)) {
   register_sql_functions(db_.getHandle());
   // Several processes may open (and create) the same file at once. Some of
   // SQLite's lock conflicts here return SQLITE_BUSY without waiting (a
@@ -428,8 +560,11 @@ Store::RawStmt Store::raw_statement(const char *sql) {
 }
 
 void Store::require_writable() const {
-  if (config_.read_only)
-    throw Error(Code::kReadOnly, "the database '" + path_ + "' was opened read-only");
+  if (!config_.read_only) return;
+  if (!read_only_reason_.empty())
+    throw Error(Code::kReadOnly,
+                "the database '" + path_ + "' was opened read-only: " + read_only_reason_);
+  throw Error(Code::kReadOnly, "the database '" + path_ + "' was opened read-only");
 }
 
 // BEGIN and COMMIT run as cached statements: sqlite3_exec would parse them

@@ -75,6 +75,9 @@ inline void bind_optional(SQLite::Statement &q, int index, const std::optional<i
 // them; another that reads what they read (rebuild's second reader) needs them.
 void register_sql_functions(sqlite3 *db);
 
+// Whether a path names a file (not an in-memory database or a URI).
+bool names_file(std::string_view path);
+
 // Maps an SQLite failure to the engine's error.
 Error to_error(const SQLite::Exception &e);
 
@@ -83,13 +86,13 @@ public:
   Store(const std::string &path, const Config &config);
 
   SQLite::Database &db() { return db_; }
+  // config().read_only: the handle was opened read-only, by the config or
+  // because its storage cannot be written (store.cpp, plan_open).
   const Config &config() const { return config_; }
   const std::string &path() const { return path_; }
   // Whether path() names a file a second connection can open (not an
   // in-memory database or a URI).
-  bool has_file() const {
-    return !path_.empty() && path_ != ":memory:" && !path_.starts_with("file:");
-  }
+  bool has_file() const { return names_file(path_); }
 
   // A cached prepared statement for `sql` with its bindings cleared; it is
   // reset when the returned Stmt goes out of scope, so no statement keeps a
@@ -171,7 +174,8 @@ private:
   void migrate();
 
   std::string path_;
-  Config config_;
+  Config config_;                // read_only also when the file could not be opened writable
+  std::string read_only_reason_; // why, then
   SQLite::Database db_;
   std::unordered_map<const char *, std::unique_ptr<SQLite::Statement>> cache_;
   std::unordered_map<const char *, std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>>

@@ -143,7 +143,12 @@ CTXDB_API void ctxdb_free(void *p);
  *                      a crash of the process) or "full" (also survives
  *                      power loss; an fsync per commit),
  *   "busy_timeout_ms": how long a write waits for the lock (default 5000),
- *   "read_only":       true to open an existing file without writing,
+ *   "read_only":       true to open an existing file without writing
+ *                      (also what a handle does by itself when the file
+ *                      or its directory cannot be written: a read-only
+ *                      mount, file modes; reads work, writes fail with
+ *                      CTXDB_READONLY naming why; README "Read-only
+ *                      storage"),
  *   "mmap":            false to read with pread instead of a memory map
  *                      (default true; with a map, an I/O error while
  *                      reading is SIGBUS rather than an error code),
@@ -153,7 +158,10 @@ CTXDB_API void ctxdb_free(void *p);
  *                      commit that filled the WAL copies it),
  *   and others (schema/json/config.schema.json).
  * Fails with CTXDB_NOTADB (file untouched) when the file is not a ctxdb
- * database and CTXDB_SCHEMA when it was written by a newer ctxdb. */
+ * database and CTXDB_SCHEMA when it was written by a newer ctxdb; on
+ * storage it cannot write, with CTXDB_READONLY naming why when the file
+ * cannot be read either (a WAL holding commits without its -shm index, a
+ * new file in a directory that cannot be written). */
 CTXDB_API int ctxdb_open(const char *path, const char *config_json, size_t config_len,
                          ctxdb_db **out_db);
 
@@ -229,7 +237,10 @@ CTXDB_API void ctxdb_iter_free(ctxdb_iter *iter);
  * Returns CTXDB_OK when the check ran; *out reports what it found
  * (verify_report.schema.json): {"ok": true, "sessions": N, "events": M,
  * "artifacts": {...}} or {"ok": false, ..., "first_broken": {"session_id",
- * "seq", "event_id", "problem"}}. */
+ * "seq", "event_id", "problem"}}, and "purged": the payloads a purge
+ * removed, each proven by a MemoryDeleted purge after it in its own chain
+ * that names it with its payload hash; a missing payload without that
+ * proof is a broken event. */
 CTXDB_API int ctxdb_verify(ctxdb_db *db, const char *session_id, size_t id_len, char **out,
                            size_t *out_len);
 
@@ -729,8 +740,11 @@ CTXDB_API int ctxdb_memory_update(ctxdb_db *db, const char *memory_id, size_t id
  * the search index, the events stay. "purge": the payloads of the
  * memory's events are removed from the log as well; the hash chain stays
  * valid and ctxdb_verify lists each removed payload with the MemoryDeleted
- * event that removed it. Forgetting again (a purge after a tombstone
- * excepted): CTXDB_CONFLICT. */
+ * event that removed it, which names it with its payload hash. A purge
+ * proves only its own session's events: when the memory's events lie in
+ * several sessions, one MemoryDeleted per session is appended in one
+ * transaction ("event_id" is the first, in the forget's session).
+ * Forgetting again (a purge after a tombstone excepted): CTXDB_CONFLICT. */
 CTXDB_API int ctxdb_memory_forget(ctxdb_db *db, const char *memory_id, size_t id_len,
                                   const char *options_json, size_t len, char **out,
                                   size_t *out_len);

@@ -276,6 +276,24 @@ test_anchor_and_artifacts() {
     fail "verify --json: $OUT"
 }
 
+# A purge record and a NULL payload, as an attacker writes them: the
+# update trigger trusts the record, verify must not.
+test_verify_detects_forged_purge() {
+  cp "$DB" "$WORK/forged-purge.ctxdb"
+  local target by
+  target=$(ctx log ses_cli_test --json | sed -n 2p |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  by=$(ctx log ses_cli_test --json | sed -n 3p |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  "$SQLITE3" "$WORK/forged-purge.ctxdb" \
+    "INSERT INTO purges VALUES('$target', '$by');
+     UPDATE events SET payload = NULL WHERE id = '$target';"
+  run "$CLI" --db "$WORK/forged-purge.ctxdb" verify
+  expect_rc 1
+  expect_contains "verify names the erased event" "$target" "$OUT"
+  expect_contains "verify says why" "payload was removed" "$OUT"
+}
+
 test_errors() {
   run "$CLI" sessions
   expect_rc 2
@@ -1106,7 +1124,7 @@ test_compact() {
 
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_verify_colour test_export_import_roundtrip test_verify_detects_tampering \
-  test_anchor_and_artifacts \
+  test_anchor_and_artifacts test_verify_detects_forged_purge \
   test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state \
   test_artifact test_context test_compact test_help; do
   CURRENT=$t

@@ -477,19 +477,27 @@ TEST_CASE("memory: a purge lists exactly the memory's events") {
   std::string e1 = field(m.db.memory_get("m1"), "event_id");
   std::string e2 = field(m.db.memory_get("m2"), "event_id");
   std::string before = snapshot(m.db);
-  auto purge = [&](const std::string &ids) {
+  // Each listed event with its payload hash, as a purge proves it.
+  auto purge = [&](const Ids &ids) {
+    std::string listed, proofs;
+    for (const std::string &id : ids) {
+      std::string sep = listed.empty() ? "" : ",";
+      listed += sep + "\"" + id + "\"";
+      proofs += sep + R"({"event_id":")" + id + R"(","payload_hash":")" +
+                field(m.db.event_get(id), "payload_hash") + R"("})";
+    }
     return code_of([&] {
       m.db.append("s", R"({"type":"MemoryDeleted","actor":"host","payload":{"memory_id":"m1",)"
-                       R"("mode":"purge","purged_event_ids":)" +
-                           ids + "}}");
+                       R"("mode":"purge","purged_event_ids":[)" +
+                           listed + R"(],"purged":[)" + proofs + "]}}");
     });
   };
-  CHECK(purge("[]") == Code::kInvalidArg);
-  CHECK(purge(R"([")" + e2 + R"("])") == Code::kInvalidArg);
-  CHECK(purge(R"([")" + e1 + R"(",")" + e2 + R"("])") == Code::kInvalidArg);
-  CHECK(purge(R"(["evt_src"])") == Code::kInvalidArg);
+  CHECK(purge({}) == Code::kInvalidArg);
+  CHECK(purge({e2}) == Code::kInvalidArg);
+  CHECK(purge({e1, e2}) == Code::kInvalidArg);
+  CHECK(purge({"evt_src"}) == Code::kInvalidArg);
   CHECK(snapshot(m.db) == before);
-  CHECK(purge(R"([")" + e1 + R"("])") == Code::kOk);
+  CHECK(purge({e1}) == Code::kOk);
   CHECK(field(m.db.verify(std::nullopt), "ok") == "true");
 }
 
