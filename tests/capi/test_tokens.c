@@ -103,10 +103,10 @@ static void test_data_dir(void) {
   size_t len = 0;
   char *ranks;
 
-  /* No data directory: NOT_FOUND naming the settings. */
+  /* No data directory: the ranks the library carries. */
   unsetenv("CTXDB_TOKENIZER_DATA");
-  CHECK_RC(ctxdb_tokens_count(NULL, S("o200k_base"), S("x"), 0, &n), CTXDB_NOT_FOUND);
-  CHECK(strstr(ctxdb_errmsg(NULL), "tokenizer_data_dir") != NULL);
+  CHECK_RC(ctxdb_tokens_count(NULL, S("o200k_base"), S("hello world"), 0, &n), CTXDB_OK);
+  CHECK(n == 2);
 
   /* The database's tokenizer_data_dir. */
   snprintf(config, sizeof config, "{\"tokenizer_data_dir\": \"%s\"}", g_data);
