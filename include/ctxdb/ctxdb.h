@@ -196,7 +196,9 @@ CTXDB_API int ctxdb_append(ctxdb_db *db, const char *session_id, size_t id_len,
 
 /* Appends NDJSON events (one per line; blank lines skipped) to a session in
  * one transaction: all or nothing. An error names the line number.
- * *out: {"count", "first_seq", "last_seq", "last_id"}. */
+ * *out: {"count", "first_seq", "last_seq", "last_id"}. A batch without
+ * events (empty, or blank lines only) stores nothing and has count 0; to
+ * a session that does not exist it is CTXDB_NOT_FOUND, as any batch is. */
 CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id, size_t id_len,
                                  const char *ndjson, size_t len, char **out, size_t *out_len);
 

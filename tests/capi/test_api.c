@@ -1233,6 +1233,9 @@ static void test_batches_all_or_nothing(ctxdb_db *db) {
     }
     unchanged_at(F, "an empty ctxdb_append_batch", db, before);
   }
+  /* ... but not to a session that does not exist. */
+  batch_fails_at(F, db, "ses_nope", 8, "", 0, 0, CTXDB_NOT_FOUND, "ses_nope", 0);
+  batch_fails_at(F, db, "ses_nope", 8, "\n \n", 3, 0, CTXDB_NOT_FOUND, "ses_nope", 0);
 
   /* After all that, a good batch still chains on. */
   {

@@ -239,3 +239,12 @@ def test_verify_detects_tampering(db_path):
         assert broken["event_id"] == list(db.events(sid, 2, 2))[0]["id"]
         assert "payload" in broken["problem"]
         assert db.verify(sid)["ok"] is False
+
+
+def test_empty_batch(db, sid):
+    assert db.append_many(sid, [])["count"] == 0
+    with pytest.raises(ctxdb.NotFound) as e:
+        db.append_many("ses_nope", [])
+    assert e.value.code == _capi.NOT_FOUND and "ses_nope" in str(e.value)
+    with pytest.raises(ctxdb.NotFound):
+        db.append_many("ses_nope", "\n\n")
