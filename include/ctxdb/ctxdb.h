@@ -21,6 +21,9 @@
  *    input is CTXDB_INVALID_JSON); NULL with a length is CTXDB_MISUSE.
  *    An id (of a session, event, branch, memory, artifact …) that is empty
  *    or holds a NUL byte is CTXDB_INVALID_ARG.
+ *  - JSON output is always UTF-8: a byte the file holds that is not (a
+ *    damaged id or payload) comes out as U+FFFD, each maximal invalid
+ *    sequence as one (what Python's and JavaScript's decoders do).
  *  - Buffers returned through `char** out` are allocated by ctxdb, are
  *    NUL-terminated, their length (without the NUL) goes to `size_t* out_len`
  *    when that is non-NULL, and they are released with ctxdb_free().

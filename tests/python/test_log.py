@@ -241,6 +241,26 @@ def test_verify_detects_tampering(db_path):
         assert db.verify(sid)["ok"] is False
 
 
+def test_verify_reports_an_id_that_is_not_utf8(db_path):
+    """A damaged byte in a stored id: verify() and events() still return
+    (the engine writes it as U+FFFD, as Python's own decoder would)."""
+    with ctxdb.open(db_path) as db:
+        sid = db.create_session(agent_id="x")["id"]
+        eid = db.append(sid, prompt("one"))["id"]
+    con = sqlite3.connect(db_path)
+    con.executescript(f"""
+        DROP TRIGGER events_no_update;
+        UPDATE events SET id = CAST(id || X'FF' AS TEXT) WHERE id = '{eid}';
+    """)
+    con.close()
+    damaged = (eid.encode() + b"\xff").decode("utf-8", "replace")
+    with ctxdb.open(db_path) as db:
+        r = db.verify()
+        assert r["ok"] is False
+        assert r["first_broken"]["event_id"] == damaged
+        assert [e["id"] for e in db.events(sid)][1] == damaged
+
+
 def test_empty_batch(db, sid):
     assert db.append_many(sid, [])["count"] == 0
     with pytest.raises(ctxdb.NotFound) as e:
