@@ -9,9 +9,16 @@
 
 namespace ctxdb::json {
 
+// The deepest nesting of arrays and objects ctxdb reads in any input (an
+// event's envelope is one level, its payload the rest), far enough below
+// what every binding's decoder reads that what ctxdb stores reads back:
+// Python's json module recurses once per level, under a limit of about
+// 1,000.
+constexpr size_t kMaxDepth = 256;
+
 // Parses `text` (validating UTF-8); throws kInvalidUtf8 or kInvalidJson
-// with a message starting with `what`. The element lives as long as the
-// parser's next parse.
+// with a message starting with `what`, kInvalidArg when it nests deeper
+// than kMaxDepth. The element lives as long as the parser's next parse.
 simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
                              std::string_view what);
 

@@ -21,6 +21,9 @@
  *    input is CTXDB_INVALID_JSON); NULL with a length is CTXDB_MISUSE.
  *    An id (of a session, event, branch, memory, artifact …) that is empty
  *    or holds a NUL byte is CTXDB_INVALID_ARG.
+ *  - JSON input nests arrays and objects at most 256 levels deep (an
+ *    event's envelope is one of them); deeper is CTXDB_INVALID_ARG naming
+ *    the limit, so what is stored reads back in every binding.
  *  - JSON output is always UTF-8: a byte the file holds that is not (a
  *    damaged id or payload) comes out as U+FFFD, each maximal invalid
  *    sequence as one (what Python's and JavaScript's decoders do).

@@ -1328,6 +1328,49 @@ static void test_bad_reads(ctxdb_db *db) {
     iter_failed_at(F, #call, db, rc_, CTXDB_MISUSE, name, it, 0);                                  \
   } while (0)
 
+/* An event nested `depth` levels deep in all (the envelope, the payload
+ * object, then arrays), malloc'd. */
+static char *nested_event(int depth) {
+  const char *head = "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{\"a\":";
+  size_t at = strlen(head);
+  int arrays = depth - 2, i;
+  char *s = (char *)malloc(at + 2 * (size_t)arrays + 4);
+  memcpy(s, head, at);
+  for (i = 0; i < arrays; ++i) s[at++] = '[';
+  for (i = 0; i < arrays; ++i) s[at++] = ']';
+  strcpy(s + at, "}}");
+  return s;
+}
+
+/* JSON input nests at most 256 levels (what every binding's decoder
+ * reads back): the limit is stored and read back, one level more is
+ * CTXDB_INVALID_ARG naming the limit, and nothing is written. */
+static void test_nesting_limit(void) {
+  ctxdb_db *db = OK_OPEN(scratch_path("nesting.ctxdb"), NULL);
+  char *deepest = nested_event(256), *deeper = nested_event(257), *out = NULL, *id, *row = NULL;
+  char *payload, *want = strdup(strstr(deepest, "{\"a\""));
+  size_t n = 0;
+  if (!db) return;
+  want[strlen(want) - 1] = '\0'; /* the envelope's '}' */
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_n','payload':{'agent_id':'a'}}")));
+  if (CHECK_RC(ctxdb_append(db, "ses_n", 5, deepest, strlen(deepest), &out, &n), CTXDB_OK)) {
+    id = jstr(out, "id");
+    CHECK(id && ctxdb_event_get(db, id, strlen(id), &row, &n) == CTXDB_OK);
+    payload = row ? jraw(row, "payload") : NULL;
+    CHECK(payload && strcmp(payload, want) == 0);
+    free(payload);
+    ctxdb_free(row);
+    free(id);
+    ctxdb_free(out);
+  }
+  append_fails_at(F, db, "ses_n", 5, deeper, strlen(deeper), 0, CTXDB_INVALID_ARG, "256");
+  batch_fails_at(F, db, "ses_n", 5, deeper, strlen(deeper), 0, CTXDB_INVALID_ARG, "256", 1);
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  free(want);
+  free(deepest);
+  free(deeper);
+}
+
 static void test_null_with_length(ctxdb_db *db) {
   const char *s = g_s1, *e = g_started1;
   size_t sl = strlen(g_s1), el = strlen(g_started1);
@@ -3474,6 +3517,7 @@ int main(void) {
   test_batches_all_or_nothing(g_db1);
   test_bad_reads(g_db1);
   test_null_with_length(g_db1);
+  test_nesting_limit();
   test_tree();
   test_views();
   test_state_stats();

@@ -268,3 +268,26 @@ def test_empty_batch(db, sid):
     assert e.value.code == _capi.NOT_FOUND and "ses_nope" in str(e.value)
     with pytest.raises(ctxdb.NotFound):
         db.append_many("ses_nope", "\n\n")
+
+
+def nested(levels):
+    """A value nested `levels` deep in arrays."""
+    v = []
+    for _ in range(levels - 1):
+        v = [v]
+    return v
+
+
+def test_nesting_limit(db, sid):
+    """The deepest event the engine takes (256 levels: the envelope, the
+    payload object, 254 arrays) reads back; one level more is refused and
+    nothing is written, so events() keeps working."""
+    deepest = {"type": "Note", "actor": "a", "payload": {"a": nested(254)}}
+    stored = db.append(sid, deepest)
+    assert db.event(stored["id"])["payload"] == deepest["payload"]
+    assert [e["payload"] for e in db.events(sid)][-1] == deepest["payload"]
+    before = [e["id"] for e in db.events(sid)]
+    with pytest.raises(ctxdb.InvalidInput) as e:
+        db.append(sid, {"type": "Note", "actor": "a", "payload": {"a": nested(255)}})
+    assert e.value.code == _capi.INVALID_ARG and "256" in str(e.value)
+    assert [e["id"] for e in db.events(sid)] == before
