@@ -265,7 +265,7 @@ Message History::render(const Row &row) {
   auto segment_id = [&] { return m.segment_id; };
   bool sensitive = !options_.allow_sensitive && log::is_sensitive(parser_, row.visibility);
   // The payload must outlive the visibility parse above: parse it last.
-  simdjson::dom::element payload = json::parse(parser_, row.payload, "payload");
+  simdjson::dom::element payload = json::parse_payload(parser_, row.payload, row.event_id);
   simdjson::dom::array content;
   if (!payload["content"].get(content))
     for (simdjson::dom::element b : content)

@@ -115,6 +115,18 @@ simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view tex
   return e;
 }
 
+simdjson::dom::element parse_payload(simdjson::dom::parser &parser, std::string_view text,
+                                     std::string_view event_id) {
+  simdjson::dom::element e;
+  auto err = parser.parse(text.data(), text.size()).get(e);
+  if (!err) return e;
+  std::string what = event_id.empty() ? std::string("a stored payload")
+                                      : "the payload of event '" + std::string(event_id) + "'";
+  if (err == simdjson::MEMALLOC) throw Error(Code::kNoMem, what + ": out of memory");
+  throw Error(Code::kCorrupt,
+              what + " is damaged: not valid JSON (" + simdjson::error_message(err) + ")");
+}
+
 void require_utf8(std::string_view s, std::string_view what) {
   if (!simdjson::validate_utf8(s.data(), s.size()))
     throw Error(Code::kInvalidUtf8, std::string(what) + " is not valid UTF-8");

@@ -22,6 +22,13 @@ constexpr size_t kMaxDepth = 256;
 simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
                              std::string_view what);
 
+// Parses an event's payload as the file stores it: text that does not
+// parse means the file was damaged, kCorrupt naming the event (event_id;
+// empty when the caller has none). No depth limit beyond simdjson's own:
+// what was stored is read as it was.
+simdjson::dom::element parse_payload(simdjson::dom::parser &parser, std::string_view text,
+                                     std::string_view event_id);
+
 // Throws kInvalidUtf8 naming `what` when s is not valid UTF-8.
 void require_utf8(std::string_view s, std::string_view what);
 

@@ -46,7 +46,7 @@ void Purger::flush() {
       // An already removed payload (an imported purge) has nothing to check.
       if (!q->getColumn(1).isNull()) {
         std::string payload = q->getColumn(1).getString();
-        simdjson::dom::element doc = json::parse(parser, payload, "payload");
+        simdjson::dom::element doc = json::parse_payload(parser, payload, id);
         if (project::string_field(doc, "memory_id") != purge.memory_id)
           refuse("is not an event of memory '" + purge.memory_id + "'");
       }

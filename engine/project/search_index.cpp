@@ -52,6 +52,9 @@ constexpr const char *kMessageTypes[] = {
     "ToolCallCancelled",   "CompactionCompleted",     "BranchSummarized", "ContextAdded"};
 constexpr int64_t kMaxLimit = 1000;
 constexpr size_t kContextBytes = 60; // either side of a match we mark ourselves
+constexpr char kDamagedPayload[] =
+    "SELECT id FROM events WHERE pos>? AND pos<=? AND payload IS NOT "
+    "NULL AND NOT json_valid(payload) ORDER BY pos LIMIT 1";
 
 // n >= 1 copies of `term` joined by `op`, nested as a balanced tree: SQLite
 // nests a flat chain one level per term and refuses a statement past 1000
@@ -160,12 +163,24 @@ int64_t SearchIndex::last_event_pos() {
 }
 
 void SearchIndex::index_range(int64_t after, int64_t upto, bool tail) {
-  for (const char *sql :
-       {tail ? kIndexTailWords : kIndexWords, tail ? kIndexTailGrams : kIndexGrams}) {
-    auto q = store_.statement(sql);
+  try {
+    for (const char *sql :
+         {tail ? kIndexTailWords : kIndexWords, tail ? kIndexTailGrams : kIndexGrams}) {
+      auto q = store_.statement(sql);
+      q->bind(1, after);
+      q->bind(2, upto);
+      q->exec();
+    }
+  } catch (const SQLite::Exception &) {
+    // The view reads payloads with SQLite's JSON functions, which fail
+    // ("malformed JSON") on a payload the file no longer holds intact.
+    auto q = store_.statement(kDamagedPayload);
     q->bind(1, after);
     q->bind(2, upto);
-    q->exec();
+    if (q->executeStep())
+      throw Error(Code::kCorrupt, "the payload of event '" + q->getColumn(0).getString() +
+                                      "' is damaged: not valid JSON");
+    throw;
   }
 }
 

@@ -27,6 +27,10 @@
  *  - JSON output is always UTF-8: a byte the file holds that is not (a
  *    damaged id or payload) comes out as U+FFFD, each maximal invalid
  *    sequence as one (what Python's and JavaScript's decoders do).
+ *  - Stored data that is damaged (a payload that does not parse, or no
+ *    longer has its type's shape; a state snapshot that does not
+ *    decompress; pages SQLite finds malformed) is CTXDB_CORRUPT with a
+ *    message naming what; ctxdb_verify reports a broken chain.
  *  - Buffers returned through `char** out` are allocated by ctxdb, are
  *    NUL-terminated, their length (without the NUL) goes to `size_t* out_len`
  *    when that is non-NULL, and they are released with ctxdb_free().

@@ -2840,18 +2840,6 @@ static void test_rebuild(ctxdb_db *db) {
  * files that are not ctxdb databases, and a newer schema
  * ======================================================================== */
 
-static int sql_exec(const char *path, const char *sql) {
-  sqlite3 *s = NULL;
-  char *err = NULL;
-  int rc = sqlite3_open(path, &s);
-  if (rc == SQLITE_OK) rc = sqlite3_exec(s, sql, NULL, NULL, &err);
-  if (rc != SQLITE_OK)
-    fprintf(stderr, "    sqlite3 (%s): %s\n", sql, err ? err : sqlite3_errmsg(s));
-  sqlite3_free(err);
-  sqlite3_close(s);
-  return rc == SQLITE_OK;
-}
-
 static long long sql_int(const char *path, const char *sql) {
   sqlite3 *s = NULL;
   sqlite3_stmt *st = NULL;

@@ -285,6 +285,15 @@ TEST_CASE("input nests at most kMaxDepth levels; stored payloads are read as sto
   // The limit stays when the parser grows for a larger document.
   std::string big = "[" + std::string(100000, ' ') + nested(json::kMaxDepth) + "]";
   CHECK_THROWS_AS(json::parse(parser, big, "event"), Error);
+  // A payload that does not parse is damage, named by its event.
+  simdjson::dom::parser other;
+  try {
+    json::parse_payload(other, "{\"text\":", "evt_7");
+    FAIL("parsed");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kCorrupt);
+    CHECK(std::string(e.what()).find("evt_7") != std::string::npos);
+  }
 }
 
 } // namespace json_test
