@@ -90,16 +90,16 @@ simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view tex
                              std::string_view what) {
   if (text.empty()) throw Error(Code::kInvalidJson, std::string(what) + ": empty input");
   // The parser keeps its depth when it grows, so this runs once per parser.
-  if (parser.max_depth() != kMaxDepth) {
+  if (parser.max_depth() != kMaxInputDepth) {
     size_t capacity = std::max(text.size(), simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
-    if (parser.allocate(capacity, kMaxDepth))
+    if (parser.allocate(capacity, kMaxInputDepth))
       throw Error(Code::kNoMem, std::string(what) + ": out of memory");
   }
   simdjson::dom::element e;
   auto err = parser.parse(text.data(), text.size()).get(e);
   if (err == simdjson::DEPTH_ERROR)
     throw Error(Code::kInvalidArg, std::string(what) + ": nested deeper than " +
-                                       std::to_string(kMaxDepth) +
+                                       std::to_string(kMaxInputDepth) +
                                        " levels (arrays and objects), the most ctxdb reads");
   if (err == simdjson::UTF8_ERROR)
     throw Error(Code::kInvalidUtf8, std::string(what) + ": not valid UTF-8");

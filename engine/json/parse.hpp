@@ -14,11 +14,11 @@ namespace ctxdb::json {
 // what every binding's decoder reads that what ctxdb stores reads back:
 // Python's json module recurses once per level, under a limit of about
 // 1,000.
-constexpr size_t kMaxDepth = 256;
+constexpr size_t kMaxInputDepth = 256;
 
 // Parses `text` (validating UTF-8); throws kInvalidUtf8 or kInvalidJson
 // with a message starting with `what`, kInvalidArg when it nests deeper
-// than kMaxDepth. The element lives as long as the parser's next parse.
+// than kMaxInputDepth. The element lives as long as the parser's next parse.
 simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
                              std::string_view what);
 

@@ -270,12 +270,12 @@ TEST_CASE("the writer's output is UTF-8: each invalid sequence is one U+FFFD") {
   CHECK_NOTHROW(json::parse(parser, w.str(), "output"));
 }
 
-TEST_CASE("input nests at most kMaxDepth levels; stored payloads are read as stored") {
+TEST_CASE("input nests at most kMaxInputDepth levels; stored payloads are read as stored") {
   simdjson::dom::parser parser;
   auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
-  CHECK_NOTHROW(json::parse(parser, nested(json::kMaxDepth), "event"));
+  CHECK_NOTHROW(json::parse(parser, nested(json::kMaxInputDepth), "event"));
   try {
-    json::parse(parser, nested(json::kMaxDepth + 1), "event");
+    json::parse(parser, nested(json::kMaxInputDepth + 1), "event");
     FAIL("parsed");
   } catch (const Error &e) {
     CHECK(e.code() == Code::kInvalidArg);
@@ -283,7 +283,7 @@ TEST_CASE("input nests at most kMaxDepth levels; stored payloads are read as sto
     CHECK(std::string(e.what()).starts_with("event:"));
   }
   // The limit stays when the parser grows for a larger document.
-  std::string big = "[" + std::string(100000, ' ') + nested(json::kMaxDepth) + "]";
+  std::string big = "[" + std::string(100000, ' ') + nested(json::kMaxInputDepth) + "]";
   CHECK_THROWS_AS(json::parse(parser, big, "event"), Error);
   // A payload that does not parse is damage, named by its event.
   simdjson::dom::parser other;
