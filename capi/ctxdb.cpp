@@ -627,11 +627,12 @@ CTXDB_API int ctxdb_memory_promote(ctxdb_db *db, const char *session_id, size_t 
 CTXDB_API int ctxdb_events_iter(ctxdb_db *db, const char *session_id, size_t id_len,
                                 int64_t from_seq, int64_t to_seq, ctxdb_iter **out_iter) {
   return open_iter(db, out_iter, false, [&](ctxdb::Engine &e, ctxdb_iter &it) -> ctxdb_iter::Pager {
-    if (!session_id)
+    std::optional<std::string_view> given = opt_id_arg(session_id, id_len, "session_id");
+    if (!given)
       return [](ctxdb::Engine &eng, int64_t &cursor, int64_t limit) {
         return eng.events_page(std::nullopt, cursor, -1, limit);
       };
-    std::string_view sid = id_arg(session_id, id_len, "session_id");
+    std::string_view sid = *given;
     if (!e.session_exists(sid))
       throw Error(Code::kNotFound, "session '" + std::string(sid) + "' not found");
     it.cursor = from_seq > 1 ? from_seq - 1 : 0;
@@ -771,6 +772,7 @@ CTXDB_API int ctxdb_bundle_convert(ctxdb_db *db, const char *bundle_json, size_t
 CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t name_len,
                                       ctxdb_token_count_fn fn, void *user_data) {
   return with_engine(db, [&](ctxdb::Engine &e) {
+    arg(name, name_len, "name"); // ignored without fn, but NULL with a length is still misuse
     if (!fn) {
       e.set_token_counter(nullptr);
       return;

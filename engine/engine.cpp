@@ -6,6 +6,7 @@
 #include "compile/adapters.hpp"
 #include "log/anchor.hpp"
 #include "memory/retrieve.hpp"
+#include "policy/redactor.hpp"
 #include "project/rebuild.hpp"
 #include "provider/response.hpp"
 #include "store/fts_merge.hpp"
@@ -667,8 +668,14 @@ std::string Engine::artifact_search(std::string_view id, std::string_view patter
   bool ignore_case = false;
   if (!doc["ignore_case"].get(ignore_case)) o.ignore_case = ignore_case;
   artifact::SearchResult r = artifact::search(artifacts_, id, pattern, o);
+  // The lines shown pass through the compiler's built-in redaction, as
+  // session search's snippets do; offsets and lengths are the stored bytes'.
+  policy::Redactor redactor({}, true);
+  std::string buffer;
+  std::vector<policy::RedactionHit> redactions;
+  policy::RedactingFilter redacting(redactor, buffer, redactions);
   json::JsonWriter w;
-  w.begin_object().field("id", id).key("matches").begin_array();
+  w.begin_object().field("id", id).set_string_filter(&redacting).key("matches").begin_array();
   for (const artifact::Match &m : r.matches) {
     w.begin_object()
         .field("line", m.line)
@@ -766,6 +773,10 @@ std::string Engine::search(std::string_view query, std::string_view options_json
   if (int64_t v; !doc["since"].get(v)) f.since = v;
   if (int64_t v; !doc["until"].get(v)) f.until = v;
   if (bool v; !doc["allow_sensitive"].get(v)) f.allow_sensitive = v;
+  // Snippets show no secret a compiled bundle would not.
+  policy::Redactor redactor({}, true);
+  std::vector<policy::RedactionHit> redactions;
+  f.redact = [&](std::string &text) { return redactor.redact(text, redactions); };
   std::optional<std::string_view> session = get_string(doc, "session_id");
   std::optional<std::string_view> branch = get_string(doc, "branch_id");
   if (session) f.session_no = session_no(*session);
@@ -1020,6 +1031,11 @@ std::string Engine::memory_retrieve(std::string_view query_json) {
     r = memory::retrieve(store_, q, counter);
   }
   if (q.record_usage && !store_.config().read_only) memory::record_usage(store_, r, q.now);
+  // What retrieval returns goes to a prompt: no secret a compiled bundle
+  // would not show.
+  policy::Redactor redactor({}, true);
+  std::vector<policy::RedactionHit> redactions;
+  for (memory::Retrieved &m : r.included) redactor.redact(m.content, redactions);
   return memory::to_json(r, q, counter.name());
 }
 

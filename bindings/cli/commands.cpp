@@ -337,6 +337,24 @@ int cmd_optimize(const Args &args) {
 
 // ---- export / import -----------------------------------------------------
 
+// Refuses to export chains that fail verify: an export of them would
+// carry the damage into every file it is imported into, where import
+// rejects it anyway. Checked before the first row, so nothing is printed.
+void require_verified(ctxdb::Database &db, std::optional<std::string_view> session) {
+  JsonDoc report(db.verify(session));
+  element r = report.root();
+  if (get_bool(r, "ok")) return;
+  std::string where = "the file fails verify";
+  if (element broken; r["first_broken"].get(broken) == simdjson::SUCCESS) {
+    where += ": session " + std::string(get_string(broken, "session_id")) + " seq " +
+             std::to_string(get_int(broken, "seq"));
+    if (auto id = get_string(broken, "event_id"); !id.empty()) where += " event " + std::string(id);
+    where += ": " + std::string(get_string(broken, "problem"));
+  }
+  throw ctxdb::Error(CTXDB_CORRUPT,
+                     where + "; nothing exported (--no-verify exports what is stored anyway)");
+}
+
 int cmd_export(const Args &args) {
   auto db = open_db(args, Access::read_only);
   std::optional<ctxdb::Iter> it;
@@ -345,6 +363,7 @@ int cmd_export(const Args &args) {
     db.session_get(args.positional[0]); // an unknown session is an error
     session = args.positional[0];
   }
+  if (!args.has("--no-verify")) require_verified(db, session);
   if (!args.has("--events-only"))
     it.emplace(db.export_stream(session));
   else if (session)
@@ -836,7 +855,8 @@ const CommandSpec kCommands[] = {
      "\n"
      "  --json  print the report as JSON instead\n",
      {}, {"--json"}, 0, 0, cmd_optimize},
-    {"export", "[SESSION] [--events-only]", "print stored events and their artifacts as NDJSON",
+    {"export", "[SESSION] [--events-only] [--no-verify]",
+     "print stored events and their artifacts as NDJSON",
      "Prints every stored event, one JSON object per line: the whole\n"
      "database in append order, or one session in seq order; then the\n"
      "artifacts those events refer to (all of them for the whole database),\n"
@@ -845,8 +865,14 @@ const CommandSpec kCommands[] = {
      "'ctxdb import' takes; ids, seqs and hashes are kept, and the artifacts\n"
      "are checked against their hashes on the way in.\n"
      "\n"
-     "  --events-only  the events alone\n",
-     {}, {"--events-only"}, 0, 1, cmd_export},
+     "The chains it exports are verified first (as 'ctxdb verify [SESSION]'):\n"
+     "when one is broken, it prints nothing and exits 1 with the first broken\n"
+     "event (CTXDB_CORRUPT).\n"
+     "\n"
+     "  --events-only  the events alone\n"
+     "  --no-verify    export what is stored without verifying it (to salvage\n"
+     "                 a damaged file; 'ctxdb import' rejects a broken chain)\n",
+     {}, {"--events-only", "--no-verify"}, 0, 1, cmd_export},
     {"import", "FILE | --from claude-code|codex|pi PATH [--follow [--interval S]] [--json]",
      "import an export, or another agent's session files",
      "Imports NDJSON written by 'ctxdb export' in one transaction. Events\n"

@@ -301,7 +301,7 @@ std::string list(compile::Sources &src, const std::string &session_id,
   w.begin_array();
   project::for_each_row(src.store, kOnPath, t.path, [&](SQLite::Statement &q, auto &branch_id) {
     std::string payload_text = q.getColumn(5).getString();
-    element payload = json::parse(parser, payload_text, "compaction payload");
+    element payload = json::parse_payload(parser, payload_text, q.getColumn(1).getString());
     w.begin_object()
         .field("event_id", q.getColumn(1).getString())
         .field("seq", q.getColumn(0).getInt64())

@@ -228,7 +228,7 @@ void scan_events(compile::Sources &src, Plan &p, const policy::Redactor &redacto
     p.to_event_id = id;
     p.range_ids.insert(id);
     std::string payload_text = q.getColumn(3).getString();
-    element payload = json::parse(parser, payload_text, "payload");
+    element payload = json::parse_payload(parser, payload_text, id);
     if (type == "UserPromptSubmitted") {
       p.prompts.push_back({std::string(string_field(payload, "text")), id});
     } else if (type == "AssistantMessageCreated") {
@@ -341,7 +341,7 @@ void read_previous(compile::Sources &src, Plan &p) {
   std::optional<log::Event> e = src.log.find(p.target.previous->event_id);
   if (!e) return;
   simdjson::dom::parser parser;
-  element payload = json::parse(parser, e->payload, "compaction payload");
+  element payload = json::parse_payload(parser, e->payload, e->id);
   p.previous_compaction_id = e->id;
   p.previous_summary = json::canonical(payload["summary"].value());
   p.previous_summary_tokens = src.counter.count(compile::summary_text(payload["summary"].value())) +
@@ -707,7 +707,7 @@ std::string should_compact(compile::Sources &src, const std::string &session_id,
                                  [&](SQLite::Statement &q, auto &) {
                                    element usage;
                                    std::string payload = q.getColumn(2).getString();
-                                   if (json::parse(parser, payload, "payload")["usage"].get(usage))
+                                   if (json::parse_payload(parser, payload, "")["usage"].get(usage))
                                      return true;
                                    int64_t total = 0;
                                    for (const char *k : {"input_tokens", "cache_read_tokens",

@@ -324,7 +324,7 @@ void Compilation::collect_fixed() {
   if (compaction_) {
     std::optional<log::Event> e = src_.log.find(compaction_->event_id);
     simdjson::dom::parser parser;
-    element payload = json::parse(parser, e->payload, "compaction payload");
+    element payload = json::parse_payload(parser, e->payload, e->id);
     p1_.push_back(text_candidate(
         kSummary, "summary", "summary", 1, "context",
         "Summary of the conversation before this point:\n\n" + summary_text(payload["summary"]),
@@ -398,7 +398,7 @@ void Compilation::collect_log_instructions() {
                            {{"event", id}}});
       return;
     }
-    element payload = json::parse(parser, payload_text, "ContextAdded payload");
+    element payload = json::parse_payload(parser, payload_text, id);
     std::string text(string_field(payload, "text"));
     auto same = std::find_if(seen.begin(), seen.end(), [&](auto &s) { return s.first == text; });
     if (same != seen.end()) {
@@ -870,7 +870,7 @@ int64_t Compilation::stable_prefix(const std::vector<Segment *> &ordered) {
   std::optional<std::string> prev = src_.builds.latest_payload(path_);
   if (!prev) return 0;
   simdjson::dom::parser parser;
-  element doc = json::parse(parser, *prev, "ContextBuilt payload");
+  element doc = json::parse_payload(parser, *prev, "");
   simdjson::dom::array segs;
   if (doc["segments"].get(segs)) return 0;
   int64_t stable = 0;

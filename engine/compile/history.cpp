@@ -73,28 +73,6 @@ std::string context_tag(std::string_view source) {
   return tag + "\">\n";
 }
 
-// Routes every string value of a message through the redactor, keeping
-// per-rule counts. Its buffers belong to the History, so rendering a
-// message allocates nothing for the strings that hold no secret.
-class RedactingFilter final : public json::StringFilter {
-public:
-  RedactingFilter(const policy::Redactor &r, std::string &buffer,
-                  std::vector<policy::RedactionHit> &hits)
-      : redactor_(r), buffer_(buffer), hits_(hits) {
-    hits_.clear();
-  }
-  std::string_view apply(std::string_view s) override {
-    if (!redactor_.may_match(s)) return s;
-    buffer_.assign(s);
-    return redactor_.redact(buffer_, hits_) ? std::string_view(buffer_) : s;
-  }
-
-private:
-  const policy::Redactor &redactor_;
-  std::string &buffer_;
-  std::vector<policy::RedactionHit> &hits_;
-};
-
 std::vector<RedactionNote> notes(const std::string &segment_id,
                                  const std::vector<policy::RedactionHit> &hits) {
   std::vector<RedactionNote> out;
@@ -265,7 +243,7 @@ Message History::render(const Row &row) {
   auto segment_id = [&] { return m.segment_id; };
   bool sensitive = !options_.allow_sensitive && log::is_sensitive(parser_, row.visibility);
   // The payload must outlive the visibility parse above: parse it last.
-  simdjson::dom::element payload = json::parse(parser_, row.payload, "payload");
+  simdjson::dom::element payload = json::parse_payload(parser_, row.payload, row.event_id);
   simdjson::dom::array content;
   if (!payload["content"].get(content))
     for (simdjson::dom::element b : content)
@@ -285,7 +263,8 @@ Message History::render(const Row &row) {
     m.redactions.push_back({segment_id(), "sensitive_event", 1});
     recount = true;
   } else {
-    RedactingFilter filter(redactor_, filter_buffer_, filter_hits_);
+    filter_hits_.clear();
+    policy::RedactingFilter filter(redactor_, filter_buffer_, filter_hits_);
     // The blocks are about the payload's size: one allocation.
     json::JsonWriter w(row.payload.size() + 64);
     w.set_string_filter(&filter);

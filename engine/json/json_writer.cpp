@@ -26,18 +26,19 @@ inline bool may_need_escape(uint64_t v) {
   return (control | quote | backslash) != 0;
 }
 
-} // namespace
-
-void append_quoted(std::string &out, std::string_view s) {
+// Appends s escaped, without the quotes; returns true when every byte of s
+// is ASCII (then s is UTF-8 without looking further).
+bool append_escaped(std::string &out, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  size_t run = 0; // start of the pending run of characters needing no escape
+  size_t run = 0;    // start of the pending run of characters needing no escape
+  uint64_t high = 0; // the high bits of the bytes looked at: non-zero, not ASCII
   for (size_t i = 0; i < s.size(); ++i) {
 #if defined(__SSE2__)
     // 16 bytes at a time: a byte needs escaping if it is '"', '\\' or below
     // 0x20 (a signed compare after flipping the sign bit).
     if (i + 16 <= s.size()) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s.data() + i));
+      high |= unsigned(_mm_movemask_epi8(v));
       __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
                                      _mm_cmplt_epi8(_mm_xor_si128(v, _mm_set1_epi8(char(0x80))),
@@ -53,12 +54,14 @@ void append_quoted(std::string &out, std::string_view s) {
     if (i + 8 <= s.size()) {
       uint64_t word;
       std::memcpy(&word, s.data() + i, 8);
+      high |= word & 0x8080808080808080ull;
       if (!may_need_escape(word)) {
         i += 7;
         continue;
       }
     }
     unsigned char c = static_cast<unsigned char>(s[i]);
+    high |= c & 0x80;
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + run, i - run);
     run = i + 1;
@@ -77,6 +80,66 @@ void append_quoted(std::string &out, std::string_view s) {
     }
   }
   out.append(s.data() + run, s.size() - run);
+  return high == 0;
+}
+
+} // namespace
+
+std::string valid_utf8(std::string_view s) {
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD"; // U+FFFD
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out.push_back(char(c));
+      ++i;
+      continue;
+    }
+    // The continuation bytes a lead byte takes, and the range of the first
+    // (Unicode's table 3-7: no overlong forms, no surrogates, <= U+10FFFF).
+    size_t need = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+      need = 1;
+    else if (c == 0xE0)
+      need = 2, lo = 0xA0;
+    else if (c == 0xED)
+      need = 2, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF)
+      need = 2;
+    else if (c == 0xF0)
+      need = 3, lo = 0x90;
+    else if (c == 0xF4)
+      need = 3, hi = 0x8F;
+    else if (c >= 0xF1 && c <= 0xF3)
+      need = 3;
+    size_t j = i + 1;
+    for (size_t k = 0; k < need && j < s.size(); ++k, ++j) {
+      unsigned char d = static_cast<unsigned char>(s[j]);
+      if (d < lo || d > hi) break;
+      lo = 0x80, hi = 0xBF;
+    }
+    // A whole character is kept; the maximal invalid part of one is a
+    // single U+FFFD, and the byte that ended it starts afresh.
+    if (need > 0 && j - i == need + 1)
+      out.append(s.substr(i, need + 1));
+    else
+      out.append(kReplacement);
+    i = j;
+  }
+  return out;
+}
+
+void append_quoted(std::string &out, std::string_view s) {
+  out.push_back('"');
+  size_t start = out.size();
+  // The common case, ASCII or valid UTF-8, is one pass (and a validation
+  // when not ASCII); only a string with invalid bytes is written twice.
+  if (!append_escaped(out, s) && !simdjson::validate_utf8(s.data(), s.size())) {
+    out.resize(start);
+    append_escaped(out, valid_utf8(s));
+  }
   out.push_back('"');
 }
 
@@ -173,7 +236,12 @@ JsonWriter &JsonWriter::null() {
 
 JsonWriter &JsonWriter::raw(std::string_view json) {
   before_value();
-  out_.append(json);
+  // Stored JSON is UTF-8 unless the file was damaged; the output stays
+  // UTF-8 either way (verify is what reports the damage).
+  if (simdjson::validate_utf8(json.data(), json.size()))
+    out_.append(json);
+  else
+    out_.append(valid_utf8(json));
   return *this;
 }
 

@@ -2,7 +2,9 @@
 //
 // Every JSON the engine returns is built here, so all bindings see the same
 // bytes: no spaces, keys in the order written, strings escaped minimally
-// (", \, and control characters; UTF-8 passes through).
+// (", \, and control characters; UTF-8 passes through). The output is
+// always UTF-8: a string or raw value holding bytes that are not (a
+// damaged file's) has each maximal invalid sequence replaced by U+FFFD.
 #pragma once
 
 #include <simdjson.h>
@@ -87,7 +89,12 @@ private:
   StringFilter *filter_ = nullptr;
 };
 
-// Appends s as a quoted, escaped JSON string.
+// Appends s as a quoted, escaped JSON string (invalid UTF-8 as U+FFFD).
 void append_quoted(std::string &out, std::string_view s);
+
+// s with each maximal invalid UTF-8 sequence replaced by U+FFFD (as the
+// Unicode standard's "substitution of maximal subparts", which Python's
+// and JavaScript's decoders follow too).
+std::string valid_utf8(std::string_view s);
 
 } // namespace ctxdb::json

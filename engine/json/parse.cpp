@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "json/json_writer.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -88,8 +89,18 @@ std::string bad_number(std::string_view text) {
 simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
                              std::string_view what) {
   if (text.empty()) throw Error(Code::kInvalidJson, std::string(what) + ": empty input");
+  // The parser keeps its depth when it grows, so this runs once per parser.
+  if (parser.max_depth() != kMaxInputDepth) {
+    size_t capacity = std::max(text.size(), simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
+    if (parser.allocate(capacity, kMaxInputDepth))
+      throw Error(Code::kNoMem, std::string(what) + ": out of memory");
+  }
   simdjson::dom::element e;
   auto err = parser.parse(text.data(), text.size()).get(e);
+  if (err == simdjson::DEPTH_ERROR)
+    throw Error(Code::kInvalidArg, std::string(what) + ": nested deeper than " +
+                                       std::to_string(kMaxInputDepth) +
+                                       " levels (arrays and objects), the most ctxdb reads");
   if (err == simdjson::UTF8_ERROR)
     throw Error(Code::kInvalidUtf8, std::string(what) + ": not valid UTF-8");
   if (err == simdjson::MEMALLOC) throw Error(Code::kNoMem, std::string(what) + ": out of memory");
@@ -102,6 +113,18 @@ simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view tex
     throw Error(Code::kInvalidJson,
                 std::string(what) + ": invalid JSON (" + simdjson::error_message(err) + ")");
   return e;
+}
+
+simdjson::dom::element parse_payload(simdjson::dom::parser &parser, std::string_view text,
+                                     std::string_view event_id) {
+  simdjson::dom::element e;
+  auto err = parser.parse(text.data(), text.size()).get(e);
+  if (!err) return e;
+  std::string what = event_id.empty() ? std::string("a stored payload")
+                                      : "the payload of event '" + std::string(event_id) + "'";
+  if (err == simdjson::MEMALLOC) throw Error(Code::kNoMem, what + ": out of memory");
+  throw Error(Code::kCorrupt,
+              what + " is damaged: not valid JSON (" + simdjson::error_message(err) + ")");
 }
 
 void require_utf8(std::string_view s, std::string_view what) {

@@ -9,11 +9,25 @@
 
 namespace ctxdb::json {
 
+// The deepest nesting of arrays and objects ctxdb reads in any input (an
+// event's envelope is one level, its payload the rest), far enough below
+// what every binding's decoder reads that what ctxdb stores reads back:
+// Python's json module recurses once per level, under a limit of about
+// 1,000.
+constexpr size_t kMaxInputDepth = 256;
+
 // Parses `text` (validating UTF-8); throws kInvalidUtf8 or kInvalidJson
-// with a message starting with `what`. The element lives as long as the
-// parser's next parse.
+// with a message starting with `what`, kInvalidArg when it nests deeper
+// than kMaxInputDepth. The element lives as long as the parser's next parse.
 simdjson::dom::element parse(simdjson::dom::parser &parser, std::string_view text,
                              std::string_view what);
+
+// Parses an event's payload as the file stores it: text that does not
+// parse means the file was damaged, kCorrupt naming the event (event_id;
+// empty when the caller has none). No depth limit beyond simdjson's own:
+// what was stored is read as it was.
+simdjson::dom::element parse_payload(simdjson::dom::parser &parser, std::string_view text,
+                                     std::string_view event_id);
 
 // Throws kInvalidUtf8 naming `what` when s is not valid UTF-8.
 void require_utf8(std::string_view s, std::string_view what);

@@ -431,6 +431,9 @@ BatchResult EventLog::append_batch(std::string_view session_id, std::string_view
       r.last_seq = e.seq;
       r.last_id = e.id;
     });
+    // No line to fail on: an unknown session must still be an error.
+    if (r.count == 0 && !head(w, std::string(session_id)))
+      throw Error(Code::kNotFound, "session '" + std::string(session_id) + "' not found");
     return r;
   });
 }

@@ -1,6 +1,7 @@
 #include "log/tree.hpp"
 
 #include "error.hpp"
+#include "json/parse.hpp"
 
 #include <algorithm>
 
@@ -168,7 +169,8 @@ int64_t Tree::resolve_parent(EventDraft &d, int64_t session_no) {
       throw Error(Code::kInvalidArg, "BranchCreated opens a branch at payload.fork_event_id; it "
                                      "takes no branch_id");
     // The payload passed its schema: fork_event_id is a string.
-    std::string fork(parser_.parse(e.payload)["fork_event_id"].get_string().value());
+    std::string fork(
+        json::parse_payload(parser_, e.payload, e.id)["fork_event_id"].get_string().value());
     if (e.parent_id && *e.parent_id != fork)
       throw Error(Code::kInvalidArg, "BranchCreated: parent_id '" + *e.parent_id +
                                          "' differs from payload.fork_event_id '" + fork + "'");
@@ -241,7 +243,7 @@ Tree::CachedBranch &Tree::branch_for(const Event &e, int64_t session_no, int64_t
   }
   if (!parent) parent = &load_branch(branch_of(session_no, parent_seq));
   if (e.type == "BranchCreated") {
-    simdjson::dom::element p = parser_.parse(e.payload).value();
+    simdjson::dom::element p = json::parse_payload(parser_, e.payload, e.id);
     std::string kind(p["kind"].get_string().value());
     std::optional<std::string> name;
     if (std::string_view n; !p["name"].get(n)) name = std::string(n);

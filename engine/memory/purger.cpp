@@ -88,7 +88,7 @@ Purger::Stored Purger::stored(const Pending &purge, const char *field, const std
     refuse(purge, field, id, "is a " + s.type + "; a purge removes only Memory events");
   // An already removed payload (an imported purge) has no memory to check.
   if (s.payload) {
-    simdjson::dom::element doc = json::parse(parser_, *s.payload, "payload");
+    simdjson::dom::element doc = json::parse_payload(parser_, *s.payload, id);
     if (project::string_field(doc, "memory_id") != purge.memory_id)
       refuse(purge, field, id, "is not an event of memory '" + purge.memory_id + "'");
   }

@@ -22,6 +22,8 @@
 // replacement covers exactly the secret. Policy rules may do the same.
 #pragma once
 
+#include "json/json_writer.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -74,6 +76,26 @@ public:
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// Routes every string value a JsonWriter writes through the redactor,
+// adding to `hits` (as redact() does). The caller owns the buffer, so a
+// writer reused over many values allocates nothing for those that hold
+// no secret.
+class RedactingFilter final : public json::StringFilter {
+public:
+  RedactingFilter(const Redactor &r, std::string &buffer, std::vector<RedactionHit> &hits)
+      : redactor_(r), buffer_(buffer), hits_(hits) {}
+  std::string_view apply(std::string_view s) override {
+    if (!redactor_.may_match(s)) return s;
+    buffer_.assign(s);
+    return redactor_.redact(buffer_, hits_) ? std::string_view(buffer_) : s;
+  }
+
+private:
+  const Redactor &redactor_;
+  std::string &buffer_;
+  std::vector<RedactionHit> &hits_;
 };
 
 } // namespace ctxdb::policy

@@ -420,10 +420,7 @@ void apply(AgentState &s, const log::Event &e, element payload) {
 
 void apply(AgentState &s, const log::Event &e, simdjson::dom::parser &parser) {
   if (!affects_state(e.type)) return;
-  element payload;
-  if (parser.parse(e.payload).get(payload))
-    throw Error(Code::kInvalidArg, e.type + " event '" + e.id + "': the payload is not JSON");
-  apply(s, e, payload);
+  apply(s, e, json::parse_payload(parser, e.payload, e.id));
 }
 
 void apply(AgentState &s, const log::Event &e) {

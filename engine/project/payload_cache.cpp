@@ -1,12 +1,14 @@
 #include "project/payload_cache.hpp"
 
+#include "json/parse.hpp"
+
 namespace ctxdb::project {
 
 simdjson::dom::element PayloadCache::get(const log::Event &e) {
   if (e.parsed_payload) return *e.parsed_payload; // appended: the log parsed it
   if (valid_ && parsed_ == e.payload) return doc_;
   valid_ = false;
-  doc_ = parser_.parse(e.payload).value();
+  doc_ = json::parse_payload(parser_, e.payload, e.id);
   parsed_ = e.payload;
   valid_ = true;
   return doc_;

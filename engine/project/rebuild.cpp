@@ -239,8 +239,15 @@ void clear(SQLite::Database &db, const std::string &table) {
 // itself is not written.
 void replay(log::EventLog &log, std::span<Projection *const> projections, RebuildReport &r) {
   log.scan_all([&](log::Event &e) {
-    log.tree().place(e, e.session_no, 0);
-    for (Projection *p : projections) p->on_append(e);
+    try {
+      log.tree().place(e, e.session_no, 0);
+      for (Projection *p : projections) p->on_append(e);
+    } catch (const simdjson::simdjson_error &err) {
+      // Every payload passed its type's schema when it was appended: one
+      // that no longer reads as that type's was changed in the file.
+      throw Error(Code::kCorrupt, "the payload of event '" + e.id + "' is damaged: it is not a " +
+                                      e.type + "'s (" + err.what() + ")");
+    }
     ++r.events;
   });
   log.tree().flush();

@@ -52,6 +52,18 @@ constexpr const char *kMessageTypes[] = {
     "ToolCallCancelled",   "CompactionCompleted",     "BranchSummarized", "ContextAdded"};
 constexpr int64_t kMaxLimit = 1000;
 constexpr size_t kContextBytes = 60; // either side of a match we mark ourselves
+constexpr char kDamagedPayload[] =
+    "SELECT id FROM events WHERE pos>? AND pos<=? AND payload IS NOT "
+    "NULL AND NOT json_valid(payload) ORDER BY pos LIMIT 1";
+
+// The snippet of a hit of `text`, given the one cut from the stored text:
+// kept unless the redaction changes the text, else marked anew on the
+// redacted text (see SearchFilters::redact).
+std::string redacted_snippet(std::string text, std::string snippet, const SearchFilters &f,
+                             util::CaselessFinder *marker) {
+  if (!f.redact || !f.redact(text)) return snippet;
+  return mark_snippet(text, marker, kContextBytes);
+}
 
 // n >= 1 copies of `term` joined by `op`, nested as a balanced tree: SQLite
 // nests a flat chain one level per term and refuses a statement past 1000
@@ -160,12 +172,24 @@ int64_t SearchIndex::last_event_pos() {
 }
 
 void SearchIndex::index_range(int64_t after, int64_t upto, bool tail) {
-  for (const char *sql :
-       {tail ? kIndexTailWords : kIndexWords, tail ? kIndexTailGrams : kIndexGrams}) {
-    auto q = store_.statement(sql);
+  try {
+    for (const char *sql :
+         {tail ? kIndexTailWords : kIndexWords, tail ? kIndexTailGrams : kIndexGrams}) {
+      auto q = store_.statement(sql);
+      q->bind(1, after);
+      q->bind(2, upto);
+      q->exec();
+    }
+  } catch (const SQLite::Exception &) {
+    // The view reads payloads with SQLite's JSON functions, which fail
+    // ("malformed JSON") on a payload the file no longer holds intact.
+    auto q = store_.statement(kDamagedPayload);
     q->bind(1, after);
     q->bind(2, upto);
-    q->exec();
+    if (q->executeStep())
+      throw Error(Code::kCorrupt, "the payload of event '" + q->getColumn(0).getString() +
+                                      "' is damaged: not valid JSON");
+    throw;
   }
 }
 
@@ -296,8 +320,8 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   // A substring hit's text is read (from the view, for the hits only) and
   // marked here: SQLite 3.40's snippet() over the trigram table repeats
   // text where matches overlap ("m«issi»ssippi river«issi»ppi river").
-  std::string sql = "SELECT rowid,rank," +
-                    (grams ? t + ".text" : "snippet(" + t + ",0,'«','»','…',16)") + " FROM " + t +
+  std::string sql = "SELECT rowid,rank," + t + ".text" +
+                    (grams ? "" : ",snippet(" + t + ",0,'«','»','…',16)") + " FROM " + t +
                     " WHERE " + t + " MATCH ?" + s.rowids;
   std::string filters = filter_sql(f);
   if (!filters.empty())
@@ -306,7 +330,7 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   sql += " ORDER BY rank LIMIT ?";
   SQLite::Statement q(store_.db(), sql);
   std::optional<util::CaselessFinder> marker;
-  if (grams && !mark.empty()) marker.emplace(mark);
+  if (!mark.empty()) marker.emplace(mark);
   int i = 1;
   q.bind(i++, match);
   i = bind_filters(q, i, f);
@@ -315,6 +339,10 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
   while (found.size() < wanted && q.executeStep()) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
+    std::string text = q.getColumn(2).getString();
+    util::CaselessFinder *finder = marker ? &*marker : nullptr;
+    std::string snippet =
+        grams ? mark_snippet(text, finder, kContextBytes) : q.getColumn(3).getString();
     Hit h{pos,
           0,
           0,
@@ -323,9 +351,7 @@ void SearchIndex::query_fts(const Source &s, const std::string &match,
           "",
           q.getColumn(1).getDouble(),
           kind,
-          grams
-              ? mark_snippet(q.getColumn(2).getString(), marker ? &*marker : nullptr, kContextBytes)
-              : q.getColumn(2).getString()};
+          redacted_snippet(std::move(text), std::move(snippet), f, finder)};
     auto e = store_.statement(kEvent);
     e->bind(1, pos);
     if (!e->executeStep()) continue; // cannot happen: every indexed pos is an event
@@ -354,10 +380,12 @@ void SearchIndex::run_scan(const std::vector<std::string> &needles, const Search
   while (q.executeStep() && int64_t(hits.size()) < f.limit) {
     int64_t pos = q.getColumn(0).getInt64();
     if (seen.count(pos)) continue;
+    std::string text = q.getColumn(6).getString();
+    std::string snippet = mark_snippet(text, &marker, kContextBytes);
     hits.push_back({pos, q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
                     q.getColumn(3).getInt64(), q.getColumn(4).getString(),
                     q.getColumn(5).getString(), 0.0, "scan",
-                    mark_snippet(q.getColumn(6).getString(), &marker, kContextBytes)});
+                    redacted_snippet(std::move(text), std::move(snippet), f, &marker)});
   }
 }
 
@@ -401,7 +429,8 @@ std::string SearchIndex::search(std::string_view query_text, const SearchFilters
     if (std::find(words.begin(), words.end(), t) == words.end()) symbols.push_back(t);
   if (fts || !words.empty())
     run_fts("search_words", fts ? q : plain_match(words),
-            fts ? std::vector<std::string>{} : symbols, f, "words", "", hits);
+            fts ? std::vector<std::string>{} : symbols, f, "words",
+            fts ? first_long_fts_term(q) : std::string_view(words[0]), hits);
   // 2. Substrings, for what words did not fill.
   if (int64_t(hits.size()) < f.limit) {
     if (fts) {

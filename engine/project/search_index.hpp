@@ -51,6 +51,7 @@
 #include "project/projection.hpp"
 #include "store/store.hpp"
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -69,6 +70,12 @@ struct SearchFilters {
   // Events whose visibility is sensitive (log::is_sensitive) are hits only
   // when allowed, as they enter a compiled bundle only when allowed.
   bool allow_sensitive = false;
+  // Rewrites a hit's whole text, replacing the secrets in it (the Engine
+  // passes the compiler's built-in redaction); true when it changed it.
+  // Such a hit's snippet is cut from the rewritten text: one cut from the
+  // stored text could begin or end inside a secret, where the piece shown
+  // is no longer recognizable as one.
+  std::function<bool(std::string &text)> redact;
 };
 
 class SearchIndex : public Projection {
@@ -107,7 +114,8 @@ private:
   std::vector<Source> sources(const char *table) const;
   void sync_tail(int64_t mark, int64_t last);
   // mark: the term a substring hit's snippet marks (the trigram table's
-  // snippet() repeats text where matches overlap); words hits use snippet().
+  // snippet() repeats text where matches overlap); words hits use
+  // snippet(), and mark only when their text is redacted.
   void query_fts(const Source &s, const std::string &match, const std::vector<std::string> &needles,
                  const SearchFilters &f, const char *kind, std::string_view mark,
                  const std::vector<Hit> &hits, std::vector<Hit> &found);

@@ -1,6 +1,7 @@
 #include "project/sessions.hpp"
 
 #include "json/json_writer.hpp"
+#include "json/parse.hpp"
 
 namespace ctxdb::project {
 
@@ -81,7 +82,7 @@ void Sessions::check_parent(const log::Event &e, const std::optional<std::string
 
 void Sessions::on_append(const log::Event &e) {
   if (e.type != "SessionStarted") return;
-  simdjson::dom::element payload = parser_.parse(e.payload).value();
+  simdjson::dom::element payload = json::parse_payload(parser_, e.payload, e.id);
   // The payload passed its schema, so agent_id is a string.
   std::string agent_id(payload["agent_id"].get_string().value());
   std::optional<std::string> parent = optional_string(payload, "parent_session_id");

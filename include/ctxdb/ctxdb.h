@@ -21,6 +21,16 @@
  *    input is CTXDB_INVALID_JSON); NULL with a length is CTXDB_MISUSE.
  *    An id (of a session, event, branch, memory, artifact …) that is empty
  *    or holds a NUL byte is CTXDB_INVALID_ARG.
+ *  - JSON input nests arrays and objects at most 256 levels deep (an
+ *    event's envelope is one of them); deeper is CTXDB_INVALID_ARG naming
+ *    the limit, so what is stored reads back in every binding.
+ *  - JSON output is always UTF-8: a byte the file holds that is not (a
+ *    damaged id or payload) comes out as U+FFFD, each maximal invalid
+ *    sequence as one (what Python's and JavaScript's decoders do).
+ *  - Stored data that is damaged (a payload that does not parse, or no
+ *    longer has its type's shape; a state snapshot that does not
+ *    decompress; pages SQLite finds malformed) is CTXDB_CORRUPT with a
+ *    message naming what; ctxdb_verify reports a broken chain.
  *  - Buffers returned through `char** out` are allocated by ctxdb, are
  *    NUL-terminated, their length (without the NUL) goes to `size_t* out_len`
  *    when that is non-NULL, and they are released with ctxdb_free().
@@ -204,7 +214,9 @@ CTXDB_API int ctxdb_append(ctxdb_db *db, const char *session_id, size_t id_len,
 
 /* Appends NDJSON events (one per line; blank lines skipped) to a session in
  * one transaction: all or nothing. An error names the line number.
- * *out: {"count", "first_seq", "last_seq", "last_id"}. */
+ * *out: {"count", "first_seq", "last_seq", "last_id"}. A batch without
+ * events (empty, or blank lines only) stores nothing and has count 0; to
+ * a session that does not exist it is CTXDB_NOT_FOUND, as any batch is. */
 CTXDB_API int ctxdb_append_batch(ctxdb_db *db, const char *session_id, size_t id_len,
                                  const char *ndjson, size_t len, char **out, size_t *out_len);
 
@@ -551,8 +563,11 @@ CTXDB_API int ctxdb_artifact_preview(ctxdb_db *db, const char *id, size_t id_len
  * "column", "length", "text", "before": [{"line", "text"}], "after"}],
  * "truncated"}. options_json (artifact_search_options.schema.json; NULL/0
  * is {}): {"before"?, "after"? (context lines), "max_matches"? (default
- * 100), "ignore_case"?}. An invalid pattern is CTXDB_INVALID_ARG naming
- * PCRE2's error; a pattern that is not UTF-8 CTXDB_INVALID_UTF8. */
+ * 100), "ignore_case"?}. The lines' texts pass through the context
+ * compiler's built-in redaction (a secret shows as "[REDACTED:<rule>]");
+ * offsets, columns and lengths are those of the stored bytes. An invalid
+ * pattern is CTXDB_INVALID_ARG naming PCRE2's error; a pattern that is not
+ * UTF-8 CTXDB_INVALID_UTF8. */
 CTXDB_API int ctxdb_artifact_search(ctxdb_db *db, const char *id, size_t id_len,
                                     const char *pattern, size_t pattern_len,
                                     const char *options_json, size_t options_len, char **out,
@@ -700,6 +715,9 @@ CTXDB_API int ctxdb_token_counter_set(ctxdb_db *db, const char *name, size_t nam
  * {"query", "syntax": "plain" | "fts", "hits": [{"session_id",
  * "branch_id", "event_id", "seq", "ts", "type", "role", "match": "words" |
  * "substring" | "scan", "rank", "snippet" (the match between « and »)}]}.
+ * A snippet shows no secret the context compiler's built-in redaction
+ * replaces (keys, tokens, passwords): it has the redaction marker
+ * ("[REDACTED:<rule>]") instead, and is then cut from the redacted text.
  * An empty query is CTXDB_INVALID_ARG, one that is not UTF-8
  * CTXDB_INVALID_UTF8; an unknown session or branch CTXDB_NOT_FOUND. */
 CTXDB_API int ctxdb_search(ctxdb_db *db, const char *query, size_t len, const char *options_json,
@@ -770,7 +788,9 @@ CTXDB_API int ctxdb_memory_list(ctxdb_db *db, const char *query_json, size_t len
  * and fitted to "budget" tokens, counted by the handle's token counter
  * (ctxdb_token_counter_set; the result names it in "counter"). A query that is not valid FTS syntax
  * is plain words, never an error. Counts each included memory as used unless "record_usage" is
- * false (or the handle is read-only). */
+ * false (or the handle is read-only). Each "content" passes through the context compiler's
+ * built-in redaction, as in a compiled bundle (a secret shows as "[REDACTED:<rule>]"; "tokens"
+ * counts the stored content); ctxdb_memory_get returns it as stored. */
 CTXDB_API int ctxdb_memory_retrieve(ctxdb_db *db, const char *query_json, size_t len, char **out,
                                     size_t *out_len);
 

@@ -1233,6 +1233,9 @@ static void test_batches_all_or_nothing(ctxdb_db *db) {
     }
     unchanged_at(F, "an empty ctxdb_append_batch", db, before);
   }
+  /* ... but not to a session that does not exist. */
+  batch_fails_at(F, db, "ses_nope", 8, "", 0, 0, CTXDB_NOT_FOUND, "ses_nope", 0);
+  batch_fails_at(F, db, "ses_nope", 8, "\n \n", 3, 0, CTXDB_NOT_FOUND, "ses_nope", 0);
 
   /* After all that, a good batch still chains on. */
   {
@@ -1305,6 +1308,184 @@ static void test_bad_reads(ctxdb_db *db) {
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, NULL, 5, 0, CTXDB_MISUSE, "session_id");
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "ses_nope", 8, 0, CTXDB_NOT_FOUND, NULL);
   read_fails_at(F, "ctxdb_verify", ctxdb_verify, db, "\xff", 1, 0, CTXDB_INVALID_UTF8, NULL);
+}
+
+/* Every (pointer, length) argument of the ABI: NULL with a length is
+ * CTXDB_MISUSE naming the argument (ctxdb.h's rule), and the call's
+ * out-parameters are cleared. */
+#define NULL_LEN_FAILS(name, call)                                                                 \
+  do {                                                                                             \
+    out = SENT;                                                                                    \
+    n = SENT_LEN;                                                                                  \
+    failed_at(F, #call, db, (call), CTXDB_MISUSE, name);                                           \
+    cleared_at(F, #call, out, n);                                                                  \
+  } while (0)
+#define NULL_LEN_ITER_FAILS(name, call)                                                            \
+  do {                                                                                             \
+    int rc_;                                                                                       \
+    it = SENT_IT;                                                                                  \
+    rc_ = (call);                                                                                  \
+    iter_failed_at(F, #call, db, rc_, CTXDB_MISUSE, name, it, 0);                                  \
+  } while (0)
+
+/* An event nested `depth` levels deep in all (the envelope, the payload
+ * object, then arrays), malloc'd. */
+static char *nested_event(int depth) {
+  const char *head = "{\"type\":\"Note\",\"actor\":\"a\",\"payload\":{\"a\":";
+  size_t at = strlen(head);
+  int arrays = depth - 2, i;
+  char *s = (char *)malloc(at + 2 * (size_t)arrays + 4);
+  memcpy(s, head, at);
+  for (i = 0; i < arrays; ++i) s[at++] = '[';
+  for (i = 0; i < arrays; ++i) s[at++] = ']';
+  strcpy(s + at, "}}");
+  return s;
+}
+
+/* JSON input nests at most 256 levels (what every binding's decoder
+ * reads back): the limit is stored and read back, one level more is
+ * CTXDB_INVALID_ARG naming the limit, and nothing is written. */
+static void test_nesting_limit(void) {
+  ctxdb_db *db = OK_OPEN(scratch_path("nesting.ctxdb"), NULL);
+  char *deepest = nested_event(256), *deeper = nested_event(257), *out = NULL, *id, *row = NULL;
+  char *payload, *want = strdup(strstr(deepest, "{\"a\""));
+  size_t n = 0;
+  if (!db) return;
+  want[strlen(want) - 1] = '\0'; /* the envelope's '}' */
+  ctxdb_free(OK_CREATE(db, Q("{'id':'ses_n','payload':{'agent_id':'a'}}")));
+  if (CHECK_RC(ctxdb_append(db, "ses_n", 5, deepest, strlen(deepest), &out, &n), CTXDB_OK)) {
+    id = jstr(out, "id");
+    CHECK(id && ctxdb_event_get(db, id, strlen(id), &row, &n) == CTXDB_OK);
+    payload = row ? jraw(row, "payload") : NULL;
+    CHECK(payload && strcmp(payload, want) == 0);
+    free(payload);
+    ctxdb_free(row);
+    free(id);
+    ctxdb_free(out);
+  }
+  append_fails_at(F, db, "ses_n", 5, deeper, strlen(deeper), 0, CTXDB_INVALID_ARG, "256");
+  batch_fails_at(F, db, "ses_n", 5, deeper, strlen(deeper), 0, CTXDB_INVALID_ARG, "256", 1);
+  CHECK_RC(ctxdb_close(db), CTXDB_OK);
+  free(want);
+  free(deepest);
+  free(deeper);
+}
+
+static void test_null_with_length(ctxdb_db *db) {
+  const char *s = g_s1, *e = g_started1;
+  size_t sl = strlen(g_s1), el = strlen(g_started1);
+  char *out, *before = snapshot(db);
+  size_t n;
+  ctxdb_iter *it;
+  ctxdb_artifact_writer *w = NULL;
+  int64_t count = -1;
+  uint32_t *ids = NULL;
+
+  NULL_LEN_FAILS("session_json", ctxdb_session_create(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_session_get(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_append(db, NULL, 5, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("event_json", ctxdb_append(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_append_batch(db, NULL, 5, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("ndjson", ctxdb_append_batch(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("event_id", ctxdb_event_get(db, NULL, 5, &out, &n));
+  NULL_LEN_ITER_FAILS("session_id", ctxdb_events_iter(db, NULL, 5, 1, -1, &it));
+  NULL_LEN_FAILS("session_id", ctxdb_verify(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("options_json", ctxdb_rebuild(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("options_json", ctxdb_optimize(db, NULL, 5, &out, &n));
+  NULL_LEN_ITER_FAILS("session_id", ctxdb_export(db, NULL, 5, &it));
+  NULL_LEN_FAILS("ndjson", ctxdb_import(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("options_json", ctxdb_transcript_import(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_branch_fork(db, NULL, 5, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("spec_json", ctxdb_branch_fork(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_branch_list(db, NULL, 5, &out, &n));
+  NULL_LEN_ITER_FAILS("session_id", ctxdb_branch_path(db, NULL, 5, NULL, 0, &it));
+  NULL_LEN_ITER_FAILS("branch", ctxdb_branch_path(db, s, sl, NULL, 5, &it));
+  NULL_LEN_FAILS("event_id", ctxdb_event_children(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_messages_list(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("branch", ctxdb_messages_list(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_tool_calls_list(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("branch", ctxdb_tool_calls_list(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_files_list(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("branch", ctxdb_files_list(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_compactions_list(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("branch", ctxdb_compactions_list(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_state_get(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("query_json", ctxdb_state_get(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_stats_get(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("data", ctxdb_artifact_put(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("meta_json", ctxdb_artifact_put(db, "x", 1, NULL, 5, &out, &n));
+  failed_at(F, "ctxdb_artifact_writer_open", db, ctxdb_artifact_writer_open(db, NULL, 5, &w),
+            CTXDB_MISUSE, "meta_json");
+  CHECK(w == NULL);
+  if (CHECK_RC(ctxdb_artifact_writer_open(db, NULL, 0, &w), CTXDB_OK)) {
+    CHECK_RC(ctxdb_artifact_writer_write(w, NULL, 5), CTXDB_MISUSE);
+    CHECK(strstr(ctxdb_errmsg(NULL), "data") != NULL);
+    ctxdb_artifact_writer_free(w);
+  }
+  {
+    void *bytes = SENT;
+    n = SENT_LEN;
+    failed_at(F, "ctxdb_artifact_read", db, ctxdb_artifact_read(db, NULL, 5, 0, -1, &bytes, &n),
+              CTXDB_MISUSE, "id");
+    cleared_at(F, "ctxdb_artifact_read", bytes, n);
+  }
+  NULL_LEN_FAILS("id", ctxdb_artifact_info(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_artifact_list(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("id", ctxdb_artifact_lines(db, NULL, 5, 1, -1, &out, &n));
+  NULL_LEN_FAILS("id", ctxdb_artifact_preview(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("spec_json", ctxdb_artifact_preview(db, "art_x", 5, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("id", ctxdb_artifact_search(db, NULL, 5, "x", 1, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("pattern", ctxdb_artifact_search(db, "art_x", 5, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("options_json", ctxdb_artifact_search(db, "art_x", 5, "x", 1, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("request_json", ctxdb_compile(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("bundle_json", ctxdb_bundle_convert(db, NULL, 5, "openai", 6, &out, &n));
+  NULL_LEN_FAILS("format", ctxdb_bundle_convert(db, "{}", 2, NULL, 5, &out, &n));
+  /* With fn NULL the name is ignored, but not a NULL with a length. */
+  failed_at(F, "ctxdb_token_counter_set", db, ctxdb_token_counter_set(db, NULL, 5, NULL, NULL),
+            CTXDB_MISUSE, "name");
+  NULL_LEN_FAILS("query", ctxdb_search(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("options_json", ctxdb_search(db, "x", 1, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_memory_write(db, NULL, 5, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("memory_json", ctxdb_memory_write(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("memory_id", ctxdb_memory_update(db, NULL, 5, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("update_json", ctxdb_memory_update(db, "mem_x", 5, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("memory_id", ctxdb_memory_forget(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("options_json", ctxdb_memory_forget(db, "mem_x", 5, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("memory_id", ctxdb_memory_get(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("query_json", ctxdb_memory_list(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("query_json", ctxdb_memory_retrieve(db, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_memory_promote(db, NULL, 5, "[]", 2, &out, &n));
+  NULL_LEN_FAILS("candidates_json", ctxdb_memory_promote(db, s, sl, NULL, 5, &out, &n));
+  failed_at(F, "ctxdb_tokens_count", db,
+            ctxdb_tokens_count(db, NULL, 5, "a", 1, CTXDB_SPECIALS_DISALLOW, &count), CTXDB_MISUSE,
+            "encoding");
+  failed_at(F, "ctxdb_tokens_count", db,
+            ctxdb_tokens_count(db, NULL, 0, NULL, 5, CTXDB_SPECIALS_DISALLOW, &count), CTXDB_MISUSE,
+            "text");
+  n = SENT_LEN;
+  failed_at(F, "ctxdb_tokens_encode", db,
+            ctxdb_tokens_encode(db, NULL, 5, "a", 1, CTXDB_SPECIALS_DISALLOW, &ids, &n),
+            CTXDB_MISUSE, "encoding");
+  failed_at(F, "ctxdb_tokens_encode", db,
+            ctxdb_tokens_encode(db, NULL, 0, NULL, 5, CTXDB_SPECIALS_DISALLOW, &ids, &n),
+            CTXDB_MISUSE, "text");
+  cleared_at(F, "ctxdb_tokens_encode", ids, n);
+  NULL_LEN_FAILS("session_id", ctxdb_compact_should(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("policy_json", ctxdb_compact_should(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_compact_plan(db, NULL, 5, NULL, 0, &out, &n));
+  NULL_LEN_FAILS("policy_json", ctxdb_compact_plan(db, s, sl, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_compact_commit(db, NULL, 5, "{}", 2, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("plan_json", ctxdb_compact_commit(db, s, sl, NULL, 5, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("summary_json", ctxdb_compact_commit(db, s, sl, "{}", 2, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_compact(db, NULL, 5, NULL, 0, NULL, NULL, &out, &n));
+  NULL_LEN_FAILS("policy_json", ctxdb_compact(db, s, sl, NULL, 5, NULL, NULL, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_branch_summarize(db, NULL, 5, e, el, e, el, &out, &n));
+  NULL_LEN_FAILS("from_leaf", ctxdb_branch_summarize(db, s, sl, NULL, 5, e, el, &out, &n));
+  NULL_LEN_FAILS("to_event", ctxdb_branch_summarize(db, s, sl, e, el, NULL, 5, &out, &n));
+  NULL_LEN_FAILS("session_id", ctxdb_response_record(db, NULL, 5, "{}", 2, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("options_json", ctxdb_response_record(db, s, sl, NULL, 5, "{}", 2, &out, &n));
+  NULL_LEN_FAILS("response", ctxdb_response_record(db, s, sl, "{}", 2, NULL, 5, &out, &n));
+  unchanged_at(F, "calls with NULL and a length", db, before);
 }
 
 /* ===========================================================================
@@ -2740,18 +2921,6 @@ static void test_verify_with_and_anchor(ctxdb_db *db) {
  * files that are not ctxdb databases, and a newer schema
  * ======================================================================== */
 
-static int sql_exec(const char *path, const char *sql) {
-  sqlite3 *s = NULL;
-  char *err = NULL;
-  int rc = sqlite3_open(path, &s);
-  if (rc == SQLITE_OK) rc = sqlite3_exec(s, sql, NULL, NULL, &err);
-  if (rc != SQLITE_OK)
-    fprintf(stderr, "    sqlite3 (%s): %s\n", sql, err ? err : sqlite3_errmsg(s));
-  sqlite3_free(err);
-  sqlite3_close(s);
-  return rc == SQLITE_OK;
-}
-
 static long long sql_int(const char *path, const char *sql) {
   sqlite3 *s = NULL;
   sqlite3_stmt *st = NULL;
@@ -3416,6 +3585,8 @@ int main(void) {
   test_bad_appends(g_db1);
   test_batches_all_or_nothing(g_db1);
   test_bad_reads(g_db1);
+  test_null_with_length(g_db1);
+  test_nesting_limit();
   test_tree();
   test_views();
   test_state_stats();

@@ -11,20 +11,6 @@
 
 #include <stdlib.h>
 
-/* A fresh database at scratch/name. */
-static ctxdb_db *open_db(const char *name) {
-  ctxdb_db *db = NULL;
-  CHECK_RC(ctxdb_open(scratch_path(name), NULL, 0, &db), CTXDB_OK);
-  return db;
-}
-
-static void append(ctxdb_db *db, const char *sid, const char *json) {
-  char *out = NULL;
-  size_t n = 0;
-  CHECK_RC(ctxdb_append(db, sid, strlen(sid), json, strlen(json), &out, &n), CTXDB_OK);
-  ctxdb_free(out);
-}
-
 /* The whole export stream of db (one session, or all) as NDJSON; *rows
  * gets the row count. The caller frees it. */
 static char *export_text(ctxdb_db *db, const char *sid, int *rows) {
@@ -67,9 +53,9 @@ static void populate(ctxdb_db *db, const char *output) {
   s = "{\"id\":\"ses_b\",\"event_id\":\"b0\",\"payload\":{\"agent_id\":\"y\"}}";
   CHECK_RC(ctxdb_session_create(db, s, strlen(s), &out, &n), CTXDB_OK);
   ctxdb_free(out);
-  append(db, "ses_a",
-         "{\"type\":\"AssistantMessageCreated\",\"actor\":\"assistant\",\"payload\":"
-         "{\"content\":[{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"make\"}]}}");
+  append_ok(db, "ses_a",
+            "{\"type\":\"AssistantMessageCreated\",\"actor\":\"assistant\",\"payload\":"
+            "{\"content\":[{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"make\"}]}}");
   size_t len = strlen(output) + 200;
   ev = (char *)malloc(len);
   snprintf(ev, len,
@@ -89,7 +75,7 @@ static void populate(ctxdb_db *db, const char *output) {
       }
     }
     *w = '\0';
-    append(db, "ses_a", esc);
+    append_ok(db, "ses_a", esc);
     free(esc);
   }
   free(ev);
@@ -110,7 +96,7 @@ static char *spilled_id(ctxdb_db *db) {
 }
 
 static void test_round_trip(const char *output) {
-  ctxdb_db *src = open_db("src.ctxdb");
+  ctxdb_db *src = open_scratch("src.ctxdb");
   populate(src, output);
   char *id = spilled_id(src);
   if (!CHECK(id != NULL)) return;
@@ -122,7 +108,7 @@ static void test_round_trip(const char *output) {
   CHECK(strstr(session, "{\"ctxdb_record\":\"artifact\",\"format\":1,\"id\":\"") != NULL);
   CHECK(strstr(session, "b's own") == NULL && strstr(session, "\"b0\"") == NULL);
 
-  ctxdb_db *dst = open_db("dst.ctxdb");
+  ctxdb_db *dst = open_scratch("dst.ctxdb");
   char *r = import_text(dst, session, CTXDB_OK);
   CHECK(r && jnum(r, "imported") == 3 && jnum(r, "skipped") == 0);
   ctxdb_free(r);
@@ -154,7 +140,7 @@ static void test_round_trip(const char *output) {
   /* The whole export carries every artifact, with every reference. */
   char *all = export_text(src, NULL, &rows);
   CHECK(rows == 4 + (1 + 3) + (1 + 1));
-  ctxdb_db *all_db = open_db("all.ctxdb");
+  ctxdb_db *all_db = open_scratch("all.ctxdb");
   r = import_text(all_db, all, CTXDB_OK);
   CHECK(r && jnum(r, "imported") == 4);
   ctxdb_free(r);
@@ -189,7 +175,7 @@ static void fails_empty_at(const char *file, int line, const char *text, int wan
   static int k = 0;
   char name[32];
   snprintf(name, sizeof name, "bad%d.ctxdb", k++);
-  ctxdb_db *dst = open_db(name);
+  ctxdb_db *dst = open_scratch(name);
   char *out = (char *)"sentinel";
   size_t n = 9;
   int rc = text ? ctxdb_import(dst, text, strlen(text), &out, &n) : -1;
@@ -209,7 +195,7 @@ static void fails_empty_at(const char *file, int line, const char *text, int wan
 #define FAILS_EMPTY(text, want, mention) fails_empty_at(__FILE__, __LINE__, text, want, mention)
 
 static void test_broken_imports(const char *output) {
-  ctxdb_db *src = open_db("src2.ctxdb");
+  ctxdb_db *src = open_scratch("src2.ctxdb");
   populate(src, output);
   int rows = 0;
   char *good = export_text(src, "ses_a", &rows);
@@ -278,7 +264,7 @@ static void test_broken_imports(const char *output) {
 }
 
 static void test_bad_arguments(void) {
-  ctxdb_db *db = open_db("args.ctxdb");
+  ctxdb_db *db = open_scratch("args.ctxdb");
   ctxdb_iter *it = (ctxdb_iter *)1;
   CHECK_RC(ctxdb_export(NULL, NULL, 0, &it), CTXDB_MISUSE);
   CHECK(it == NULL);

@@ -11,6 +11,8 @@
 
 #include <ctxdb/ctxdb.h>
 
+#include <sqlite3.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -111,6 +113,43 @@ static inline int64_t now_ms(void) {
   return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
+/* Runs SQL on the file behind ctxdb's back (as a damaged or tampered file
+ * would be); prints SQLite's message and returns 0 when it fails. */
+static inline int sql_exec(const char *path, const char *sql) {
+  sqlite3 *s = NULL;
+  char *err = NULL;
+  int rc = sqlite3_open(path, &s);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(s, sql, NULL, NULL, &err);
+  if (rc != SQLITE_OK)
+    fprintf(stderr, "    sqlite3 (%s): %s\n", sql, err ? err : sqlite3_errmsg(s));
+  sqlite3_free(err);
+  sqlite3_close(s);
+  return rc == SQLITE_OK;
+}
+
+/* Whether the len bytes at s are UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+static inline int is_utf8(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s, *e = p + len;
+  while (p < e) {
+    unsigned c = *p++, need, lo = 0x80, hi = 0xBF;
+    if (c < 0x80) continue;
+    if (c >= 0xC2 && c <= 0xDF)
+      need = 1;
+    else if (c >= 0xE0 && c <= 0xEF)
+      need = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+      need = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else
+      return 0;
+    for (; need > 0; --need, lo = 0x80, hi = 0xBF) {
+      if (p == e || *p < lo || *p > hi) return 0;
+      ++p;
+    }
+  }
+  return 1;
+}
+
 static inline void sleep_ms(long ms) {
   struct timespec ts;
   ts.tv_sec = ms / 1000;
@@ -131,6 +170,23 @@ static inline const char *Q(const char *s) {
   for (; *s && i + 1 < sizeof bufs[0]; ++s) b[i++] = (*s == '\'') ? '"' : *s;
   b[i] = '\0';
   return b;
+}
+
+/* ---- databases in the scratch directory ---------------------------------- */
+
+/* Opens (creating it) the database scratch/name; NULL, checked, on failure. */
+static inline ctxdb_db *open_scratch(const char *name) {
+  ctxdb_db *db = NULL;
+  CHECK_RC(ctxdb_open(scratch_path(name), NULL, 0, &db), CTXDB_OK);
+  return db;
+}
+
+/* Appends one event, checking that it is stored. */
+static inline void append_ok(ctxdb_db *db, const char *sid, const char *json) {
+  char *out = NULL;
+  size_t n = 0;
+  CHECK_RC(ctxdb_append(db, sid, strlen(sid), json, strlen(json), &out, &n), CTXDB_OK);
+  ctxdb_free(out);
 }
 
 /* ---- a reader for compact JSON ------------------------------------------ */

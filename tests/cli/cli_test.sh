@@ -294,6 +294,46 @@ test_verify_detects_forged_purge() {
   expect_contains "verify says why" "payload was removed" "$OUT"
 }
 
+# export verifies what it exports first: a broken chain prints nothing.
+test_export_refuses_a_broken_chain() {
+  local target
+  target=$(ctx log ses_cli_test --json | sed -n 2p |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  for args in "" "ses_cli_test" "--events-only"; do
+    # shellcheck disable=SC2086 # the words of $args are the arguments
+    run "$CLI" --db "$WORK/tampered.ctxdb" export $args
+    expect_rc 1
+    expect_eq "nothing exported ($args)" "" "$OUT"
+    expect_contains "the broken event is named ($args)" "seq 2 event $target" "$ERR"
+    expect_contains "the code ($args)" "CTXDB_CORRUPT" "$ERR"
+  done
+  run "$CLI" --db "$WORK/tampered.ctxdb" export "$GENERATED"
+  expect_rc 0
+  expect_eq "a session that verifies exports" 1 "$(wc -l <<<"$OUT")"
+  run "$CLI" --db "$WORK/tampered.ctxdb" export --no-verify
+  expect_rc 0
+  expect_eq "--no-verify exports what is stored" 8 "$(wc -l <<<"$OUT")"
+}
+
+# A stored id whose byte was damaged: verify's report and the log are
+# still UTF-8 (the byte as U+FFFD).
+test_damaged_id_is_reported() {
+  cp "$DB" "$WORK/damaged.ctxdb"
+  "$SQLITE3" "$WORK/damaged.ctxdb" \
+    "DROP TRIGGER events_no_update;
+     UPDATE events SET id = CAST(id || X'FF' AS TEXT)
+     WHERE session_no = (SELECT session_no FROM chains WHERE session_id = 'ses_cli_test') AND seq = 3;"
+  run "$CLI" --db "$WORK/damaged.ctxdb" verify
+  expect_rc 1
+  expect_contains "verify names the damaged event" $'\xef\xbf\xbd: event was modified' "$OUT"
+  python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' <"$WORK/out" ||
+    fail "verify's output is not UTF-8"
+  run "$CLI" --db "$WORK/damaged.ctxdb" log ses_cli_test --json
+  expect_rc 0
+  python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin.buffer.read().decode("utf-8").splitlines()]' \
+    <"$WORK/out" || fail "log --json is not UTF-8 JSON"
+}
+
 test_errors() {
   run "$CLI" sessions
   expect_rc 2
@@ -1124,6 +1164,7 @@ test_compact() {
 
 for t in test_init test_session_new test_sessions_table test_append test_log \
   test_verify_ok test_verify_colour test_export_import_roundtrip test_verify_detects_tampering \
+  test_export_refuses_a_broken_chain test_damaged_id_is_reported \
   test_anchor_and_artifacts test_verify_detects_forged_purge \
   test_show_one test_append_each test_rebuild test_errors test_tree test_views test_state \
   test_artifact test_context test_compact test_help; do

@@ -208,12 +208,91 @@ TEST_CASE("append_quoted escapes the same at every position in long strings") {
       for (char sp : specials) {
         std::string s(len, 'a');
         s[pos] = sp;
-        if (len > 3) s[len - 1] = '\xc3', s[len - 2] = ' '; // non-ASCII passes through
+        if (len > 3) s[len - 2] = '\xc3', s[len - 1] = '\xa9'; // UTF-8 passes through
         std::string got;
         json::append_quoted(got, s);
         REQUIRE(got == reference(s));
       }
     }
+  }
+}
+
+TEST_CASE("the writer's output is UTF-8: each invalid sequence is one U+FFFD") {
+  const std::string bad = "\xEF\xBF\xBD"; // U+FFFD
+  // Valid UTF-8 passes through, whatever its length.
+  for (std::string ok : {"h\xC3\xA9llo", "\xE6\x95\xB0\xE6\x8D\xAE", "\xF0\x9F\x98\x80"}) {
+    std::string got;
+    json::append_quoted(got, ok);
+    CHECK(got == "\"" + ok + "\"");
+  }
+  // The maximal invalid parts, as Python's and JavaScript's decoders
+  // replace them (Unicode's "substitution of maximal subparts").
+  std::pair<std::string, std::string> cases[] = {
+      {"a\xFF!", "a" + bad + "!"},                 // not a lead byte
+      {"\xC3", bad},                               // cut short at the end
+      {"\xE6\x95x", bad + "x"},                    // a 3-byte lead and one continuation
+      {"\xF0\x9F\x98", bad},                       // a 4-byte character cut short
+      {"\xC0\xAF", bad + bad},                     // overlong: C0 is never a lead
+      {"\xED\xA0\x80", bad + bad + bad},           // a surrogate (U+D800)
+      {"\xF4\x90\x80\x80", bad + bad + bad + bad}, // above U+10FFFF
+      {"\x80\x80", bad + bad},                     // continuations alone
+  };
+  for (const auto &[in, want] : cases) {
+    CAPTURE(in);
+    CHECK(json::valid_utf8(in) == want);
+    std::string got;
+    json::append_quoted(got, in);
+    CHECK(got == "\"" + want + "\"");
+  }
+  // At every position of a long string (the 16- and 8-byte scans), with an
+  // escape beside it.
+  for (size_t len = 1; len < 40; ++len)
+    for (size_t pos = 0; pos < len; ++pos) {
+      std::string s(len, 'a');
+      s[pos] = '\xFF';
+      if (pos + 1 < len) s[pos + 1] = '"';
+      std::string got;
+      json::append_quoted(got, s);
+      REQUIRE(simdjson::validate_utf8(got.data(), got.size()));
+      std::string want = "\"" + std::string(pos, 'a') + bad;
+      if (pos + 1 < len) want += "\\\"" + std::string(len - pos - 2, 'a');
+      REQUIRE(got == want + "\"");
+    }
+  // Keys, values and raw JSON (a stored payload) alike.
+  json::JsonWriter w;
+  w.begin_object()
+      .field("id\xFF", "evt_\xC3")
+      .raw_field("payload", "{\"text\":\"x\xE6\x95\"}")
+      .end_object();
+  CHECK(w.str() ==
+        "{\"id" + bad + "\":\"evt_" + bad + "\",\"payload\":{\"text\":\"x" + bad + "\"}}");
+  simdjson::dom::parser parser;
+  CHECK_NOTHROW(json::parse(parser, w.str(), "output"));
+}
+
+TEST_CASE("input nests at most kMaxInputDepth levels; stored payloads are read as stored") {
+  simdjson::dom::parser parser;
+  auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  CHECK_NOTHROW(json::parse(parser, nested(json::kMaxInputDepth), "event"));
+  try {
+    json::parse(parser, nested(json::kMaxInputDepth + 1), "event");
+    FAIL("parsed");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kInvalidArg);
+    CHECK(std::string(e.what()).find("256") != std::string::npos);
+    CHECK(std::string(e.what()).starts_with("event:"));
+  }
+  // The limit stays when the parser grows for a larger document.
+  std::string big = "[" + std::string(100000, ' ') + nested(json::kMaxInputDepth) + "]";
+  CHECK_THROWS_AS(json::parse(parser, big, "event"), Error);
+  // A payload that does not parse is damage, named by its event.
+  simdjson::dom::parser other;
+  try {
+    json::parse_payload(other, "{\"text\":", "evt_7");
+    FAIL("parsed");
+  } catch (const Error &e) {
+    CHECK(e.code() == Code::kCorrupt);
+    CHECK(std::string(e.what()).find("evt_7") != std::string::npos);
   }
 }
 

@@ -738,4 +738,56 @@ TEST_CASE("search: a term too long for PCRE2 is still searched for") {
   CHECK(h.empty());
 }
 
+TEST_CASE("search: snippets show no secret a compiled bundle redacts") {
+  Fixture f;
+  // An Anthropic key splits into six words: a snippet cut from the stored
+  // text could begin inside it, where its rest is no longer recognizable.
+  const std::string key = "sk-ant-api03-GA3cCcYseu52C5CdYP2hMqBgNjjNMu1GqbeB6veWzSmA3y-nXL-cPZKcuz";
+  const std::string marker = "[REDACTED:anthropic_api_key]";
+  f.add(prompt("deploy with " + key + " today"));
+  f.add(prompt(key + " one two three four five six seven eight nine ten eleven twelve rollout"));
+  f.add(event("AssistantMessageCreated", "assistant",
+              R"({"content":[{"type":"text","text":"exported ANTHROPIC_API_KEY=)" + key +
+                  R"( for the canary"}]})"));
+  auto shows_key = [&](const std::string &snippet) {
+    for (const char *piece : {"GA3cCcYseu52", "nXL-cPZKcuz", "cPZKcuz"})
+      if (snippet.find(piece) != std::string::npos) return true;
+    return false;
+  };
+  for (const char *q : {"deploy", "today", "rollout", "canary", "ollou"}) {
+    CAPTURE(q);
+    std::vector<std::string> h = f.hits(q);
+    REQUIRE(h.size() == 1);
+    std::string snippet = field(h[0], "snippet");
+    CHECK(!shows_key(snippet));
+    CHECK(snippet.find("«") != std::string::npos); // the match is still marked
+    // Beside the match, the secret shows as its redaction marker.
+    if (std::string_view(q) != "rollout" && std::string_view(q) != "ollou")
+      CHECK(snippet.find(marker) != std::string::npos);
+  }
+  CHECK(field(f.hits("rollout")[0], "snippet").find("«rollout»") != std::string::npos);
+  CHECK(field(f.hits("ollou")[0], "match") == "substring");
+  // What holds no secret keeps FTS5's snippet.
+  f.add(prompt("plain words about the rollout plan"));
+  CHECK(field(f.hits("plan")[0], "snippet") == "plain words about the rollout «plan»");
+}
+
+TEST_CASE("artifact search: matched and context lines show no secret") {
+  TempDir dir;
+  Engine db(dir.file("a.ctxdb"), "");
+  const std::string key = "sk-ant-api03-GA3cCcYseu52C5CdYP2hMqBgNjjNMu1GqbeB6veWzSmA3y-nXL-cPZKcuz";
+  std::string id = id_of(db.artifact_put(
+      "export ANTHROPIC_API_KEY=" + key + "\nrun deploy\n" + "token " + key + " again\n", ""));
+  std::string r = db.artifact_search(id, "deploy", R"({"before":1,"after":1})");
+  CHECK(r.find("GA3cCcYseu52") == std::string::npos);
+  CHECK(r.find("[REDACTED:anthropic_api_key]") != std::string::npos);
+  std::vector<std::string> m = items(field(r, "matches"));
+  REQUIRE(m.size() == 1);
+  CHECK(field(m[0], "text") == "run deploy");
+  CHECK(field(m[0], "line") == "2");
+  // A match on the secret itself: the line is shown redacted.
+  r = db.artifact_search(id, "again", "");
+  CHECK(field(items(field(r, "matches"))[0], "text") == "token [REDACTED:anthropic_api_key] again");
+}
+
 } // namespace search_test

@@ -4,7 +4,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ctxdb, tmpDir, tmpDb, prompt, fileRead } = require('./helpers');
+const { ctxdb, tmpDir, tmpDb, prompt, fileRead, throwsCode } = require('./helpers');
 
 test('version and ABI', () => {
   assert.equal(ctxdb.abiVersion(), 1);
@@ -101,4 +101,21 @@ test('events() with ranges and raw rows', (t) => {
   const raw = [...db.events(s.id, { raw: true })];
   assert.equal(typeof raw[0], 'string');
   assert.deepEqual(JSON.parse(raw[1]), db.event(JSON.parse(raw[1]).id));
+});
+
+test('the deepest event the engine takes reads back; one level more is refused', (t) => {
+  const { db } = tmpDb(t);
+  const s = db.createSession({ agentId: 'a' });
+  // 256 levels in all: the envelope, the payload object, 254 arrays.
+  const nested = (levels) => {
+    let v = [];
+    for (let i = 1; i < levels; i++) v = [v];
+    return v;
+  };
+  const deepest = { type: 'Note', actor: 'a', payload: { a: nested(254) } };
+  const stored = db.append(s.id, deepest);
+  assert.deepEqual(db.event(stored.id).payload, deepest.payload);
+  throwsCode(() => db.append(s.id, { type: 'Note', actor: 'a', payload: { a: nested(255) } }),
+    ctxdb.codes.INVALID_ARG, /256/);
+  assert.deepEqual([...db.events(s.id)].map((e) => e.id).at(-1), stored.id);
 });

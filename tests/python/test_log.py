@@ -241,3 +241,55 @@ def test_verify_detects_tampering(db_path):
         assert broken["event_id"] == list(db.events(sid, 2, 2))[0]["id"]
         assert "payload" in broken["problem"]
         assert db.verify(sid)["ok"] is False
+
+
+def test_verify_reports_an_id_that_is_not_utf8(db_path):
+    """A damaged byte in a stored id: verify() and events() still return
+    (the engine writes it as U+FFFD, as Python's own decoder would)."""
+    with ctxdb.open(db_path) as db:
+        sid = db.create_session(agent_id="x")["id"]
+        eid = db.append(sid, prompt("one"))["id"]
+    con = sqlite3.connect(db_path)
+    con.executescript(f"""
+        DROP TRIGGER events_no_update;
+        UPDATE events SET id = CAST(id || X'FF' AS TEXT) WHERE id = '{eid}';
+    """)
+    con.close()
+    damaged = (eid.encode() + b"\xff").decode("utf-8", "replace")
+    with ctxdb.open(db_path) as db:
+        r = db.verify()
+        assert r["ok"] is False
+        assert r["first_broken"]["event_id"] == damaged
+        assert [e["id"] for e in db.events(sid)][1] == damaged
+
+
+def test_empty_batch(db, sid):
+    assert db.append_many(sid, [])["count"] == 0
+    with pytest.raises(ctxdb.NotFound) as e:
+        db.append_many("ses_nope", [])
+    assert e.value.code == _capi.NOT_FOUND and "ses_nope" in str(e.value)
+    with pytest.raises(ctxdb.NotFound):
+        db.append_many("ses_nope", "\n\n")
+
+
+def nested(levels):
+    """A value nested `levels` deep in arrays."""
+    v = []
+    for _ in range(levels - 1):
+        v = [v]
+    return v
+
+
+def test_nesting_limit(db, sid):
+    """The deepest event the engine takes (256 levels: the envelope, the
+    payload object, 254 arrays) reads back; one level more is refused and
+    nothing is written, so events() keeps working."""
+    deepest = {"type": "Note", "actor": "a", "payload": {"a": nested(254)}}
+    stored = db.append(sid, deepest)
+    assert db.event(stored["id"])["payload"] == deepest["payload"]
+    assert [e["payload"] for e in db.events(sid)][-1] == deepest["payload"]
+    before = [e["id"] for e in db.events(sid)]
+    with pytest.raises(ctxdb.InvalidInput) as e:
+        db.append(sid, {"type": "Note", "actor": "a", "payload": {"a": nested(255)}})
+    assert e.value.code == _capi.INVALID_ARG and "256" in str(e.value)
+    assert [e["id"] for e in db.events(sid)] == before

@@ -146,3 +146,12 @@ def test_optimize_merges_the_indexes_and_changes_no_answer(mdb, db_path):
     mdb.close()
     with pytest.raises(ctxdb.Misuse):
         mdb.optimize()
+
+
+def test_retrieved_content_is_redacted(mdb):
+    """Retrieval returns content as a compiled bundle holds it; get() as stored."""
+    key = "sk-ant-api03-GA3cCcYseu52C5CdYP2hMqBgNjjNMu1GqbeB6veWzSmA3y-nXL-cPZKcuz"
+    put(mdb, "k1", f"the deploy token is {key}")
+    [m] = mdb.retrieve_memories("deploy token", P1, now=T0 + DAY)["memories"]
+    assert m["content"] == "the deploy token is [REDACTED:anthropic_api_key]"
+    assert key in mdb.memory("k1")["content"]

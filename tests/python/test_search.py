@@ -82,3 +82,13 @@ def test_rebuild_check_keeps_search(db, sessions):
     before = db.search("reconnect")
     assert db.rebuild(check=True)["identical"]
     assert db.search("reconnect") == before
+
+
+def test_snippets_are_redacted(db, sid):
+    """A secret the compiler redacts shows in no snippet, only its marker."""
+    key = "sk-ant-api03-GA3cCcYseu52C5CdYP2hMqBgNjjNMu1GqbeB6veWzSmA3y-nXL-cPZKcuz"
+    db.append(sid, prompt(f"deploy with {key} today"))
+    snippet = db.search("deploy")["hits"][0]["snippet"]
+    assert "[REDACTED:anthropic_api_key]" in snippet
+    assert "GA3cCc" not in snippet and "cPZKcuz" not in snippet
+    assert "«deploy»" in snippet
