@@ -219,12 +219,13 @@ EventLog::Head *EventLog::new_chain(Writes &w, const std::string &session_id) {
   return &w.heads.emplace(session_id, h).first->second;
 }
 
-template <class Fn> auto EventLog::write(Fn &&fn) {
+template <class Fn> auto EventLog::write(Fn &&fn, const Answer &answer) {
   store::Store::WriteTransaction tx(store_);
   try {
     Writes w;
     auto result = fn(w);
     finish(w);
+    if (answer) answer();
     tx.commit();
     return result;
   } catch (...) {
@@ -405,8 +406,8 @@ bool EventLog::place_imported(Event &imported, Writes &w) {
   return true;
 }
 
-Event EventLog::append_one(EventDraft &d) {
-  return write([&](Writes &w) { return Event(place(d, w)); });
+Event EventLog::append_one(EventDraft &d, const Answer &answer) {
+  return write([&](Writes &w) { return Event(place(d, w)); }, answer);
 }
 
 Event EventLog::create_session(std::string_view json) {
@@ -414,23 +415,26 @@ Event EventLog::create_session(std::string_view json) {
   return append_one(d);
 }
 
-Event EventLog::append(std::string_view session_id, std::string_view json) {
+Event EventLog::append(std::string_view session_id, std::string_view json, const Answer &answer) {
   EventDraft d = parser_.parse_append(json, session_id);
-  return append_one(d);
+  return append_one(d, answer);
 }
 
-BatchResult EventLog::append_batch(std::string_view session_id, std::string_view ndjson) {
-  return write([&](Writes &w) {
-    BatchResult r;
-    for_each_line(ndjson, [&](std::string_view line) {
-      EventDraft d = parser_.parse_append(line, session_id);
-      const Event &e = place(d, w);
-      if (r.count++ == 0) r.first_seq = e.seq;
-      r.last_seq = e.seq;
-      r.last_id = e.id;
-    });
-    return r;
-  });
+BatchResult EventLog::append_batch(std::string_view session_id, std::string_view ndjson,
+                                   const Answer &answer) {
+  return write(
+      [&](Writes &w) {
+        BatchResult r;
+        for_each_line(ndjson, [&](std::string_view line) {
+          EventDraft d = parser_.parse_append(line, session_id);
+          const Event &e = place(d, w);
+          if (r.count++ == 0) r.first_seq = e.seq;
+          r.last_seq = e.seq;
+          r.last_id = e.id;
+        });
+        return r;
+      },
+      answer);
 }
 
 void EventLog::write_batch(const std::function<void(Batch &)> &fn) {
