@@ -524,8 +524,7 @@ void decode_raw(sqlite3_stmt *row, Event &e) { read_event_into(RawRow{row}, e); 
 // (reading events was a tenth of a replay).
 void EventLog::scan_all(const std::function<void(Event &)> &fn) {
   if (store_.has_file()) {
-    ReadAhead ahead(store_.path(), store_.config().busy_timeout_ms, kMaxPos, kSelectEveryEvent,
-                    decode_raw);
+    ReadAhead ahead(store_, kMaxPos, kSelectEveryEvent, decode_raw);
     // The reader sees the last commit: if this connection has appended
     // since (inside a transaction of its own), it reads here instead.
     auto q = store_.statement(kMaxPos);
