@@ -14,7 +14,9 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -137,6 +139,9 @@ struct Operation {
   // torn operation) neither.
   enum class Seen { kAll, kNone, kTorn };
   std::function<Seen(Engine &)> seen;
+  // Bytes the file may not hold once the operation is in it (what a purge
+  // removes), looked for after the reopened handle has closed.
+  std::string erased = {};
 };
 
 Operation::Seen all_or_none(const std::vector<bool> &parts) {
@@ -212,11 +217,17 @@ std::vector<Operation> operations() {
          bool gone = !found([&] { db.memory_get("m1"); });
          bool text_gone = export_stream(db).find("4711-0815") == std::string::npos;
          return all_or_none({gone, text_gone});
-       }},
+       },
+       "4711-0815"},
   };
 }
 
 int64_t event_count(Engine &db) { return std::stoll(field(db.verify(std::nullopt), "events")); }
+
+std::string file_bytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
 
 std::string integrity(const std::string &path) {
   sqlite3 *db = nullptr;
@@ -239,6 +250,7 @@ struct Tally {
   int64_t failed_present = 0;        // failed, yet in the file
   int64_t torn = 0;                  // partly in the file
   int64_t corrupt = 0;               // the file unsound afterwards
+  int64_t leaked = 0;                // the file's bytes still hold what it erased
   std::set<std::string> problems;    // what each failed check said, once
   std::map<Code, std::string> codes; // the codes failed operations returned, a message of each
 };
@@ -309,12 +321,13 @@ Code run_with_fault(const Operation &op, const std::string &config, const Baseli
     ++tally.corrupt;
     tally.problems.insert(std::string(op.name) + ": " + what);
   };
+  Operation::Seen seen = Operation::Seen::kNone;
   try {
     Engine db(run.path, "");
     if (std::string v = db.verify(std::nullopt); field(v, "ok") != "true") unsound("verify: " + v);
     if (std::string m = message_of([&] { db.rebuild(R"({"check":true})"); }); !m.empty())
       unsound("rebuild --check: " + m);
-    switch (op.seen(db)) {
+    switch (seen = op.seen(db)) {
     case Operation::Seen::kAll:
       if (!acked) {
         ++tally.failed_present;
@@ -335,6 +348,11 @@ Code run_with_fault(const Operation &op, const std::string &config, const Baseli
     unsound(std::string("reopen: ") + e.what());
   }
   if (std::string r = integrity(run.path); r != "ok") unsound("integrity_check: " + r);
+  if (!op.erased.empty() && seen == Operation::Seen::kAll &&
+      file_bytes(run.path).find(op.erased) != std::string::npos) {
+    ++tally.leaked;
+    tally.problems.insert(std::string(op.name) + ": the file still holds " + op.erased);
+  }
   return code;
 }
 
@@ -372,7 +390,7 @@ std::string describe(const char *op, const char *what, const FaultVfs::Counts &i
   out << op << " (" << io.reads << " reads, " << io.writes << " writes, " << io.syncs << " syncs), "
       << what << ": " << t.tried << " fault points tried, " << t.acknowledged << " acknowledged, "
       << t.acked_lost << " acknowledged-lost, " << t.failed_present << " failed-present, " << t.torn
-      << " torn, " << t.corrupt << " corrupt";
+      << " torn, " << t.corrupt << " corrupt, " << t.leaked << " leaked";
   return out.str();
 }
 
@@ -465,6 +483,9 @@ TEST_CASE("I/O faults: every write operation, every fault point, durability full
   };
   for (const Operation &op : operations()) {
     Baseline b = baseline(op, config);
+    // What the operation erases is there to find before it.
+    if (!op.erased.empty())
+      CHECK(file_bytes(the_template().path).find(op.erased) != std::string::npos);
     CHECK(b.io.writes > 0);
     CHECK(b.io.syncs > 0);
     for (const Plan &plan : plans) {
@@ -474,6 +495,7 @@ TEST_CASE("I/O faults: every write operation, every fault point, durability full
       for (const std::string &p : t.problems) INFO(p);
       CHECK(t.tried > 0);
       CHECK(t.corrupt == 0);
+      CHECK(t.leaked == 0);
       CHECK(t.torn == 0);
       CHECK(t.acked_lost == 0);
       // A power cut may come after the commit is durable and before the
@@ -503,6 +525,7 @@ TEST_CASE("I/O faults: a power cut with durability normal loses commits, never s
     for (const std::string &p : t.problems) MESSAGE(p);
     CHECK(t.tried > 0);
     CHECK(t.corrupt == 0);
+    CHECK(t.leaked == 0);
     CHECK(t.torn == 0);
   }
 }
