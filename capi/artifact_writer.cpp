@@ -125,9 +125,9 @@ CTXDB_API int ctxdb_artifact_writer_commit(ctxdb_artifact_writer *w, char **out,
     return capi::fail(w && live_writer(w) ? w->db.get() : nullptr, Code::kMisuse, "out is NULL");
   *out = nullptr;
   return with_put(w, [&](auto &put, ctxdb_db &h) {
-    std::string id = put.finish();
+    std::string artifact = h.engine->artifact_finish(put);
     end_put(*w, h, "it was committed");
-    capi::put_out(h.engine->artifact_info(id), out, out_len);
+    capi::put_out(artifact, out, out_len);
   });
 }
 

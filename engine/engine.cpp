@@ -589,13 +589,26 @@ artifact::Meta parse_artifact_meta(std::string_view meta_json) {
 
 } // namespace
 
+// The answer is read inside the put's transaction (Writer::finish's
+// `stored`): a read failing after the commit would fail a put that stored.
 std::string Engine::artifact_put(std::string_view bytes, std::string_view meta_json) {
-  std::string id = artifacts_.put(bytes, parse_artifact_meta(meta_json));
-  return artifact_info(id);
+  artifact::Info stored;
+  artifacts_.put(bytes, parse_artifact_meta(meta_json), &stored);
+  json::JsonWriter w;
+  write_artifact(w, stored);
+  return w.take();
 }
 
 artifact::ArtifactStore::Writer Engine::artifact_writer(std::string_view meta_json) {
   return artifacts_.writer(parse_artifact_meta(meta_json));
+}
+
+std::string Engine::artifact_finish(artifact::ArtifactStore::Writer &writer) {
+  artifact::Info stored;
+  writer.finish(&stored);
+  json::JsonWriter w;
+  write_artifact(w, stored);
+  return w.take();
 }
 
 std::string Engine::artifact_info(std::string_view id) {
@@ -860,8 +873,9 @@ std::string Engine::memory_write(std::string_view session_id, std::string_view j
   store::embedded_schema("json/memory_write.schema.json").validate(spec, "");
   std::string memory_id;
   std::string event = memory_written_event(spec, memory_id);
-  log_.append(session_id, event);
-  return memory_get(memory_id);
+  std::string memory;
+  log_.append(session_id, event, [&] { memory = memory_get(memory_id); });
+  return memory;
 }
 
 std::string Engine::memory_promote(std::string_view session_id, std::string_view candidates_json) {
@@ -884,10 +898,12 @@ std::string Engine::memory_promote(std::string_view session_id, std::string_view
       throw Error(e.code(), at + ": " + e.what());
     }
   }
-  if (!ids.empty()) log_.append_batch(session_id, ndjson);
   json::JsonWriter w;
   w.begin_array();
-  for (const std::string &id : ids) w.raw(memory_get(id));
+  if (!ids.empty())
+    log_.append_batch(session_id, ndjson, [&] {
+      for (const std::string &id : ids) w.raw(memory_get(id));
+    });
   w.end_array();
   return w.take();
 }
@@ -910,8 +926,10 @@ std::string Engine::memory_update(std::string_view memory_id, std::string_view j
   for (auto [key, value] : spec.get_object())
     if (key != "session_id" && key != "actor" && key != "ts") p.key(key).element(value);
   p.end_object();
-  log_.append(session, envelope("MemoryUpdated", spec, p.take()));
-  return memory_get(memory_id);
+  std::string memory;
+  log_.append(session, envelope("MemoryUpdated", spec, p.take()),
+              [&] { memory = memory_get(memory_id); });
+  return memory;
 }
 
 std::string Engine::memory_forget(std::string_view memory_id, std::string_view options_json) {

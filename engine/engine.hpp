@@ -144,10 +144,13 @@ public:
   // artifact (artifact.schema.json), as info does. An id that cannot be an
   // artifact's is kInvalidArg, one not stored kNotFound.
   std::string artifact_put(std::string_view bytes, std::string_view meta_json);
-  // A streaming put with the same meta: write() pieces, then finish() for
-  // the id (artifact_info gives the artifact). Holds the write transaction
-  // until it finishes or is destroyed (a rollback).
+  // A streaming put with the same meta: write() pieces, then
+  // artifact_finish(). Holds the write transaction until it finishes or is
+  // destroyed (a rollback).
   artifact::ArtifactStore::Writer artifact_writer(std::string_view meta_json);
+  // Finishes such a put: the artifact as artifact_info gives it, read
+  // before the put commits (so an error means nothing was stored).
+  std::string artifact_finish(artifact::ArtifactStore::Writer &writer);
   std::string artifact_info(std::string_view id);
   // Every artifact, or those an event of the session refers to, oldest
   // first: a JSON array of artifact.schema.json objects.

@@ -69,6 +69,12 @@ export interface OpenConfig {
    * commit; the default with "full").
    */
   checkpoint?: 'background' | 'inline';
+  /**
+   * A registered SQLite VFS every connection of the handle opens the file
+   * through (encryption, custom storage); an unregistered name is
+   * CTXDB_INVALID_ARG.
+   */
+  vfs?: string;
   /** Tokenizer: the directory of the rank files (else $CTXDB_TOKENIZER_DATA). */
   tokenizer_data_dir?: string;
 }

@@ -194,7 +194,7 @@ void ArtifactStore::Writer::write(std::string_view piece) {
   s_->pending.assign(piece);
 }
 
-std::string ArtifactStore::Writer::finish() {
+std::string ArtifactStore::Writer::finish(Info *stored) {
   if (!s_ || s_->finished) throw Error(Code::kMisuse, "artifact writer already finished");
   State &s = *s_;
   if (!s.pending.empty()) s.store_chunk(s.pending);
@@ -222,6 +222,7 @@ std::string ArtifactStore::Writer::finish() {
     q->exec();
   }
   s.owner.add_ref(s.no, s.meta);
+  if (stored) *stored = s.owner.info(id);
   s.scope.commit();
   s.finished = true;
   s_.reset();
@@ -246,12 +247,13 @@ ArtifactStore::Writer ArtifactStore::writer(const Meta &meta) {
   return Writer(std::move(state));
 }
 
-std::string ArtifactStore::put(std::string_view bytes, const Meta &meta) {
-  if (bytes.size() >= kHashAsideBytes) return put_hashing_aside(bytes, meta);
+std::string ArtifactStore::put(std::string_view bytes, const Meta &meta, Info *stored) {
+  if (bytes.size() >= kHashAsideBytes) return put_hashing_aside(bytes, meta, stored);
   std::string id = content_id(bytes);
   Writer w = writer(meta);
   if (auto existing = find_no(store_, id)) {
     add_ref(*existing, meta);
+    if (stored) *stored = info(id);
     w.s_->scope.commit();
     w.s_->finished = true;
     return id;
@@ -259,14 +261,15 @@ std::string ArtifactStore::put(std::string_view bytes, const Meta &meta) {
   w.s_->hash_whole = false;
   w.s_->known_id = id;
   w.write(bytes);
-  return w.finish();
+  return w.finish(stored);
 }
 
 // The SHA-256 of the whole (the id) is a pass over the bytes that costs a
 // fifth of compressing them. For large content it runs on a second thread
 // while the chunks compress; once it is done, bytes that are stored
 // already stop the compression, and finish() drops the chunks written.
-std::string ArtifactStore::put_hashing_aside(std::string_view bytes, const Meta &meta) {
+std::string ArtifactStore::put_hashing_aside(std::string_view bytes, const Meta &meta,
+                                             Info *stored) {
   std::future<std::string> hashing =
       std::async(std::launch::async, [bytes] { return content_id(bytes); });
   Writer w = writer(meta);
@@ -280,7 +283,7 @@ std::string ArtifactStore::put_hashing_aside(std::string_view bytes, const Meta 
     }
   }
   w.s_->known_id = id ? *id : hashing.get();
-  return w.finish();
+  return w.finish(stored);
 }
 
 void ArtifactStore::add_ref(int64_t no, const Meta &meta) {

@@ -69,7 +69,10 @@ public:
     void write(std::string_view piece);
     // Stores the artifact (or, when the bytes are stored already, drops
     // the chunks just written and adds only the reference); returns its id.
-    std::string finish();
+    // With `stored`, also reads the artifact as stored (info()) before the
+    // commit: a read after it that failed would report a stored artifact
+    // as not stored.
+    std::string finish(Info *stored = nullptr);
 
   private:
     friend class ArtifactStore;
@@ -83,7 +86,8 @@ public:
   // costs one SHA-256 pass and no compression (from 1 MiB on, the hash
   // runs on a second thread while the first chunks compress, and a
   // duplicate stops the compression once it is known).
-  std::string put(std::string_view bytes, const Meta &meta);
+  // `stored` as for Writer::finish.
+  std::string put(std::string_view bytes, const Meta &meta, Info *stored = nullptr);
 
   // kNotFound for an id that is not stored; kInvalidArg for one that
   // cannot be an artifact id.
@@ -140,7 +144,7 @@ private:
   // (starting it costs about as much as hashing one frame).
   static constexpr size_t kHashAsideChunks = 4;
   ChunkDecoder::HashAside hash_aside(size_t chunks);
-  std::string put_hashing_aside(std::string_view bytes, const Meta &meta);
+  std::string put_hashing_aside(std::string_view bytes, const Meta &meta, Info *stored);
   std::vector<Ref> refs(int64_t no);
   void add_ref(int64_t no, const Meta &meta);
 

@@ -221,12 +221,13 @@ EventLog::Head *EventLog::new_chain(Writes &w, const std::string &session_id) {
   return &w.heads.emplace(session_id, h).first->second;
 }
 
-template <class Fn> auto EventLog::write(Fn &&fn) {
+template <class Fn> auto EventLog::write(Fn &&fn, const Answer &answer) {
   store::Store::WriteTransaction tx(store_);
   try {
     Writes w;
     auto result = fn(w);
     finish(w);
+    if (answer) answer();
     tx.commit();
     return result;
   } catch (...) {
@@ -407,8 +408,8 @@ bool EventLog::place_imported(Event &imported, Writes &w) {
   return true;
 }
 
-Event EventLog::append_one(EventDraft &d) {
-  return write([&](Writes &w) { return Event(place(d, w)); });
+Event EventLog::append_one(EventDraft &d, const Answer &answer) {
+  return write([&](Writes &w) { return Event(place(d, w)); }, answer);
 }
 
 Event EventLog::create_session(std::string_view json) {
@@ -416,26 +417,29 @@ Event EventLog::create_session(std::string_view json) {
   return append_one(d);
 }
 
-Event EventLog::append(std::string_view session_id, std::string_view json) {
+Event EventLog::append(std::string_view session_id, std::string_view json, const Answer &answer) {
   EventDraft d = parser_.parse_append(json, session_id);
-  return append_one(d);
+  return append_one(d, answer);
 }
 
-BatchResult EventLog::append_batch(std::string_view session_id, std::string_view ndjson) {
-  return write([&](Writes &w) {
-    BatchResult r;
-    for_each_line(ndjson, [&](std::string_view line) {
-      EventDraft d = parser_.parse_append(line, session_id);
-      const Event &e = place(d, w);
-      if (r.count++ == 0) r.first_seq = e.seq;
-      r.last_seq = e.seq;
-      r.last_id = e.id;
-    });
-    // No line to fail on: an unknown session must still be an error.
-    if (r.count == 0 && !head(w, std::string(session_id)))
-      throw Error(Code::kNotFound, "session '" + std::string(session_id) + "' not found");
-    return r;
-  });
+BatchResult EventLog::append_batch(std::string_view session_id, std::string_view ndjson,
+                                   const Answer &answer) {
+  return write(
+      [&](Writes &w) {
+        BatchResult r;
+        for_each_line(ndjson, [&](std::string_view line) {
+          EventDraft d = parser_.parse_append(line, session_id);
+          const Event &e = place(d, w);
+          if (r.count++ == 0) r.first_seq = e.seq;
+          r.last_seq = e.seq;
+          r.last_id = e.id;
+        });
+        // No line to fail on: an unknown session must still be an error.
+        if (r.count == 0 && !head(w, std::string(session_id)))
+          throw Error(Code::kNotFound, "session '" + std::string(session_id) + "' not found");
+        return r;
+      },
+      answer);
 }
 
 void EventLog::write_batch(const std::function<void(Batch &)> &fn) {
@@ -525,8 +529,7 @@ void decode_raw(sqlite3_stmt *row, Event &e) { read_event_into(RawRow{row}, e); 
 // (reading events was a tenth of a replay).
 void EventLog::scan_all(const std::function<void(Event &)> &fn) {
   if (store_.has_file()) {
-    ReadAhead ahead(store_.path(), store_.config().busy_timeout_ms, kMaxPos, kSelectEveryEvent,
-                    decode_raw);
+    ReadAhead ahead(store_, kMaxPos, kSelectEveryEvent, decode_raw);
     // The reader sees the last commit: if this connection has appended
     // since (inside a transaction of its own), it reads here instead.
     auto q = store_.statement(kMaxPos);

@@ -93,10 +93,17 @@ public:
   // use), or 0 when the session does not exist.
   int64_t session_no(std::string_view session_id);
 
+  // What a call answers from the tables (a memory as written), read inside
+  // the append's transaction, once the projections have written it and
+  // before the commit: a read after the commit that failed would report a
+  // stored append as failed. If it throws, nothing is written.
+  using Answer = std::function<void()>;
+
   // Creates a session; its SessionStarted event is returned.
   Event create_session(std::string_view json);
-  Event append(std::string_view session_id, std::string_view json);
-  BatchResult append_batch(std::string_view session_id, std::string_view ndjson);
+  Event append(std::string_view session_id, std::string_view json, const Answer &answer = {});
+  BatchResult append_batch(std::string_view session_id, std::string_view ndjson,
+                           const Answer &answer = {});
   ImportResult import(std::string_view ndjson, const ImportExtras *extras = nullptr);
 
   // Appends to several sessions in one write transaction: fn places
@@ -169,7 +176,7 @@ private:
   // place of `stored`, spilled as at its append.
   util::Digest retry_hash(const EventDraft &d, const Event &stored);
   // place() in a transaction of its own.
-  Event append_one(EventDraft &draft);
+  Event append_one(EventDraft &draft, const Answer &answer = {});
   // Checks an imported event against the head it must follow; false when
   // it is already stored.
   bool place_imported(Event &e, Writes &w);
@@ -185,9 +192,9 @@ private:
   // Writes what is queued, the heads, the tree and the observers' state;
   // the transaction may commit after.
   void finish(Writes &w);
-  // Runs fn(Writes&) in a write transaction and commits; on failure the
-  // tree and the observers forget what they kept for it.
-  template <class Fn> auto write(Fn &&fn);
+  // Runs fn(Writes&) in a write transaction, then answer, and commits; on
+  // failure the tree and the observers forget what they kept for it.
+  template <class Fn> auto write(Fn &&fn, const Answer &answer = {});
   void discard();
 
   template <class Fn> void for_each_line(std::string_view ndjson, Fn &&fn);

@@ -5,10 +5,10 @@
 
 namespace ctxdb::log {
 
-ReadAhead::ReadAhead(const std::string &path, int busy_timeout_ms, const char *last_pos_sql,
-                     const char *select, Decode decode) {
+ReadAhead::ReadAhead(const store::Store &store, const char *last_pos_sql, const char *select,
+                     Decode decode) {
   for (Batch &b : batches_) free_.push_back(&b);
-  thread_ = std::thread(&ReadAhead::run, this, path, busy_timeout_ms, last_pos_sql, select, decode);
+  thread_ = std::thread(&ReadAhead::run, this, std::cref(store), last_pos_sql, select, decode);
 }
 
 ReadAhead::~ReadAhead() {
@@ -82,10 +82,10 @@ void ReadAhead::parse_payloads(Batch &b) {
   for (simdjson::dom::element p : all) b.events[i++].parsed_payload = p;
 }
 
-void ReadAhead::run(std::string path, int busy_timeout_ms, const char *last_pos_sql,
-                    const char *select, Decode decode) {
+void ReadAhead::run(const store::Store &store, const char *last_pos_sql, const char *select,
+                    Decode decode) {
   try {
-    SQLite::Database reader(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, busy_timeout_ms);
+    SQLite::Database reader = store.open_reader();
     reader.exec("BEGIN"); // one snapshot for both statements; closing ends it
     int64_t last = reader.execAndGet(last_pos_sql).getInt64();
     {

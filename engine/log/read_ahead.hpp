@@ -17,6 +17,7 @@
 #pragma once
 
 #include "log/event.hpp"
+#include "store/store.hpp"
 
 #include <condition_variable>
 #include <cstdint>
@@ -37,12 +38,12 @@ public:
   // Decodes the current row of a statement into an Event, reusing its strings.
   using Decode = void (*)(sqlite3_stmt *row, Event &e);
 
-  // Opens a read-only connection to the database file `path` (waiting up
-  // to busy_timeout_ms for a lock, as the caller's connection does) and
-  // runs `select` on it (a statement without parameters), in one read
-  // snapshot. `last_pos_sql` (one integer) is run first, in the same snapshot.
-  ReadAhead(const std::string &path, int busy_timeout_ms, const char *last_pos_sql,
-            const char *select, Decode decode);
+  // Opens a read-only connection to the store's file (Store::open_reader:
+  // its VFS, waiting for a lock as the caller's connection does) and runs
+  // `select` on it (a statement without parameters), in one read
+  // snapshot. `last_pos_sql` (one integer) is run first, in the same
+  // snapshot. The store must outlive the ReadAhead.
+  ReadAhead(const store::Store &store, const char *last_pos_sql, const char *select, Decode decode);
   // Stops the reader (at its next batch) and waits for it.
   ~ReadAhead();
   ReadAhead(const ReadAhead &) = delete;
@@ -69,8 +70,7 @@ private:
     simdjson::dom::parser parser;
   };
   static void parse_payloads(Batch &b);
-  void run(std::string path, int busy_timeout_ms, const char *last_pos_sql, const char *select,
-           Decode decode);
+  void run(const store::Store &store, const char *last_pos_sql, const char *select, Decode decode);
   Batch *take_free();   // the reader's side: nullptr once stopping
   void rethrow_error(); // with mutex_ held
 

@@ -158,15 +158,13 @@ class BeforeChecksums {
 public:
   BeforeChecksums(store::Store &store, std::vector<TableChecksum *> tables)
       : tables_(std::move(tables)) {
-    const std::string &path = store.path();
     if (!store.has_file()) {
       compute(store.db());
       return;
     }
-    int timeout = store.config().busy_timeout_ms;
-    pass_ = std::async(std::launch::async, [this, path, timeout] {
+    pass_ = std::async(std::launch::async, [this, &store] {
       // It waits for a lock as the handle's own connection does.
-      SQLite::Database reader(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, timeout);
+      SQLite::Database reader = store.open_reader();
       store::register_sql_functions(reader.getHandle());
       reader.exec("BEGIN"); // one read snapshot for every table; closing ends it
       compute(reader);

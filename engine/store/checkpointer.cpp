@@ -17,6 +17,16 @@ int synchronous_of(sqlite3 *db) {
   return level;
 }
 
+// The VFS the writer opened its file through, or nullptr (SQLite's
+// default): the checkpointer's connection must read and write the same
+// storage the same way (an encrypting VFS, a test's fault injection).
+const char *vfs_of(sqlite3 *db) {
+  sqlite3_vfs *vfs = nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) != SQLITE_OK || !vfs)
+    return nullptr;
+  return vfs->zName;
+}
+
 } // namespace
 
 std::unique_ptr<Checkpointer> Checkpointer::start(sqlite3 *writer, const std::string &path) {
@@ -24,8 +34,8 @@ std::unique_ptr<Checkpointer> Checkpointer::start(sqlite3 *writer, const std::st
   if (level < 0) return nullptr;
   // NOMUTEX: only the thread uses this connection once it is handed over.
   sqlite3 *own = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &own, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &own, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                           vfs_of(writer));
   std::string pragma = "PRAGMA synchronous=" + std::to_string(level);
   if (rc == SQLITE_OK) rc = sqlite3_exec(own, pragma.c_str(), nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) {

@@ -191,7 +191,8 @@ SQLite::Database open_database(const std::string &path, Config &config, std::str
       SQLite::OPEN_NOMUTEX | (opening.uri ? SQLite::OPEN_URI : 0) |
       (config.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   try {
-    return SQLite::Database(opening.target, flags, config.busy_timeout_ms);
+    return SQLite::Database(opening.target.c_str(), flags, config.busy_timeout_ms,
+                            config.vfs_name());
   } catch (const SQLite::Exception &e) {
     Error err = to_error(e);
     throw Error(err.code(), "cannot open '" + path + "': " + e.what());
@@ -375,6 +376,13 @@ Config parse_config(std::string_view text) {
   config.background_checkpoint = config.durability == Durability::kNormal;
   std::string_view checkpoint;
   if (!doc["checkpoint"].get(checkpoint)) config.background_checkpoint = checkpoint == "background";
+  std::string_view vfs;
+  if (!doc["vfs"].get(vfs)) {
+    config.vfs = std::string(vfs);
+    if (!sqlite3_vfs_find(config.vfs.c_str()))
+      throw Error(Code::kInvalidArg, "config: vfs '" + config.vfs +
+                                         "' is not a registered SQLite VFS (sqlite3_vfs_register)");
+  }
   return config;
 }
 
@@ -521,6 +529,11 @@ void Store::migrate() {
   db_.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
   db_.exec("PRAGMA user_version = " + std::to_string(target));
   tx.commit();
+}
+
+SQLite::Database Store::open_reader() const {
+  return SQLite::Database(path_.c_str(), SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX,
+                          config_.busy_timeout_ms, config_.vfs_name());
 }
 
 bool Store::truncate_wal() {

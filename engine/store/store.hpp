@@ -35,6 +35,11 @@ struct Config {
   // How many events the session-search index may fall behind before a
   // commit brings it up to date (project/search_index.hpp).
   int64_t search_index_lag = 10000;
+  // The registered SQLite VFS every connection opens the file through
+  // (config "vfs"; empty: SQLite's default): encryption, custom storage,
+  // fault injection.
+  std::string vfs;
+  const char *vfs_name() const { return vfs.empty() ? nullptr : vfs.c_str(); }
 };
 
 // The JSON Schema embedded at schema/<path>, parsed once per process.
@@ -127,6 +132,11 @@ public:
     sqlite3_stmt *s_;
   };
   RawStmt raw_statement(const char *sql);
+
+  // A read-only connection of its own to the file, through the handle's
+  // VFS, waiting for locks as long as the handle's: for a thread that
+  // reads beside the handle's connection (a rebuild's). Requires has_file().
+  SQLite::Database open_reader() const;
 
   // The background checkpointer, or nullptr (read-only, config
   // "checkpoint": "inline", or its connection could not be opened).

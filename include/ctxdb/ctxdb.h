@@ -166,6 +166,12 @@ CTXDB_API void ctxdb_free(void *p);
  *                      of the handle's own copies a full WAL into the
  *                      file) or "inline" (the default with "full": the
  *                      commit that filled the WAL copies it),
+ *   "vfs":             the name of a registered SQLite VFS
+ *                      (sqlite3_vfs_register: an encrypting or custom
+ *                      storage layer) that every connection of the handle
+ *                      opens the file through, the checkpointer's and a
+ *                      rebuild's readers too (default: SQLite's default
+ *                      VFS; a name not registered is CTXDB_INVALID_ARG),
  *   and others (schema/json/config.schema.json).
  * Fails with CTXDB_NOTADB (file untouched) when the file is not a ctxdb
  * database and CTXDB_SCHEMA when it was written by a newer ctxdb; on

@@ -71,6 +71,8 @@ test('INVALID_ARG and INVALID_JSON from the engine', (t) => {
     isCode(codes.INVALID_ARG));
   assert.throws(() => ctxdb.open(path.join(tmpDir(t), 'c.ctxdb'), { checkpoint: 'later' }),
     (e) => e.code === codes.INVALID_ARG && /checkpoint/.test(e.message));
+  assert.throws(() => ctxdb.open(path.join(tmpDir(t), 'c.ctxdb'), { vfs: 'no-such-vfs' }),
+    (e) => e.code === codes.INVALID_ARG && /no-such-vfs/.test(e.message));
 });
 
 test('checkpoint: inline or background keeps every event of a WAL-filling batch', (t) => {

@@ -72,6 +72,11 @@ def test_config_is_passed_to_the_engine(db_path):
                                     "payload": {"text": "x" * 4000}}] * 1500)
         with ctxdb.open(db_path, read_only=True) as db:
             assert db.session(sid)["event_count"] == 1501
+    # A VFS by name: SQLite's "unix" reads the same file; an unknown name is named.
+    with pytest.raises(ctxdb.InvalidInput, match="no-such-vfs"):
+        ctxdb.open(db_path, vfs="no-such-vfs")
+    with ctxdb.open(db_path, vfs="unix") as db:
+        assert db.session(sid)["event_count"] == 1501
 
 
 def test_garbage_collected_database_is_closed(db_path, monkeypatch):

@@ -1321,8 +1321,8 @@ def open(path: PathLike, **config: Any) -> Database:
     """Opens (creating if needed) a ctxdb file.
 
     config: durability="normal"|"full", busy_timeout_ms=int,
-    read_only=bool, mmap=bool, checkpoint="background"|"inline", and the
-    other keys of schema/json/config.schema.json (None values are left out).
+    read_only=bool, mmap=bool, checkpoint="background"|"inline",
+    vfs="<a registered SQLite VFS>", and the other keys of schema/json/config.schema.json (None values are left out).
     """
     return Database(path, **config)
 
