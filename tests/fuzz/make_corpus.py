@@ -5,7 +5,8 @@ and the events and exports of those transcripts imported into ctxdb.
 
     CTXDB_LIB_PATH=build PYTHONPATH=bindings/python tests/fuzz/make_corpus.py
 
-Seeds are small (a few KiB) and the output is the same on every run; the
+Seeds are small (a few KiB) and the output is the same on every run;
+files named crash-* (inputs a target once crashed on) are kept. The
 fuzz targets' comments say how each splits its input (0xFF bytes separate
 the pieces)."""
 
@@ -29,8 +30,10 @@ MAX_SEED = 6000  # bytes: small inputs mutate faster
 
 def write(target, seeds):
     out = CORPUS / target
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.iterdir():
+        if not old.name.startswith("crash-"):  # inputs that once crashed stay
+            old.unlink()
     kept = 0
     for seed in seeds:
         if isinstance(seed, str):
