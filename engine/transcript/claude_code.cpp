@@ -1132,10 +1132,11 @@ std::vector<SessionInfo> sessions_of(std::vector<Record> &recs, const ParseOptio
       }
       auto [it, fresh] = index.emplace(agent, int(out.size()));
       if (fresh) {
+        // out[0], not `own`: a push_back may have moved it.
         SessionInfo s;
-        s.id = sanitize_id("cc-" + own.source_session + "-" + agent);
-        s.parent_id = own.id;
-        s.source_session = own.source_session;
+        s.id = sanitize_id("cc-" + out[0].source_session + "-" + agent);
+        s.parent_id = out[0].id;
+        s.source_session = out[0].source_session;
         s.agent_id = agent;
         out.push_back(std::move(s));
       }

@@ -352,6 +352,35 @@ TEST_CASE("an older file: its sidechain in the same file, found by its task") {
   CHECK(p.unknown.empty());
 }
 
+TEST_CASE("a file with several sidechains: a session each, all children of the file's") {
+  // Each sidechain root (no agentId) opens a session of its own; the
+  // third needs the file's session once the second has been added.
+  const std::string head = R"({"parentUuid":)";
+  auto line = [&](const std::string &parent, bool side, const std::string &uuid,
+                  const std::string &text) {
+    return head + parent + R"(,"isSidechain":)" + (side ? "true" : "false") +
+           R"(,"userType":"external","cwd":"/home/dev/legacy","sessionId":)"
+           R"("0a0b0c0d-0000-4000-8000-000000000002","version":"1.0.30","type":"user","uuid":")" +
+           uuid +
+           R"(","timestamp":"2026-03-01T10:00:01.007Z","message":{"role":"user",)"
+           R"("content":")" +
+           text + "\"}}\n";
+  };
+  std::string file =
+      line("null", false, "u1", "List the TODOs") + line("null", true, "s1", "Scan src/") +
+      line("null", true, "t1", "Scan docs/") + line("null", true, "v1", "Scan tests/");
+  ParseOptions o;
+  o.file = kLegacy;
+  Parsed p = parse_claude_code(file, o);
+  const std::string main = "cc-0a0b0c0d-0000-4000-8000-000000000002";
+  REQUIRE(p.sessions.size() == 4);
+  CHECK(p.sessions[0].id == main);
+  for (size_t i = 1; i < 4; ++i) {
+    CHECK(p.sessions[i].id == main + "-" + std::string(1, "stv"[i - 1]) + "1");
+    CHECK(p.sessions[i].parent_session_id == main);
+  }
+}
+
 TEST_CASE("a compaction that keeps the latest messages: they are its first kept events") {
   const std::string rel = "projects/-home-dev-partial/0d0d0d0d-0000-4000-8000-000000000005.jsonl";
   const std::string id = "cc-0d0d0d0d-0000-4000-8000-000000000005";
