@@ -13,8 +13,8 @@ export type JsonObject = { [key: string]: JsonValue };
 /** Event JSON text as bytes, passed to the engine unchanged. */
 export type Bytes = Uint8Array; // Buffer too
 
-/** The numbered status codes of the C ABI (ctxdb.h). */
-export declare const codes: Readonly<{
+/** The numbered status codes of the C ABI (ctxdb.h), as `err.errno` carries them. */
+export declare const statuses: Readonly<{
   OK: 0;
   MISUSE: 1;
   INVALID_ARG: 2;
@@ -33,23 +33,48 @@ export declare const codes: Readonly<{
   INTERNAL: 15;
   NOTADB: 16;
 }>;
+export type Status = (typeof statuses)[keyof typeof statuses];
+
+/** The statuses' names, as `err.code` carries them ("CTXDB_NOT_FOUND"). */
+export declare const codes: Readonly<{
+  OK: 'CTXDB_OK';
+  MISUSE: 'CTXDB_MISUSE';
+  INVALID_ARG: 'CTXDB_INVALID_ARG';
+  INVALID_UTF8: 'CTXDB_INVALID_UTF8';
+  INVALID_JSON: 'CTXDB_INVALID_JSON';
+  NOT_FOUND: 'CTXDB_NOT_FOUND';
+  CONFLICT: 'CTXDB_CONFLICT';
+  BUSY: 'CTXDB_BUSY';
+  BUDGET: 'CTXDB_BUDGET';
+  CHECK_FAILED: 'CTXDB_CHECK_FAILED';
+  CORRUPT: 'CTXDB_CORRUPT';
+  IO: 'CTXDB_IO';
+  NOMEM: 'CTXDB_NOMEM';
+  SCHEMA: 'CTXDB_SCHEMA';
+  READONLY: 'CTXDB_READONLY';
+  INTERNAL: 'CTXDB_INTERNAL';
+  NOTADB: 'CTXDB_NOTADB';
+}>;
 export type Code = (typeof codes)[keyof typeof codes];
 
-/** The static name of a status code, e.g. "CTXDB_NOT_FOUND". */
-export declare function codeName(code: number): string;
+/** The static name of a status number, e.g. "CTXDB_NOT_FOUND" (a name is given back). */
+export declare function codeName(status: number | string): string;
 
 /**
- * A failed ctxdb call. Test `code` (compare with `codes.*`) or `codeName`,
- * never the message. Bad arguments throw TypeError / RangeError instead;
- * a string with a lone UTF-16 surrogate is a CtxdbError INVALID_UTF8.
+ * A failed ctxdb call. Test `code` (the status's name, compare with
+ * `codes.*`) or `errno` (its number, `statuses.*`), never the message. Bad
+ * arguments throw TypeError / RangeError instead; a string with a lone
+ * UTF-16 surrogate is a CtxdbError CTXDB_INVALID_UTF8.
  */
 export declare class CtxdbError extends Error {
-  constructor(message: string, code: number, codeName?: string);
+  constructor(message: string, status: Status | Code, codeName?: string);
   readonly name: 'CtxdbError';
-  /** The numeric status, one of `codes`. */
-  code: number;
-  /** The status name, e.g. "CTXDB_NOT_FOUND". */
-  codeName: string;
+  /** The status's name, one of `codes`, e.g. "CTXDB_NOT_FOUND". */
+  code: Code;
+  /** The status's number in ctxdb.h, one of `statuses`. */
+  errno: Status;
+  /** The same as `code`. */
+  codeName: Code;
 }
 
 export interface OpenConfig {

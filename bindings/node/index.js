@@ -3,7 +3,7 @@
 // API and README.md for usage.
 const native = require('./lib/native');
 const { Database, EventIterator, open } = require('./lib/database');
-const { CtxdbError, codes, codeName } = require('./lib/errors');
+const { CtxdbError, codes, statuses, codeName } = require('./lib/errors');
 const { NEEDED_ABI } = require('./lib/loader');
 const { countTokens, encodeTokens } = require('./lib/tokens');
 const { ArtifactWriter } = require('./lib/artifact_writer');
@@ -15,6 +15,7 @@ module.exports = {
   ArtifactWriter,
   CtxdbError,
   codes,
+  statuses,
   codeName,
   /** The ABI version this binding needs (ctxdb_abi_version()). */
   ABI_VERSION: NEEDED_ABI,

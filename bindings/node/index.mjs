@@ -11,6 +11,7 @@ export const {
   ArtifactWriter,
   CtxdbError,
   codes,
+  statuses,
   codeName,
   ABI_VERSION,
   version,

@@ -24,5 +24,15 @@ const roles = (second.messages as ctxdb.JsonObject[]).map((m) => m.role);
 if (roles.slice(-2).join() !== 'assistant,tool') throw new Error(`roles: ${roles.join()}`);
 const report: ctxdb.VerifyResult = db.verify(null, { anchor: db.anchor() });
 if (!report.ok || !report.anchor?.ok) throw new Error(JSON.stringify(report));
+// Errors as better-sqlite3's users expect them: code is the status's name.
+let code: ctxdb.Code | undefined;
+try {
+  db.event('evt_none');
+} catch (e) {
+  if (!(e instanceof ctxdb.CtxdbError)) throw e;
+  code = e.code;
+  if (e.errno !== ctxdb.statuses.NOT_FOUND) throw new Error(`errno ${e.errno}`);
+}
+if (code !== 'CTXDB_NOT_FOUND') throw new Error(`code ${code}`);
 db.close();
 console.log(`ctxdb ${ctxdb.version()} from ${require.resolve('ctxdb')}`);

@@ -8,7 +8,7 @@ const path = require('node:path');
 const { ctxdb, tmpDir, tmpDb, prompt } = require('./helpers');
 const { checkAbi, candidates } = require('../../bindings/node/lib/loader');
 
-const { CtxdbError, codes } = ctxdb;
+const { CtxdbError, codes, statuses } = ctxdb;
 
 function isCode(code) {
   return (err) => {
@@ -16,27 +16,48 @@ function isCode(code) {
     assert.ok(err instanceof Error);
     assert.equal(err.name, 'CtxdbError');
     assert.equal(err.code, code);
-    assert.equal(err.codeName, ctxdb.codeName(code));
+    assert.equal(typeof err.code, 'string');
+    assert.equal(err.codeName, code);
+    assert.equal(err.errno, statuses[code.slice('CTXDB_'.length)]);
     assert.ok(err.message.length > 0);
     return true;
   };
 }
 
-test('the codes object mirrors ctxdb.h', () => {
-  assert.equal(codes.OK, 0);
-  assert.equal(codes.MISUSE, 1);
-  assert.equal(codes.INVALID_ARG, 2);
-  assert.equal(codes.INVALID_UTF8, 3);
-  assert.equal(codes.INVALID_JSON, 4);
-  assert.equal(codes.NOT_FOUND, 5);
-  assert.equal(codes.CONFLICT, 6);
-  assert.equal(codes.READONLY, 14);
-  assert.equal(codes.NOTADB, 16);
+test('statuses mirror ctxdb.h; codes are their names, as err.code carries them', () => {
+  assert.equal(statuses.OK, 0);
+  assert.equal(statuses.MISUSE, 1);
+  assert.equal(statuses.INVALID_ARG, 2);
+  assert.equal(statuses.INVALID_UTF8, 3);
+  assert.equal(statuses.INVALID_JSON, 4);
+  assert.equal(statuses.NOT_FOUND, 5);
+  assert.equal(statuses.CONFLICT, 6);
+  assert.equal(statuses.READONLY, 14);
+  assert.equal(statuses.NOTADB, 16);
+  assert.ok(Object.isFrozen(statuses));
   assert.ok(Object.isFrozen(codes));
+  assert.deepEqual(Object.keys(codes), Object.keys(statuses));
+  for (const [name, value] of Object.entries(codes)) assert.equal(value, `CTXDB_${name}`);
+  assert.equal(ctxdb.codeName(statuses.NOT_FOUND), 'CTXDB_NOT_FOUND');
   assert.equal(ctxdb.codeName(codes.NOT_FOUND), 'CTXDB_NOT_FOUND');
-  const e = new CtxdbError('m', codes.BUSY);
-  assert.equal(e.codeName, 'CTXDB_BUSY');
-  assert.match(String(e), /^CtxdbError: m/);
+  assert.equal(ctxdb.codeName(99), 'CTXDB_UNKNOWN_99');
+  const byNumber = new CtxdbError('m', statuses.BUSY);
+  const byName = new CtxdbError('m', codes.BUSY);
+  for (const e of [byNumber, byName]) {
+    assert.equal(e.code, 'CTXDB_BUSY');
+    assert.equal(e.errno, 7);
+    assert.equal(e.codeName, 'CTXDB_BUSY');
+    assert.match(String(e), /^CtxdbError: m/);
+  }
+});
+
+test('err.code is what the C ABI says: the name of ctxdb_errstr, the number of the status', (t) => {
+  const { db } = tmpDb(t);
+  let caught;
+  try { db.event('evt_nope'); } catch (e) { caught = e; }
+  assert.ok(caught instanceof CtxdbError);
+  assert.equal(caught.code, 'CTXDB_NOT_FOUND');
+  assert.equal(caught.errno, 5);
 });
 
 test('NOT_FOUND: unknown session and event', (t) => {

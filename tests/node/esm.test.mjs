@@ -27,7 +27,7 @@ test('default and named imports are the CommonJS exports', () => {
   assert.equal(open, cjs.open);
   assert.equal(CtxdbError, cjs.CtxdbError);
   assert.equal(Database, cjs.Database);
-  assert.equal(codes.NOT_FOUND, 5);
+  assert.equal(codes.NOT_FOUND, 'CTXDB_NOT_FOUND');
   assert.equal(abiVersion(), 1);
   assert.equal(version(), cjs.version());
 });
@@ -72,7 +72,7 @@ test("import ctxdb from 'ctxdb' and require('ctxdb') by package name", (t) => {
   if (env.CTXDB_NODE_ADDON) env.CTXDB_NODE_ADDON = path.resolve(env.CTXDB_NODE_ADDON);
   const run = (script) => execFileSync(process.execPath, [script], { cwd: dir, env, encoding: 'utf8' });
   const esm = JSON.parse(run('host.mjs'));
-  assert.deepEqual(esm, { same: true, agent: 'host', code: 5, nf: 5 });
+  assert.deepEqual(esm, { same: true, agent: 'host', code: 'CTXDB_NOT_FOUND', nf: 'CTXDB_NOT_FOUND' });
   const [cjsLine, blockedLine] = run('host.cjs').trim().split('\n');
   assert.deepEqual(JSON.parse(cjsLine), { sessions: 1, abi: 1 });
   assert.deepEqual(JSON.parse(blockedLine), { blocked: true });

@@ -1,11 +1,13 @@
 'use strict';
 // The status codes of include/ctxdb/ctxdb.h and the one error class the
-// binding throws for a failed ctxdb call. Callers test `err.code` (a number,
-// compare with `codes.NOT_FOUND` ...) or `err.codeName` ("CTXDB_NOT_FOUND"),
-// never the message. Bad arguments are TypeError / RangeError instead.
+// binding throws for a failed ctxdb call. As in better-sqlite3 and Node's
+// own system errors, `err.code` is the status's name, a string
+// ("CTXDB_NOT_FOUND", compare with `codes.NOT_FOUND`), and `err.errno` its
+// number in ctxdb.h (`statuses.NOT_FOUND`); never test the message. Bad
+// arguments are TypeError / RangeError instead.
 
 /** The numbered, append-only status codes of the C ABI. */
-const codes = Object.freeze({
+const statuses = Object.freeze({
   OK: 0,
   MISUSE: 1, // closed database, API misuse
   INVALID_ARG: 2, // a value is missing, of the wrong type or out of range
@@ -25,22 +27,31 @@ const codes = Object.freeze({
   NOTADB: 16, // the file is not a ctxdb database
 });
 
-const namesByCode = new Map(Object.entries(codes).map(([k, v]) => [v, `CTXDB_${k}`]));
+/** The names of the statuses, as `err.code` carries them: "CTXDB_NOT_FOUND". */
+const codes = Object.freeze(
+  Object.fromEntries(Object.keys(statuses).map((k) => [k, `CTXDB_${k}`])));
 
-/** The static name of a status code ("CTXDB_NOT_FOUND"), as ctxdb_errstr. */
-function codeName(code) {
-  return namesByCode.get(code) || `CTXDB_UNKNOWN_${code}`;
+const namesByNumber = new Map(Object.entries(statuses).map(([k, v]) => [v, `CTXDB_${k}`]));
+const numbersByName = new Map(Object.entries(statuses).map(([k, v]) => [`CTXDB_${k}`, v]));
+
+/** The static name of a status (a number, or a name given back), as ctxdb_errstr. */
+function codeName(status) {
+  if (typeof status === 'string' && numbersByName.has(status)) return status;
+  return namesByNumber.get(status) || `CTXDB_UNKNOWN_${status}`;
 }
 
 /**
- * A failed ctxdb call. `code` is the numeric status (see `codes`),
- * `codeName` its name ("CTXDB_NOT_FOUND"); the message is the engine's.
+ * A failed ctxdb call. `code` is the status's name ("CTXDB_NOT_FOUND", one
+ * of `codes`), `errno` its number (one of `statuses`); `codeName` is the
+ * same as `code`. The message is the engine's. `status` may be given as
+ * either the number or the name.
  */
 class CtxdbError extends Error {
-  constructor(message, code, name) {
+  constructor(message, status, name) {
     super(message);
-    this.code = code;
-    this.codeName = name || codeName(code);
+    this.code = name || codeName(status);
+    this.errno = typeof status === 'number' ? status : numbersByName.get(this.code);
+    this.codeName = this.code;
   }
 }
 CtxdbError.prototype.name = 'CtxdbError';
@@ -67,4 +78,4 @@ function call(fn) {
   }
 }
 
-module.exports = { codes, codeName, CtxdbError, convert, call };
+module.exports = { codes, statuses, codeName, CtxdbError, convert, call };
